@@ -1,0 +1,107 @@
+// Command-line flags -> NodeOptions. The only place that reads argv.
+import { parseArgs } from "node:util";
+import { findNetworkProfile, networkProfiles } from "../chain/networks.js";
+import { isLogLevel, logLevels } from "../common/logger.js";
+import { defaultNodeOptions, type NodeOptions } from "../node/index.js";
+
+export class UsageError extends Error {}
+
+export type CliCommand = { kind: "run"; options: NodeOptions } | { kind: "help" } | { kind: "version" };
+
+interface FlagSpec {
+  flag: string;
+  value?: string;
+  help: string;
+}
+
+/** The flag table, also the source of --help and of the README's flag table. */
+export const flagTable: readonly FlagSpec[] = [
+  { flag: "--host", value: "ADDRESS", help: `Address the JSON-RPC server binds to (default ${defaultNodeOptions.rpc.host}). On a non-loopback address the personal, evm, debug and sco modules are off unless named in --rpc-modules.` },
+  { flag: "--port", value: "PORT", help: `TCP port of the JSON-RPC server (default ${defaultNodeOptions.rpc.port}; 0 picks a free port).` },
+  { flag: "--network", value: "ID", help: `Network profile: ${networkProfiles.map((profile) => `${profile.networkId} (${[profile.name, ...profile.aliases].join("/")})`).join(", ")}; default ${defaultNodeOptions.networkId}. Private networks with these ids; the node does not join the public networks.` },
+  { flag: "--data-dir", value: "DIR", help: "Where the chain is stored (default ./.chain-node/<network>). Chain storage arrives with the chain core; the flag is checked already." },
+  { flag: "--in-memory", help: "Keep the chain in memory only; excludes --data-dir." },
+  { flag: "--rpc-modules", value: "LIST", help: "Comma-separated modules to enable (e.g. eth,net,web3, or all); entries with + or - change the default set instead (e.g. -debug,+sco)." },
+  { flag: "--rpc-batch-limit", value: "N", help: `Most requests in one batch (default ${defaultNodeOptions.rpc.batchLimit}).` },
+  { flag: "--rpc-body-limit", value: "BYTES", help: `Largest request body (default ${defaultNodeOptions.rpc.bodyLimitBytes}, 5 MiB).` },
+  { flag: "--cors", value: "ORIGINS", help: "Comma-separated origins allowed to call from a browser, or * for any (default: none)." },
+  { flag: "--log-level", value: "LEVEL", help: `One of ${logLevels.join(", ")} (default ${defaultNodeOptions.logLevel}); debug logs one line per request.` },
+  { flag: "--help", help: "Print this help and exit." },
+  { flag: "--version", help: "Print the version and exit." },
+];
+
+export function helpText(): string {
+  const lines = flagTable.map(({ flag, value, help }) => {
+    const left = `  ${flag}${value === undefined ? "" : ` ${value}`}`;
+    return `${left.padEnd(26)}${help}`;
+  });
+  return `Usage: chain-node [options]\n\nA blockchain node served over JSON-RPC 2.0.\n\nOptions:\n${lines.join("\n")}\n`;
+}
+
+function parsePositiveInteger(flag: string, text: string, { allowZero = false } = {}): number {
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || (!allowZero && value === 0)) {
+    throw new UsageError(`${flag} takes a ${allowZero ? "non-negative" : "positive"} integer, got "${text}"`);
+  }
+  return value;
+}
+
+export function parseCommandLine(argv: readonly string[]): CliCommand {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        host: { type: "string" },
+        port: { type: "string" },
+        network: { type: "string" },
+        "data-dir": { type: "string" },
+        "in-memory": { type: "boolean" },
+        "rpc-modules": { type: "string" },
+        "rpc-batch-limit": { type: "string" },
+        "rpc-body-limit": { type: "string" },
+        cors: { type: "string" },
+        "log-level": { type: "string" },
+        help: { type: "boolean", short: "h" },
+        version: { type: "boolean", short: "v" },
+      },
+    });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const flags = parsed.values;
+  if (flags.help) return { kind: "help" };
+  if (flags.version) return { kind: "version" };
+
+  const defaults = defaultNodeOptions;
+  const network = flags.network === undefined ? findNetworkProfile(defaults.networkId) : findNetworkProfile(flags.network);
+  if (network === undefined) {
+    throw new UsageError(`unknown --network "${flags.network}" (one of ${networkProfiles.map((profile) => `${profile.networkId}/${profile.name}`).join(", ")})`);
+  }
+  if (flags["in-memory"] && flags["data-dir"] !== undefined) throw new UsageError("--in-memory and --data-dir exclude each other");
+  const logLevel = flags["log-level"] ?? defaults.logLevel;
+  if (!isLogLevel(logLevel)) throw new UsageError(`--log-level must be one of ${logLevels.join(", ")}, got "${logLevel}"`);
+  const port = flags.port === undefined ? defaults.rpc.port : parsePositiveInteger("--port", flags.port, { allowZero: true });
+  if (port > 65535) throw new UsageError(`--port must be at most 65535, got ${port}`);
+  const host = flags.host ?? defaults.rpc.host;
+  if (host.trim() === "") throw new UsageError("--host must not be empty");
+
+  return {
+    kind: "run",
+    options: {
+      networkId: network.networkId,
+      logLevel,
+      storage: { dataDir: flags["data-dir"], inMemory: flags["in-memory"] ?? false },
+      rpc: {
+        host,
+        port,
+        modules: flags["rpc-modules"],
+        corsOrigins: (flags.cors ?? "").split(",").map((origin) => origin.trim()).filter((origin) => origin.length > 0),
+        batchLimit: flags["rpc-batch-limit"] === undefined ? defaults.rpc.batchLimit : parsePositiveInteger("--rpc-batch-limit", flags["rpc-batch-limit"]),
+        bodyLimitBytes: flags["rpc-body-limit"] === undefined ? defaults.rpc.bodyLimitBytes : parsePositiveInteger("--rpc-body-limit", flags["rpc-body-limit"]),
+      },
+    },
+  };
+}

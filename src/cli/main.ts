@@ -1,0 +1,72 @@
+#!/usr/bin/env node
+// chain-node command: flags -> options -> node; signals; exit codes
+// (0 clean stop, 1 failure at start or forced stop, 2 bad usage).
+import { createLogger } from "../common/logger.js";
+import { clientVersionString } from "../common/version.js";
+import { startNode, NodeConfigurationError } from "../node/index.js";
+import { ModuleSelectionError } from "../rpc/index.js";
+import { helpText, parseCommandLine, UsageError } from "./args.js";
+
+async function main(): Promise<void> {
+  let command;
+  try {
+    command = parseCommandLine(process.argv.slice(2));
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`chain-node: ${error.message}\nRun chain-node --help for the options.\n`);
+    process.exit(2);
+  }
+  if (command.kind === "help") {
+    process.stdout.write(helpText());
+    return;
+  }
+  if (command.kind === "version") {
+    process.stdout.write(`${clientVersionString()}\n`);
+    return;
+  }
+
+  const log = createLogger(command.options.logLevel);
+  // Signals are handled from the start: a stop requested while the node is starting waits for it.
+  let stopRequested: NodeJS.Signals | undefined;
+  let stop: (() => Promise<void>) | undefined;
+  const shutdown = (signal: NodeJS.Signals) => {
+    if (stopRequested !== undefined) {
+      log.warn({ signal }, "second signal: exiting without waiting");
+      process.exit(1);
+    }
+    stopRequested = signal;
+    log.info({ signal }, "stopping");
+    stop?.().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        log.error({ err: error }, "error while stopping");
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGINT", shutdown);
+  process.on("SIGTERM", shutdown);
+
+  try {
+    const node = await startNode(command.options, log);
+    stop = () => node.stop();
+  } catch (error) {
+    const expected = error instanceof NodeConfigurationError || error instanceof ModuleSelectionError;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (expected || code === "EADDRINUSE" || code === "EACCES" || code === "EADDRNOTAVAIL") {
+      log.fatal(`cannot start: ${(error as Error).message}`);
+    } else {
+      log.fatal({ err: error }, "cannot start");
+    }
+    process.exit(1);
+  }
+  if (stopRequested !== undefined) {
+    await stop();
+    process.exit(0);
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`chain-node: unexpected failure: ${(error as Error)?.stack ?? String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,67 @@
+// Hex codecs of the JSON-RPC wire format (QUANTITY and DATA), and the words used to explain a
+// malformed value. Pure functions; nothing here knows about JSON-RPC errors.
+
+/** How a hex value is written: a QUANTITY of at most maxBits, any DATA, or DATA of a fixed length. */
+export type HexFormat =
+  | { readonly kind: "quantity"; readonly maxBits: number }
+  | { readonly kind: "data" }
+  | { readonly kind: "bytes"; readonly length: number };
+
+const hexDigits = /^[0-9a-fA-F]*$/;
+
+/**
+ * Says what is wrong with `value` as a hex string of the given format, or undefined when it is
+ * well formed. The wording follows the reference clients ("hex string without 0x prefix", ...).
+ */
+export function describeHexProblem(value: string, format: HexFormat): string | undefined {
+  if (!value.startsWith("0x")) {
+    return value.startsWith("0X") ? 'hex string with upper-case "0X" prefix (use "0x")' : "hex string without 0x prefix";
+  }
+  const digits = value.slice(2);
+  if (!hexDigits.test(digits)) return "invalid hex string";
+  switch (format.kind) {
+    case "quantity":
+      if (digits.length === 0) return 'hex number "0x" has no digits (zero is "0x0")';
+      if (digits.length > 1 && digits.startsWith("0")) return "hex number with leading zero digits";
+      if (digits.length > format.maxBits / 4) return `hex number larger than ${format.maxBits} bits`;
+      return undefined;
+    case "data":
+      return digits.length % 2 === 1 ? "hex string of odd length" : undefined;
+    case "bytes":
+      if (digits.length % 2 === 1) return "hex string of odd length";
+      if (digits.length !== format.length * 2) {
+        return `wrong length: want ${format.length} bytes, got ${digits.length / 2}`;
+      }
+      return undefined;
+  }
+}
+
+const byteToHex: string[] = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
+
+/** Bytes to DATA: "0x" followed by two lower-case digits per byte. */
+export function bytesToHex(bytes: Uint8Array): string {
+  let out = "0x";
+  for (const byte of bytes) out += byteToHex[byte];
+  return out;
+}
+
+/** DATA to bytes. The caller has validated the string (even length, hex digits, 0x prefix). */
+export function hexToBytes(hex: string): Uint8Array {
+  const digits = hex.slice(2);
+  const bytes = new Uint8Array(digits.length / 2);
+  for (let index = 0; index < bytes.length; index++) {
+    bytes[index] = Number.parseInt(digits.slice(index * 2, index * 2 + 2), 16);
+  }
+  return bytes;
+}
+
+/** A non-negative integer as a QUANTITY: minimal lower-case hex, "0x0" for zero. */
+export function toQuantity(value: bigint | number): string {
+  if (value < 0) throw new RangeError(`a QUANTITY cannot be negative: ${value}`);
+  return `0x${value.toString(16)}`;
+}
+
+/** A validated QUANTITY as a bigint. */
+export function quantityToBigInt(quantity: string): bigint {
+  return BigInt(quantity);
+}

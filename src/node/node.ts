@@ -1,0 +1,50 @@
+// The composition root: builds the modules in dependency order, starts them bottom-up and stops
+// them top-down.
+import { openRpcDocumentJson } from "../../generated/discover.js";
+import { findNetworkProfile, type NetworkProfile } from "../chain/networks.js";
+import type { Logger } from "../common/logger.js";
+import { clientVersionString } from "../common/version.js";
+import { createStandaloneNetwork } from "../p2p/index.js";
+import { createDispatcher, createHandlers, createRpcServer, resolveEnabledModules } from "../rpc/index.js";
+import type { NodeOptions } from "./options.js";
+
+export interface RunningNode {
+  /** http://host:port of the JSON-RPC endpoint. */
+  readonly url: string;
+  readonly network: NetworkProfile;
+  readonly enabledModules: ReadonlySet<string>;
+  stop(): Promise<void>;
+}
+
+export class NodeConfigurationError extends Error {}
+
+export async function startNode(options: NodeOptions, log: Logger): Promise<RunningNode> {
+  const network = findNetworkProfile(options.networkId);
+  if (network === undefined) throw new NodeConfigurationError(`unknown network ${options.networkId}`);
+  const enabledModules = resolveEnabledModules(options.rpc.modules, options.rpc.host);
+
+  const peers = createStandaloneNetwork();
+  const handlers = createHandlers({ clientVersion: clientVersionString(), network, peers });
+  const dispatcher = createDispatcher({
+    handlers,
+    enabledModules,
+    batchLimit: options.rpc.batchLimit,
+    discoverDocumentJson: openRpcDocumentJson,
+    log: log.child({ module: "rpc" }),
+  });
+  const server = createRpcServer(options.rpc, dispatcher, log.child({ module: "http" }));
+  const address = await server.start();
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  const url = `http://${host}:${address.port}`;
+  log.info({ url, network: network.name, chainId: Number(network.chainId), modules: [...enabledModules] }, "JSON-RPC server listening");
+
+  return {
+    url,
+    network,
+    enabledModules,
+    async stop() {
+      await server.stop();
+      log.info("node stopped");
+    },
+  };
+}

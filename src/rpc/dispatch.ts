@@ -1,0 +1,191 @@
+// JSON-RPC 2.0 semantics, independent of HTTP: parse, envelope checks, batches, notifications,
+// method lookup, module gate, parameter validation, the handler call and error shaping.
+import { rpcMethodTable, unsupportedMethods, type RpcMethodEntry } from "../../generated/methodTable.js";
+import type { RpcHandlers } from "../../generated/methods.js";
+import type { Logger } from "../common/logger.js";
+import {
+  RpcError,
+  RpcErrorCode,
+  internalError,
+  invalidParamsError,
+  invalidRequestError,
+  methodNotAvailableError,
+  methodNotImplementedError,
+  methodNotSupportedError,
+} from "./errors.js";
+import { describeParamError } from "./paramErrors.js";
+
+/** What a handler learns about the call it serves. */
+export interface RpcCallContext {
+  readonly method: string;
+  readonly log: Logger;
+}
+
+export type RpcHandlerSet = RpcHandlers<RpcCallContext>;
+
+/** A result already encoded as JSON text: spliced into the response, never re-serialised. */
+export class EncodedJson {
+  constructor(readonly json: string) {}
+}
+
+export interface DispatcherOptions {
+  handlers: RpcHandlerSet;
+  /** Modules whose methods may be called; rpc.discover is always available. */
+  enabledModules: ReadonlySet<string>;
+  /** Most requests in one batch. */
+  batchLimit: number;
+  /** The OpenRPC document served by rpc.discover, as JSON text. */
+  discoverDocumentJson: string;
+  log: Logger;
+}
+
+export interface Dispatcher {
+  /** Answers a request body; undefined when nothing is to be sent back (notifications only). */
+  handle(body: string): Promise<string | undefined>;
+}
+
+type RequestId = string | number | null;
+type AnyHandler = (params: unknown[], context: RpcCallContext) => unknown;
+
+const discoverMethod = "rpc.discover";
+
+function isValidId(id: unknown): id is RequestId {
+  return id === null || typeof id === "string" || (typeof id === "number" && Number.isFinite(id));
+}
+
+function errorResponse(id: RequestId, error: RpcError): string {
+  return JSON.stringify({ jsonrpc: "2.0", id, error: error.toErrorObject() });
+}
+
+function successResponse(id: RequestId, result: unknown): string {
+  if (result instanceof EncodedJson) return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result.json}}`;
+  return JSON.stringify({ jsonrpc: "2.0", id, result: result === undefined ? null : result });
+}
+
+export function createDispatcher(options: DispatcherOptions): Dispatcher {
+  const { enabledModules, batchLimit, log } = options;
+  const debugEnabled = log.isLevelEnabled("debug");
+  const discoverResult = new EncodedJson(options.discoverDocumentJson);
+
+  const handlers = new Map<string, AnyHandler>();
+  for (const entry of rpcMethodTable.values()) {
+    if (!entry.implemented) continue;
+    const handler = (options.handlers as unknown as Record<string, AnyHandler | undefined>)[entry.name];
+    if (handler === undefined) throw new Error(`no handler for the implemented method ${entry.name}`);
+    handlers.set(entry.name, handler);
+  }
+
+  function checkParams(entry: RpcMethodEntry, params: unknown[]): unknown[] {
+    const { paramNames, requiredParamCount, paramValidators } = entry;
+    if (params.length > paramNames.length) {
+      throw invalidParamsError(`too many arguments, want at most ${paramNames.length}`);
+    }
+    if (params.length < requiredParamCount) {
+      throw invalidParamsError(`missing value for required argument ${params.length} (${paramNames[params.length]})`);
+    }
+    const checked = new Array<unknown>(params.length);
+    for (let index = 0; index < params.length; index++) {
+      const value = params[index];
+      if (value === null || value === undefined) {
+        // null in an optional position means "omitted", as in the reference clients.
+        if (index < requiredParamCount) throw invalidParamsError(`missing value for required argument ${index} (${paramNames[index]})`);
+        checked[index] = undefined;
+        continue;
+      }
+      const validate = paramValidators[index]!;
+      if (!validate(value)) throw invalidParamsError(describeParamError(index, value, validate.errors ?? []));
+      checked[index] = value;
+    }
+    while (checked.length > 0 && checked[checked.length - 1] === undefined) checked.pop();
+    return checked;
+  }
+
+  async function call(method: string, params: unknown[]): Promise<unknown> {
+    if (method === discoverMethod) {
+      if (params.length > 0) throw invalidParamsError("too many arguments, want at most 0");
+      return discoverResult;
+    }
+    const entry = rpcMethodTable.get(method);
+    if (entry === undefined) {
+      const reason = unsupportedMethods.get(method);
+      throw reason === undefined ? methodNotAvailableError(method) : methodNotSupportedError(method, reason);
+    }
+    if (!enabledModules.has(entry.namespace)) throw methodNotAvailableError(method);
+    // Malformed input is reported as such even before a method's implementation lands.
+    const checked = checkParams(entry, params);
+    const handler = handlers.get(method);
+    if (handler === undefined) throw methodNotImplementedError(method);
+    return await handler(checked, { method, log });
+  }
+
+  /** Answers one request object; undefined for a notification. */
+  async function handleMessage(message: unknown): Promise<string | undefined> {
+    if (message === null || typeof message !== "object" || Array.isArray(message)) {
+      return errorResponse(null, invalidRequestError("expected a JSON object"));
+    }
+    const request = message as Record<string, unknown>;
+    const isNotification = !("id" in request);
+    if (!isNotification && !isValidId(request.id)) {
+      return errorResponse(null, invalidRequestError('"id" must be a string, a number or null'));
+    }
+    const id = isNotification ? null : (request.id as RequestId);
+    if (request.jsonrpc !== "2.0") return errorResponse(id, invalidRequestError('"jsonrpc" must be exactly "2.0"'));
+    if (typeof request.method !== "string") return errorResponse(id, invalidRequestError('"method" must be a string'));
+    const method = request.method;
+
+    const started = debugEnabled ? performance.now() : 0;
+    let response: string | undefined;
+    let errorCode: number | undefined;
+    try {
+      const params = request.params;
+      if (params !== undefined && !Array.isArray(params)) {
+        throw params !== null && typeof params === "object"
+          ? invalidParamsError("named parameters are not supported: send params as an array")
+          : invalidRequestError('"params" must be an array');
+      }
+      const result = await call(method, params ?? []);
+      response = isNotification ? undefined : successResponse(id, result);
+    } catch (error) {
+      const rpcError = toRpcError(error, method);
+      errorCode = rpcError.code;
+      response = isNotification ? undefined : errorResponse(id, rpcError);
+    }
+    if (debugEnabled) {
+      log.debug({ method: method.slice(0, 64), id, ms: +(performance.now() - started).toFixed(3), errorCode }, "rpc call");
+    }
+    return response;
+  }
+
+  function toRpcError(error: unknown, method: string): RpcError {
+    if (error instanceof RpcError) return error;
+    log.error({ err: error, method }, "method handler failed");
+    return internalError;
+  }
+
+  return {
+    async handle(body: string): Promise<string | undefined> {
+      let message: unknown;
+      try {
+        message = JSON.parse(body);
+      } catch (error) {
+        const reason = error instanceof SyntaxError ? error.message : "invalid JSON";
+        return errorResponse(null, new RpcError(RpcErrorCode.ParseError, `parse error: ${reason}`));
+      }
+      if (!Array.isArray(message)) return await handleMessage(message);
+      if (message.length === 0) return errorResponse(null, invalidRequestError("empty batch"));
+      if (message.length > batchLimit) {
+        // One error, in an array, under the first request's id: batch clients can match it.
+        const first = message[0] as Record<string, unknown> | null;
+        const firstId = first !== null && typeof first === "object" && isValidId(first.id) ? first.id : null;
+        const error = invalidRequestError(`batch of ${message.length} requests exceeds the limit of ${batchLimit}`);
+        return `[${errorResponse(firstId, error)}]`;
+      }
+      const responses: string[] = [];
+      for (const item of message) {
+        const response = await handleMessage(item);
+        if (response !== undefined) responses.push(response);
+      }
+      return responses.length > 0 ? `[${responses.join(",")}]` : undefined;
+    },
+  };
+}

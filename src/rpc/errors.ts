@@ -1,0 +1,67 @@
+// The one place where JSON-RPC error codes are chosen. Handlers and domain modules throw RpcError
+// (or domain errors mapped here); anything else becomes -32603 "Internal error".
+
+/** JSON-RPC 2.0 and implementation-defined error codes used by this node. */
+export const RpcErrorCode = {
+  ParseError: -32700,
+  InvalidRequest: -32600,
+  MethodNotFound: -32601,
+  InvalidParams: -32602,
+  InternalError: -32603,
+  /** EIP-1474 "method not supported": documented here but not implemented yet. */
+  MethodNotImplemented: -32004,
+} as const;
+export type RpcErrorCode = (typeof RpcErrorCode)[keyof typeof RpcErrorCode];
+
+/** The error member of a response. */
+export interface RpcErrorObject {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+/** An error that travels to the client as it is. `data` only where the spec gives it. */
+export class RpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+    this.name = "RpcError";
+  }
+
+  toErrorObject(): RpcErrorObject {
+    return this.data === undefined ? { code: this.code, message: this.message } : { code: this.code, message: this.message, data: this.data };
+  }
+}
+
+/** Longest method name echoed back in an error message. */
+const maxEchoedNameLength = 64;
+
+function echoName(method: string): string {
+  return method.length > maxEchoedNameLength ? `${method.slice(0, maxEchoedNameLength)}...` : method;
+}
+
+/** Unknown method, or a method of a disabled module: the same words, so modules cannot be probed. */
+export function methodNotAvailableError(method: string): RpcError {
+  return new RpcError(RpcErrorCode.MethodNotFound, `the method ${echoName(method)} does not exist/is not available`);
+}
+
+export function methodNotSupportedError(method: string, reason: string): RpcError {
+  return new RpcError(RpcErrorCode.MethodNotFound, `the method ${method} is not supported: ${reason}`);
+}
+
+export function methodNotImplementedError(method: string): RpcError {
+  return new RpcError(RpcErrorCode.MethodNotImplemented, `the method ${method} is not implemented yet in this node`);
+}
+
+export function invalidRequestError(reason: string): RpcError {
+  return new RpcError(RpcErrorCode.InvalidRequest, `invalid request: ${reason}`);
+}
+
+export function invalidParamsError(message: string): RpcError {
+  return new RpcError(RpcErrorCode.InvalidParams, message);
+}
+
+export const internalError = new RpcError(RpcErrorCode.InternalError, "Internal error");

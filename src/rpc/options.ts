@@ -1,0 +1,24 @@
+// Options of the RPC server.
+
+export interface RpcOptions {
+  /** Address to bind; loopback unless the operator says otherwise. */
+  host: string;
+  port: number;
+  /** --rpc-modules as given; undefined means the default set (see resolveEnabledModules). */
+  modules: string | undefined;
+  /** Origins allowed to call from a browser; "*" allows any. Empty: none. */
+  corsOrigins: string[];
+  /** Largest request body in bytes. */
+  bodyLimitBytes: number;
+  /** Most requests in one batch. */
+  batchLimit: number;
+}
+
+export const defaultRpcOptions: RpcOptions = {
+  host: "127.0.0.1",
+  port: 4444,
+  modules: undefined,
+  corsOrigins: [],
+  bodyLimitBytes: 5 * 1024 * 1024,
+  batchLimit: 100,
+};

@@ -1,0 +1,103 @@
+// Turns the errors of a generated parameter validator into one sentence that names what is wrong:
+// "invalid argument 1: hex number with leading zero digits". AJV reports every failing branch of a
+// oneOf; the deepest, most specific error explains the mistake best.
+import { hexFormatsByPattern, type SchemaError } from "../../generated/methodTable.js";
+import { describeHexProblem } from "../common/hex.js";
+
+/** Keywords that only summarise the errors of their branches. */
+const summaryKeywords = new Set(["oneOf", "anyOf", "allOf", "if", "not", "$ref"]);
+
+/** Among errors at the same place, the order in which they explain a mistake best. */
+const keywordPreference = ["additionalProperties", "required", "maxItems", "minItems", "pattern", "enum", "const", "type"];
+
+export function describeParamError(position: number, value: unknown, errors: readonly SchemaError[]): string {
+  return `invalid argument ${position}: ${describeValueError(value, errors)}`;
+}
+
+function depthOf(instancePath: string): number {
+  return instancePath === "" ? 0 : instancePath.split("/").length - 1;
+}
+
+function describeValueError(value: unknown, errors: readonly SchemaError[]): string {
+  const specific = errors.filter((error) => !summaryKeywords.has(error.keyword));
+  if (specific.length === 0) return errors[0]?.message ?? "invalid value";
+  const deepest = Math.max(...specific.map((error) => depthOf(error.instancePath)));
+  const candidates = specific.filter((error) => depthOf(error.instancePath) === deepest);
+  const path = candidates[0]!.instancePath;
+  const where = path === "" ? "" : `${fieldName(path)}: `;
+  return where + describeAt(valueAt(value, path), candidates.filter((error) => error.instancePath === path));
+}
+
+function describeAt(value: unknown, errors: readonly SchemaError[]): string {
+  const byKeyword = (keyword: string) => errors.find((error) => error.keyword === keyword);
+  const pattern = byKeyword("pattern");
+  const allowed = byKeyword("enum");
+  if (typeof value === "string") {
+    // A string that looks like hex is explained as hex, anything else against the allowed words.
+    if (pattern !== undefined && (value.startsWith("0x") || value.startsWith("0X") || allowed === undefined)) {
+      const format = hexFormatsByPattern.get(String(pattern.params.pattern));
+      const problem = format === undefined ? undefined : describeHexProblem(value, format);
+      return problem ?? `${quote(value)} does not match ${String(pattern.params.pattern)}`;
+    }
+    if (allowed !== undefined) {
+      const words = (allowed.params.allowedValues as unknown[]).map((word) => String(word)).join(", ");
+      return `${quote(value)} is not one of: ${words}${pattern !== undefined ? ", or a hex number" : ""}`;
+    }
+  }
+  for (const keyword of keywordPreference) {
+    const error = byKeyword(keyword);
+    if (error !== undefined) return explain(error, value, errors);
+  }
+  return errors[0]!.message ?? "invalid value";
+}
+
+function explain(error: SchemaError, value: unknown, errors: readonly SchemaError[]): string {
+  switch (error.keyword) {
+    case "additionalProperties":
+      return `unknown field ${quote(String(error.params.additionalProperty))}`;
+    case "required": {
+      // Branches of a oneOf may each miss a different field: name them all.
+      const missing = [...new Set(errors.filter((each) => each.keyword === "required").map((each) => quote(String(each.params.missingProperty))))];
+      return `missing field ${missing.join(" or ")}`;
+    }
+    case "maxItems":
+      return `too many entries: at most ${String(error.params.limit)}`;
+    case "minItems":
+      return `too few entries: at least ${String(error.params.limit)}`;
+    case "const":
+      return `must be ${JSON.stringify(error.params.allowedValue)}`;
+    case "type": {
+      const expected = [...new Set(errors.filter((each) => each.keyword === "type").flatMap((each) => String(each.params.type).split(",")))];
+      return `expected ${expected.join(" or ")}, got ${jsonTypeOf(value)}`;
+    }
+    default:
+      return error.message ?? "invalid value";
+  }
+}
+
+function jsonTypeOf(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  if (typeof value === "number") return Number.isInteger(value) ? "integer" : "number";
+  return typeof value;
+}
+
+function quote(text: string): string {
+  return JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}...` : text);
+}
+
+/** "/topics/1" -> "field topics[1]" */
+function fieldName(instancePath: string): string {
+  const parts = instancePath.split("/").slice(1).map((part) => part.replaceAll("~1", "/").replaceAll("~0", "~"));
+  let name = "";
+  for (const part of parts) name += /^\d+$/.test(part) ? `[${part}]` : name === "" ? part : `.${part}`;
+  return name.startsWith("[") ? `entry ${name}` : `field ${name}`;
+}
+
+function valueAt(value: unknown, instancePath: string): unknown {
+  let current = value;
+  for (const part of instancePath.split("/").slice(1)) {
+    current = (current as Record<string, unknown> | undefined)?.[part.replaceAll("~1", "/").replaceAll("~0", "~")];
+  }
+  return current;
+}

@@ -1,0 +1,74 @@
+// The chain-node command as a user runs it: a real process, a real socket, signals.
+import { spawnSync } from "node:child_process";
+import { expect } from "chai";
+import { cliPath, startNodeProcess } from "../helpers/nodeProcess.js";
+
+function runCli(args: string[]) {
+  return spawnSync(process.execPath, [cliPath, ...args], { encoding: "utf8", timeout: 15_000 });
+}
+
+describe("chain-node command", () => {
+  it("serves eth_chainId 0x21 on its default network and stops cleanly on SIGTERM", async () => {
+    const node = await startNodeProcess(["--port", "0"]);
+    try {
+      expect(node.url).to.match(/^http:\/\/127\.0\.0\.1:\d+$/);
+      const response = await fetch(node.url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
+      });
+      expect(await response.json()).to.deep.equal({ jsonrpc: "2.0", id: 1, result: "0x21" });
+    } finally {
+      expect(await node.stop("SIGTERM")).to.equal(0);
+    }
+    expect(node.lines.some((line) => line.includes('"msg":"node stopped"'))).to.equal(true);
+  });
+
+  it("stops cleanly on SIGINT", async () => {
+    const node = await startNodeProcess(["--port", "0", "--network", "31"]);
+    expect(await node.stop("SIGINT")).to.equal(0);
+  });
+
+  it("logs one line per request at debug level", async () => {
+    const node = await startNodeProcess(["--port", "0", "--log-level", "debug"]);
+    try {
+      await fetch(node.url, { method: "POST", headers: { "content-type": "application/json" }, body: '{"jsonrpc":"2.0","id":42,"method":"net_version","params":[]}' });
+      const deadline = Date.now() + 5_000;
+      while (Date.now() < deadline && !node.lines.some((line) => line.includes('"method":"net_version"'))) await new Promise((resolve) => setTimeout(resolve, 20));
+      const line = node.lines.find((each) => each.includes('"method":"net_version"'));
+      expect(line, "a debug line for the call").to.not.equal(undefined);
+      expect(JSON.parse(line!)).to.include({ msg: "rpc call", id: 42, level: 20 });
+    } finally {
+      await node.stop();
+    }
+  });
+
+  it("prints help and version", () => {
+    const help = runCli(["--help"]);
+    expect(help.status).to.equal(0);
+    expect(help.stdout).to.include("Usage: chain-node");
+    const version = runCli(["--version"]);
+    expect(version.status).to.equal(0);
+    expect(version.stdout).to.match(/^chain-node\/0\.1\.0\//);
+  });
+
+  it("exits 2 with a clear message on bad usage, and 1 when it cannot start", async () => {
+    const bad = runCli(["--network", "7"]);
+    expect(bad.status).to.equal(2);
+    expect(bad.stderr).to.include('unknown --network "7"');
+    const unknownModule = runCli(["--port", "0", "--rpc-modules", "eth,nope"]);
+    expect(unknownModule.status).to.equal(1);
+    expect(unknownModule.stdout).to.include('unknown RPC module \\"nope\\"');
+
+    const first = await startNodeProcess(["--port", "0"]);
+    try {
+      const port = new URL(first.url).port;
+      const second = runCli(["--port", port]);
+      expect(second.status).to.equal(1);
+      expect(second.stdout).to.include("cannot start");
+      expect(second.stdout).to.include("EADDRINUSE");
+    } finally {
+      await first.stop();
+    }
+  });
+});

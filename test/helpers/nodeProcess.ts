@@ -1,0 +1,60 @@
+// Runs the built CLI as a child process (as a user would), waiting for its listening line.
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { fileURLToPath } from "node:url";
+import { createInterface } from "node:readline";
+
+export const cliPath = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
+
+export interface NodeProcess {
+  readonly child: ChildProcess;
+  readonly url: string;
+  /** stdout lines so far. */
+  readonly lines: string[];
+  /** Sends a signal and waits for the exit code (SIGKILL after the time limit). */
+  stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<number | null>;
+}
+
+/** Starts `chain-node <args>` and resolves once it logs its URL (fails after timeoutMs). */
+export async function startNodeProcess(args: string[], timeoutMs = 15_000): Promise<NodeProcess> {
+  const child = spawn(process.execPath, [cliPath, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  const lines: string[] = [];
+  let stderr = "";
+  child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`node did not start within ${timeoutMs} ms; stderr: ${stderr}`));
+    }, timeoutMs);
+    createInterface({ input: child.stdout! }).on("line", (line) => {
+      lines.push(line);
+      try {
+        const record = JSON.parse(line) as { url?: string; msg?: string };
+        if (record.msg === "JSON-RPC server listening" && record.url) {
+          clearTimeout(timer);
+          resolve(record.url);
+        }
+      } catch {
+        // not a log line
+      }
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`node exited with ${code} before listening; stderr: ${stderr}`));
+    });
+  });
+  return {
+    child,
+    url,
+    lines,
+    async stop(signal: NodeJS.Signals = "SIGTERM", timeoutMs = 10_000) {
+      if (child.exitCode !== null) return child.exitCode;
+      const exited = once(child, "exit");
+      child.kill(signal);
+      const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+      const [code] = (await exited) as [number | null];
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}

@@ -1,0 +1,52 @@
+// Starts a real node on a free loopback port, with a typed client and captured logs.
+import { Writable } from "node:stream";
+import { RpcClient } from "../../generated/client.js";
+import { createLogger, type LogLevel } from "../../src/common/logger.js";
+import { defaultNodeOptions, startNode, type NodeOptions, type RunningNode } from "../../src/node/index.js";
+import type { RpcOptions } from "../../src/rpc/index.js";
+
+export interface TestNode {
+  readonly node: RunningNode;
+  readonly url: string;
+  readonly client: RpcClient;
+  /** Log records written so far (parsed pino lines). */
+  readonly logs: Record<string, unknown>[];
+  stop(): Promise<void>;
+}
+
+export interface TestNodeOverrides {
+  networkId?: number;
+  rpc?: Partial<RpcOptions>;
+  logLevel?: LogLevel;
+}
+
+/** A writable that keeps pino's JSON lines. */
+export function createLogCapture(): { stream: Writable; records: Record<string, unknown>[] } {
+  const records: Record<string, unknown>[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString("utf8").split("\n")) if (line.trim() !== "") records.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { stream, records };
+}
+
+export async function startTestNode(overrides: TestNodeOverrides = {}): Promise<TestNode> {
+  const options: NodeOptions = {
+    ...defaultNodeOptions,
+    networkId: overrides.networkId ?? defaultNodeOptions.networkId,
+    logLevel: overrides.logLevel ?? "info",
+    storage: { dataDir: undefined, inMemory: true },
+    rpc: { ...defaultNodeOptions.rpc, port: 0, ...overrides.rpc },
+  };
+  const capture = createLogCapture();
+  const node = await startNode(options, createLogger(options.logLevel, capture.stream));
+  return {
+    node,
+    url: node.url,
+    client: new RpcClient(node.url, { timeoutMs: 10_000 }),
+    logs: capture.records,
+    stop: () => node.stop(),
+  };
+}

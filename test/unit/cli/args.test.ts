@@ -1,0 +1,60 @@
+import { expect } from "chai";
+import { helpText, parseCommandLine, UsageError } from "../../../src/cli/args.js";
+import { defaultNodeOptions } from "../../../src/node/index.js";
+
+function runOptions(argv: string[]) {
+  const command = parseCommandLine(argv);
+  if (command.kind !== "run") throw new Error(`expected a run command, got ${command.kind}`);
+  return command.options;
+}
+
+describe("cli/args", () => {
+  it("defaults to the local network on 127.0.0.1:4444", () => {
+    const options = runOptions([]);
+    expect(options.networkId).to.equal(33);
+    expect(options.rpc.host).to.equal("127.0.0.1");
+    expect(options.rpc.port).to.equal(4444);
+    expect(options.rpc.batchLimit).to.equal(100);
+    expect(options.rpc.bodyLimitBytes).to.equal(5 * 1024 * 1024);
+    expect(options.rpc.corsOrigins).to.deep.equal([]);
+    expect(options).to.deep.equal({ ...defaultNodeOptions, storage: { dataDir: undefined, inMemory: false } });
+  });
+
+  it("maps every flag onto the options", () => {
+    const options = runOptions([
+      "--host", "0.0.0.0", "--port", "8545", "--network", "31", "--data-dir", "/tmp/x", "--rpc-modules", "eth,net",
+      "--cors", "http://a.test, http://b.test", "--log-level", "debug", "--rpc-batch-limit", "7", "--rpc-body-limit", "2048",
+    ]);
+    expect(options.rpc).to.deep.equal({ host: "0.0.0.0", port: 8545, modules: "eth,net", corsOrigins: ["http://a.test", "http://b.test"], batchLimit: 7, bodyLimitBytes: 2048 });
+    expect(options.networkId).to.equal(31);
+    expect(options.storage).to.deep.equal({ dataDir: "/tmp/x", inMemory: false });
+    expect(options.logLevel).to.equal("debug");
+  });
+
+  it("accepts network names", () => {
+    const cases: [string, number][] = [["mainnet", 30], ["main", 30], ["test", 31], ["dev", 32], ["regtest", 33], ["local", 33]];
+    for (const [name, id] of cases) expect(runOptions(["--network", name]).networkId, name).to.equal(id);
+  });
+
+  it("answers help and version", () => {
+    expect(parseCommandLine(["--help"]).kind).to.equal("help");
+    expect(parseCommandLine(["--version"]).kind).to.equal("version");
+    for (const flag of ["--host", "--port", "--network", "--data-dir", "--in-memory", "--rpc-modules", "--cors", "--log-level", "--help", "--version"]) {
+      expect(helpText(), flag).to.include(flag);
+    }
+  });
+
+  it("refuses bad usage with a clear message", () => {
+    const cases: [string[], RegExp][] = [
+      [["--bogus"], /bogus/],
+      [["--network", "99"], /unknown --network "99"/],
+      [["--port", "abc"], /--port takes a non-negative integer/],
+      [["--port", "70000"], /at most 65535/],
+      [["--log-level", "loud"], /--log-level must be one of/],
+      [["--in-memory", "--data-dir", "x"], /exclude each other/],
+      [["--rpc-batch-limit", "0"], /positive integer/],
+      [["stray"], /positional/i],
+    ];
+    for (const [argv, message] of cases) expect(() => parseCommandLine(argv), argv.join(" ")).to.throw(UsageError, message);
+  });
+});

@@ -1,0 +1,52 @@
+import { expect } from "chai";
+import { bytesToHex, describeHexProblem, hexToBytes, toQuantity, type HexFormat } from "../../../src/common/hex.js";
+
+const quantity: HexFormat = { kind: "quantity", maxBits: 64 };
+const data: HexFormat = { kind: "data" };
+const address: HexFormat = { kind: "bytes", length: 20 };
+
+describe("common/hex", () => {
+  describe("describeHexProblem", () => {
+    const cases: [string, HexFormat, string | undefined][] = [
+      ["0x0", quantity, undefined],
+      ["0x1f", quantity, undefined],
+      ["0xAbC", quantity, undefined],
+      ["0xffffffffffffffff", quantity, undefined],
+      ["0x10000000000000000", quantity, "hex number larger than 64 bits"],
+      ["0x01", quantity, "hex number with leading zero digits"],
+      ["0x00", quantity, "hex number with leading zero digits"],
+      ["0x", quantity, 'hex number "0x" has no digits (zero is "0x0")'],
+      ["12", quantity, "hex string without 0x prefix"],
+      ["0X12", quantity, 'hex string with upper-case "0X" prefix (use "0x")'],
+      ["0xg1", quantity, "invalid hex string"],
+      ["0x", data, undefined],
+      ["0x00ff", data, undefined],
+      ["0xabc", data, "hex string of odd length"],
+      ["0x-1", data, "invalid hex string"],
+      [`0x${"ab".repeat(20)}`, address, undefined],
+      [`0x${"ab".repeat(19)}`, address, "wrong length: want 20 bytes, got 19"],
+      [`0x${"ab".repeat(21)}`, address, "wrong length: want 20 bytes, got 21"],
+      [`0x${"ab".repeat(19)}a`, address, "hex string of odd length"],
+    ];
+    for (const [value, format, expected] of cases) {
+      it(`${JSON.stringify(value)} as ${format.kind} -> ${expected ?? "valid"}`, () => {
+        expect(describeHexProblem(value, format)).to.equal(expected);
+      });
+    }
+  });
+
+  it("round-trips bytes through hex, lower case", () => {
+    const bytes = Uint8Array.from([0, 1, 0xab, 0xff]);
+    expect(bytesToHex(bytes)).to.equal("0x0001abff");
+    expect(hexToBytes("0x0001ABff")).to.deep.equal(bytes);
+    expect(bytesToHex(new Uint8Array())).to.equal("0x");
+    expect(hexToBytes("0x")).to.deep.equal(new Uint8Array());
+  });
+
+  it("writes quantities minimal and lower case, and refuses negatives", () => {
+    expect(toQuantity(0)).to.equal("0x0");
+    expect(toQuantity(33n)).to.equal("0x21");
+    expect(toQuantity(2n ** 256n - 1n)).to.equal(`0x${"f".repeat(64)}`);
+    expect(() => toQuantity(-1)).to.throw(RangeError);
+  });
+});
