@@ -40,12 +40,22 @@ export interface DispatcherOptions {
 }
 
 export interface Dispatcher {
-  /** Answers a request body; undefined when nothing is to be sent back (notifications only). */
-  handle(body: string): Promise<string | undefined>;
+  /**
+   * Answers a request body; undefined when nothing is to be sent back (notifications only).
+   * Synchronous when every handler involved is: the common case pays for no promise.
+   */
+  handle(body: string): MaybePromise<string | undefined>;
 }
 
+type MaybePromise<T> = T | Promise<T>;
 type RequestId = string | number | null;
 type AnyHandler = (params: unknown[], context: RpcCallContext) => unknown;
+
+function isPromise(value: unknown): value is Promise<unknown> {
+  return typeof (value as Promise<unknown> | null)?.then === "function";
+}
+
+const noParams: unknown[] = [];
 
 const discoverMethod = "rpc.discover";
 
@@ -58,8 +68,8 @@ function errorResponse(id: RequestId, error: RpcError): string {
 }
 
 function successResponse(id: RequestId, result: unknown): string {
-  if (result instanceof EncodedJson) return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result.json}}`;
-  return JSON.stringify({ jsonrpc: "2.0", id, result: result === undefined ? null : result });
+  const json = result instanceof EncodedJson ? result.json : result === undefined ? "null" : JSON.stringify(result);
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${json}}`;
 }
 
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
@@ -68,11 +78,13 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const discoverResult = new EncodedJson(options.discoverDocumentJson);
 
   const handlers = new Map<string, AnyHandler>();
+  const contexts = new Map<string, RpcCallContext>();
   for (const entry of rpcMethodTable.values()) {
     if (!entry.implemented) continue;
     const handler = (options.handlers as unknown as Record<string, AnyHandler | undefined>)[entry.name];
     if (handler === undefined) throw new Error(`no handler for the implemented method ${entry.name}`);
     handlers.set(entry.name, handler);
+    contexts.set(entry.name, { method: entry.name, log });
   }
 
   function checkParams(entry: RpcMethodEntry, params: unknown[]): unknown[] {
@@ -100,7 +112,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     return checked;
   }
 
-  async function call(method: string, params: unknown[]): Promise<unknown> {
+  /** Runs one call: a value, a promise of one, or a thrown error. */
+  function call(method: string, params: unknown[]): unknown {
     if (method === discoverMethod) {
       if (params.length > 0) throw invalidParamsError("too many arguments, want at most 0");
       return discoverResult;
@@ -112,14 +125,14 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }
     if (!enabledModules.has(entry.namespace)) throw methodNotAvailableError(method);
     // Malformed input is reported as such even before a method's implementation lands.
-    const checked = checkParams(entry, params);
+    const checked = params.length === 0 && entry.requiredParamCount === 0 ? noParams : checkParams(entry, params);
     const handler = handlers.get(method);
     if (handler === undefined) throw methodNotImplementedError(method);
-    return await handler(checked, { method, log });
+    return handler(checked, contexts.get(method)!);
   }
 
   /** Answers one request object; undefined for a notification. */
-  async function handleMessage(message: unknown): Promise<string | undefined> {
+  function handleMessage(message: unknown): MaybePromise<string | undefined> {
     if (message === null || typeof message !== "object" || Array.isArray(message)) {
       return errorResponse(null, invalidRequestError("expected a JSON object"));
     }
@@ -132,10 +145,28 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     if (request.jsonrpc !== "2.0") return errorResponse(id, invalidRequestError('"jsonrpc" must be exactly "2.0"'));
     if (typeof request.method !== "string") return errorResponse(id, invalidRequestError('"method" must be a string'));
     const method = request.method;
-
     const started = debugEnabled ? performance.now() : 0;
-    let response: string | undefined;
-    let errorCode: number | undefined;
+
+    const succeed = (result: unknown): string | undefined => {
+      if (isNotification) return logged(undefined, undefined);
+      try {
+        return logged(successResponse(id, result), undefined);
+      } catch (error) {
+        return fail(error); // a result that cannot be encoded (a BigInt, a cycle)
+      }
+    };
+    const fail = (error: unknown): string | undefined => {
+      const rpcError = toRpcError(error, method);
+      return logged(isNotification ? undefined : errorResponse(id, rpcError), rpcError.code);
+    };
+    const logged = (response: string | undefined, errorCode: number | undefined) => {
+      if (debugEnabled) {
+        log.debug({ method: method.slice(0, 64), id, ms: +(performance.now() - started).toFixed(3), errorCode }, "rpc call");
+      }
+      return response;
+    };
+
+    let outcome: unknown;
     try {
       const params = request.params;
       if (params !== undefined && !Array.isArray(params)) {
@@ -143,17 +174,20 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
           ? invalidParamsError("named parameters are not supported: send params as an array")
           : invalidRequestError('"params" must be an array');
       }
-      const result = await call(method, params ?? []);
-      response = isNotification ? undefined : successResponse(id, result);
+      outcome = call(method, params ?? noParams);
     } catch (error) {
-      const rpcError = toRpcError(error, method);
-      errorCode = rpcError.code;
-      response = isNotification ? undefined : errorResponse(id, rpcError);
+      return fail(error);
     }
-    if (debugEnabled) {
-      log.debug({ method: method.slice(0, 64), id, ms: +(performance.now() - started).toFixed(3), errorCode }, "rpc call");
+    return isPromise(outcome) ? outcome.then(succeed, fail) : succeed(outcome);
+  }
+
+  async function handleBatch(messages: unknown[]): Promise<string | undefined> {
+    const responses: string[] = [];
+    for (const item of messages) {
+      const response = await handleMessage(item);
+      if (response !== undefined) responses.push(response);
     }
-    return response;
+    return responses.length > 0 ? `[${responses.join(",")}]` : undefined;
   }
 
   function toRpcError(error: unknown, method: string): RpcError {
@@ -163,7 +197,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   }
 
   return {
-    async handle(body: string): Promise<string | undefined> {
+    handle(body: string): MaybePromise<string | undefined> {
       let message: unknown;
       try {
         message = JSON.parse(body);
@@ -171,7 +205,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         const reason = error instanceof SyntaxError ? error.message : "invalid JSON";
         return errorResponse(null, new RpcError(RpcErrorCode.ParseError, `parse error: ${reason}`));
       }
-      if (!Array.isArray(message)) return await handleMessage(message);
+      if (!Array.isArray(message)) return handleMessage(message);
       if (message.length === 0) return errorResponse(null, invalidRequestError("empty batch"));
       if (message.length > batchLimit) {
         // One error, in an array, under the first request's id: batch clients can match it.
@@ -180,12 +214,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         const error = invalidRequestError(`batch of ${message.length} requests exceeds the limit of ${batchLimit}`);
         return `[${errorResponse(firstId, error)}]`;
       }
-      const responses: string[] = [];
-      for (const item of message) {
-        const response = await handleMessage(item);
-        if (response !== undefined) responses.push(response);
-      }
-      return responses.length > 0 ? `[${responses.join(",")}]` : undefined;
+      return handleBatch(message);
     },
   };
 }
