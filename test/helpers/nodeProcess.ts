@@ -16,8 +16,13 @@ export interface NodeProcess {
 }
 
 /** Starts `chain-node <args>` and resolves once it logs its URL (fails after timeoutMs). */
-export async function startNodeProcess(args: string[], timeoutMs = 15_000): Promise<NodeProcess> {
-  const child = spawn(process.execPath, [cliPath, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+export function startNodeProcess(args: string[], timeoutMs = 15_000): Promise<NodeProcess> {
+  return startListeningProcess(cliPath, args, timeoutMs);
+}
+
+/** Starts a script that logs the node's listening line, and waits for it. */
+export async function startListeningProcess(script: string, args: string[], timeoutMs = 15_000): Promise<NodeProcess> {
+  const child = spawn(process.execPath, [script, ...args], { stdio: ["ignore", "pipe", "pipe"] });
   const lines: string[] = [];
   let stderr = "";
   child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
