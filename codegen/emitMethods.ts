@@ -90,6 +90,8 @@ export interface SchemaError {
   keyword: string;
   params: Record<string, unknown>;
   message?: string;
+  /** The value of the failing keyword (parameter validators are compiled verbose). */
+  schema?: unknown;
 }
 
 /** A precompiled parameter validator: true when valid, else \`errors\` tells why. */

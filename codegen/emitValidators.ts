@@ -25,7 +25,8 @@ export interface EmittedValidators extends EmittedModule {
 }
 
 export function emitParamValidators(document: LoadedDocument): EmittedValidators {
-  const registry = createValidatorRegistry(document);
+  // verbose: an error carries its schema, so the dispatcher can explain rules such as `not`.
+  const registry = createValidatorRegistry(document, { verbose: true });
   const paramValidatorNames = new Map<string, string[]>();
   for (const method of document.methods) {
     paramValidatorNames.set(
@@ -38,7 +39,7 @@ export function emitParamValidators(document: LoadedDocument): EmittedValidators
 
 /** Result validators are for tests and development checks; production never loads them. */
 export function emitResultValidators(document: LoadedDocument): EmittedModule {
-  const registry = createValidatorRegistry(document);
+  const registry = createValidatorRegistry(document, { verbose: false });
   const byMethod = document.methods.map((method) => [method.name, registry.add(method.result.schema, resultTypeName(method))] as const);
   const table = byMethod.map(([method, name]) => `  ${JSON.stringify(method)}: ${name},`).join("\n");
   const emitted = registry.emit();
@@ -48,8 +49,9 @@ export function emitResultValidators(document: LoadedDocument): EmittedModule {
   };
 }
 
-function createValidatorRegistry(document: LoadedDocument) {
+function createValidatorRegistry(document: LoadedDocument, { verbose }: { verbose: boolean }) {
   const ajv = new Ajv({
+    verbose,
     code: { source: true, esm: true },
     strict: true,
     strictTypes: false,

@@ -5,10 +5,10 @@ import { hexFormatsByPattern, type SchemaError } from "../../generated/methodTab
 import { describeHexProblem } from "../common/hex.js";
 
 /** Keywords that only summarise the errors of their branches. */
-const summaryKeywords = new Set(["oneOf", "anyOf", "allOf", "if", "not", "$ref"]);
+const summaryKeywords = new Set(["oneOf", "anyOf", "allOf", "if", "$ref"]);
 
 /** Among errors at the same place, the order in which they explain a mistake best. */
-const keywordPreference = ["additionalProperties", "required", "maxItems", "minItems", "pattern", "enum", "const", "type"];
+const keywordPreference = ["not", "additionalProperties", "required", "maxItems", "minItems", "pattern", "enum", "const", "minimum", "maximum", "minLength", "maxLength", "type"];
 
 export function describeParamError(position: number, value: unknown, errors: readonly SchemaError[]): string {
   return `invalid argument ${position}: ${describeValueError(value, errors)}`;
@@ -35,12 +35,13 @@ function describeAt(value: unknown, errors: readonly SchemaError[]): string {
   if (typeof value === "string") {
     // A string that looks like hex is explained as hex, anything else against the allowed words.
     if (pattern !== undefined && (value.startsWith("0x") || value.startsWith("0X") || allowed === undefined)) {
-      const format = hexFormatsByPattern.get(String(pattern.params.pattern));
-      const problem = format === undefined ? undefined : describeHexProblem(value, format);
-      return problem ?? `${quote(value)} does not match ${String(pattern.params.pattern)}`;
+      const regex = String(pattern.params.pattern);
+      const format = hexFormatsByPattern.get(regex);
+      const problem = format === undefined ? describeOtherHexProblem(value, regex) : describeHexProblem(value, format);
+      return problem ?? `${quote(value)} does not match ${regex}`;
     }
     if (allowed !== undefined) {
-      const words = (allowed.params.allowedValues as unknown[]).map((word) => String(word)).join(", ");
+      const words = (allowed.params.allowedValues as unknown[]).map((word) => JSON.stringify(word)).join(", ");
       return `${quote(value)} is not one of: ${words}${pattern !== undefined ? ", or a hex number" : ""}`;
     }
   }
@@ -66,6 +67,16 @@ function explain(error: SchemaError, value: unknown, errors: readonly SchemaErro
       return `too few entries: at least ${String(error.params.limit)}`;
     case "const":
       return `must be ${JSON.stringify(error.params.allowedValue)}`;
+    case "minimum":
+      return `must be at least ${String(error.params.limit)}, got ${JSON.stringify(value)}`;
+    case "maximum":
+      return `must be at most ${String(error.params.limit)}, got ${JSON.stringify(value)}`;
+    case "minLength":
+      return error.params.limit === 1 ? "must not be empty" : `must be at least ${String(error.params.limit)} characters long`;
+    case "maxLength":
+      return `must be at most ${String(error.params.limit)} characters long`;
+    case "not":
+      return describeExclusion(error.schema, value) ?? "combination of fields not allowed";
     case "type": {
       const expected = [...new Set(errors.filter((each) => each.keyword === "type").flatMap((each) => String(each.params.type).split(",")))];
       return `expected ${expected.join(" or ")}, got ${jsonTypeOf(value)}`;
@@ -73,6 +84,29 @@ function explain(error: SchemaError, value: unknown, errors: readonly SchemaErro
     default:
       return error.message ?? "invalid value";
   }
+}
+
+/** For hex patterns without an x-hex format: the prefix and the digits, at least. */
+function describeOtherHexProblem(value: string, regex: string): string | undefined {
+  const wantsPrefix = regex.startsWith("^0x");
+  if (!wantsPrefix && !regex.includes("0-9a-fA-F")) return undefined;
+  const hasPrefix = value.startsWith("0x");
+  if (wantsPrefix && !hasPrefix) return "hex string without 0x prefix";
+  if (!wantsPrefix && hasPrefix) return "hex string with a 0x prefix, where plain hex digits are expected";
+  if (!/^[0-9a-fA-F]*$/.test(hasPrefix ? value.slice(2) : value)) return "invalid hex string";
+  return undefined;
+}
+
+/**
+ * Explains a `not` over sets of required fields ("state and stateDiff exclude each other"): names
+ * the first set whose fields the value has.
+ */
+function describeExclusion(notSchema: unknown, value: unknown): string | undefined {
+  const schema = notSchema as { required?: string[]; anyOf?: { required?: string[] }[] } | undefined;
+  const sets = schema?.required !== undefined ? [schema.required] : (schema?.anyOf ?? []).map((branch) => branch.required ?? []);
+  const present = value !== null && typeof value === "object" ? new Set(Object.keys(value)) : new Set<string>();
+  const hit = sets.find((fields) => fields.length > 1 && fields.every((field) => present.has(field)));
+  return hit === undefined ? undefined : `fields ${hit.map((field) => quote(field)).join(" and ")} cannot be given together`;
 }
 
 function jsonTypeOf(value: unknown): string {
