@@ -6,7 +6,7 @@ NPM_STAMP := node_modules/.installed-from-lock
 TSC := node_modules/.bin/tsc
 RUN_ARGS ?=
 
-.PHONY: help install gen gen-check build test test-unit test-rpc test-e2e run bench bench-rpc lint clean
+.PHONY: help install gen gen-check check-deps build test test-unit test-rpc test-e2e run bench bench-rpc lint clean
 
 help:
 	@echo "make run    install, build and start the node (regtest, 127.0.0.1:4444); RUN_ARGS='--help' for flags"
@@ -34,7 +34,11 @@ build: install
 	$(TSC) -p .
 	@mkdir -p dist/generated && cp generated/*.js dist/generated/
 
-test: build gen-check
+# Fails on an import that breaks the dependency direction of src/ (.dependency-cruiser.cjs).
+check-deps: install
+	node_modules/.bin/depcruise --config .dependency-cruiser.cjs src generated
+
+test: build gen-check check-deps
 	node dist/test/run.js
 
 test-unit: build
@@ -46,7 +50,7 @@ test-rpc: build
 test-e2e: build
 	node dist/test/run.js e2e
 
-lint: build gen-check
+lint: build gen-check check-deps
 
 run: build
 	node dist/src/cli/main.js $(RUN_ARGS)

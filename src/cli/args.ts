@@ -1,8 +1,7 @@
 // Command-line flags -> NodeOptions. The only place that reads argv.
 import { parseArgs } from "node:util";
-import { findNetworkProfile, networkProfiles } from "../chain/networks.js";
 import { isLogLevel, logLevels } from "../common/logger.js";
-import { defaultNodeOptions, type NodeOptions } from "../node/index.js";
+import { defaultNodeOptions, findNetworkProfile, networkProfiles, type NodeOptions } from "../node/index.js";
 
 export class UsageError extends Error {}
 

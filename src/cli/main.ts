@@ -4,7 +4,6 @@
 import { createLogger } from "../common/logger.js";
 import { clientVersionString } from "../common/version.js";
 import { startNode, NodeConfigurationError } from "../node/index.js";
-import { ModuleSelectionError } from "../rpc/index.js";
 import { helpText, parseCommandLine, UsageError } from "./args.js";
 
 async function main(): Promise<void> {
@@ -51,7 +50,7 @@ async function main(): Promise<void> {
     const node = await startNode(command.options, log);
     stop = () => node.stop();
   } catch (error) {
-    const expected = error instanceof NodeConfigurationError || error instanceof ModuleSelectionError;
+    const expected = error instanceof NodeConfigurationError;
     const code = (error as NodeJS.ErrnoException).code;
     if (expected || code === "EADDRINUSE" || code === "EACCES" || code === "EADDRNOTAVAIL") {
       log.fatal(`cannot start: ${(error as Error).message}`);

@@ -5,7 +5,7 @@ import { findNetworkProfile, type NetworkProfile } from "../chain/networks.js";
 import type { Logger } from "../common/logger.js";
 import { clientVersionString } from "../common/version.js";
 import { createStandaloneNetwork } from "../p2p/index.js";
-import { createDispatcher, createHandlers, createRpcServer, resolveEnabledModules } from "../rpc/index.js";
+import { createDispatcher, createHandlers, createRpcServer, ModuleSelectionError, resolveEnabledModules } from "../rpc/index.js";
 import type { NodeOptions } from "./options.js";
 
 export interface RunningNode {
@@ -16,12 +16,22 @@ export interface RunningNode {
   stop(): Promise<void>;
 }
 
+/** Options that cannot make a node; the message says which and why. */
 export class NodeConfigurationError extends Error {}
+
+function selectModules(options: NodeOptions): Set<string> {
+  try {
+    return resolveEnabledModules(options.rpc.modules, options.rpc.host);
+  } catch (error) {
+    if (error instanceof ModuleSelectionError) throw new NodeConfigurationError(error.message);
+    throw error;
+  }
+}
 
 export async function startNode(options: NodeOptions, log: Logger): Promise<RunningNode> {
   const network = findNetworkProfile(options.networkId);
   if (network === undefined) throw new NodeConfigurationError(`unknown network ${options.networkId}`);
-  const enabledModules = resolveEnabledModules(options.rpc.modules, options.rpc.host);
+  const enabledModules = selectModules(options);
 
   const peers = createStandaloneNetwork();
   const handlers = createHandlers({ clientVersion: clientVersionString(), network, peers });

@@ -108,6 +108,45 @@ describe("CORS with configured origins", () => {
   });
 });
 
+describe("default limits", () => {
+  let node: TestNode;
+  before(async () => {
+    node = await startTestNode();
+  });
+  after(() => node.stop());
+
+  it("serves a batch of 100 and refuses 101", async () => {
+    const batch = (size: number) => Array.from({ length: size }, (_, index) => ({ jsonrpc: "2.0", id: index, method: "eth_chainId", params: [] }));
+    expect((await postJson(node.url, batch(100))).json).to.have.length(100);
+    const refused = (await postJson(node.url, batch(101))).json as { error: { message: string } }[];
+    expect(refused).to.have.length(1);
+    expect(refused[0]!.error.message).to.equal("invalid request: batch of 101 requests exceeds the limit of 100");
+  });
+
+  it("serves a body of 5 MiB and refuses one byte more", async () => {
+    const request = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] });
+    const limit = 5 * 1024 * 1024;
+    const atLimit = request + " ".repeat(limit - request.length);
+    expect((await postRaw(node.url, atLimit)).json).to.deep.equal({ jsonrpc: "2.0", id: 1, result: "0x21" });
+    const overLimit = await postRaw(node.url, `${atLimit} `);
+    expect(overLimit.status).to.equal(413);
+    expect((overLimit.json as { error: { message: string } }).error.message).to.equal(`request body larger than the limit of ${limit} bytes`);
+  });
+});
+
+describe("CORS for any origin", () => {
+  it("answers every origin with a wildcard when configured with *", async () => {
+    const node = await startTestNode({ rpc: { corsOrigins: ["*"] } });
+    try {
+      const response = await postRaw(node.url, chainIdRequest, { "content-type": "application/json", origin: "http://anywhere.test" });
+      expect(response.status).to.equal(200);
+      expect(response.headers.get("access-control-allow-origin")).to.equal("*");
+    } finally {
+      await node.stop();
+    }
+  });
+});
+
 describe("module selection", () => {
   let node: TestNode;
   before(async () => {

@@ -1,5 +1,6 @@
+import { readFileSync } from "node:fs";
 import { expect } from "chai";
-import { helpText, parseCommandLine, UsageError } from "../../../src/cli/args.js";
+import { flagTable, helpText, parseCommandLine, UsageError } from "../../../src/cli/args.js";
 import { defaultNodeOptions } from "../../../src/node/index.js";
 
 function runOptions(argv: string[]) {
@@ -41,6 +42,13 @@ describe("cli/args", () => {
     expect(parseCommandLine(["--version"]).kind).to.equal("version");
     for (const flag of ["--host", "--port", "--network", "--data-dir", "--in-memory", "--rpc-modules", "--cors", "--log-level", "--help", "--version"]) {
       expect(helpText(), flag).to.include(flag);
+    }
+  });
+
+  it("documents every flag in the README's flag table", () => {
+    const readme = readFileSync(new URL("../../../../README.md", import.meta.url), "utf8");
+    for (const { flag, value } of flagTable) {
+      expect(readme, flag).to.include(`| \`${flag}${value === undefined ? "" : ` ${value}`}\` |`);
     }
   });
 

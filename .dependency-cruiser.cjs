@@ -1,0 +1,43 @@
+// Dependency direction of src/ (docs/design.md, and the team's architecture guide): each folder
+// may import only the folders listed for it; no cycles; generated/ stands alone.
+/** folder -> the src/ folders it may import (types or runtime) */
+const allowed = {
+  common: [],
+  storage: ["common"],
+  state: ["storage", "common"],
+  execution: ["state", "common", "chain"],
+  chain: ["execution", "state", "storage", "common"],
+  accounts: ["common"],
+  txpool: ["common", "chain", "state"],
+  tracing: ["execution", "common", "chain", "state"],
+  mining: ["txpool", "execution", "chain", "common", "state"],
+  p2p: ["common"],
+  sync: ["p2p", "common", "chain"],
+  rpc: ["common", "chain", "state", "txpool", "mining", "tracing", "accounts", "p2p"],
+  node: ["common", "storage", "state", "execution", "chain", "accounts", "txpool", "tracing", "mining", "p2p", "sync", "rpc"],
+  cli: ["node", "common"],
+};
+
+const folderRules = Object.entries(allowed).map(([folder, others]) => ({
+  name: `${folder}-imports`,
+  comment: `src/${folder} may import only: ${others.join(", ") || "nothing else in src"}`,
+  severity: "error",
+  from: { path: `^src/${folder}/` },
+  to: { path: "^src/", pathNot: `^src/(${[folder, ...others].join("|")})/` },
+}));
+
+module.exports = {
+  forbidden: [
+    ...folderRules,
+    { name: "no-circular", severity: "error", from: {}, to: { circular: true } },
+    { name: "generated-stands-alone", severity: "error", from: { path: "^generated/" }, to: { path: "^(src|test|bench|codegen)/" } },
+    { name: "src-not-tests", severity: "error", from: { path: "^src/" }, to: { path: "^(test|bench|codegen)/" } },
+    { name: "koa-only-in-server", comment: "only rpc/server.ts knows HTTP", severity: "error", from: { path: "^src/", pathNot: "^src/rpc/server\\.ts$" }, to: { path: "node_modules/koa/" } },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: { extensions: [".ts", ".js", ".d.ts"] },
+  },
+};
