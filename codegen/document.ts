@@ -85,6 +85,12 @@ export async function loadDocument(path: string): Promise<LoadedDocument> {
   const components = (raw.components ?? {}) as Record<string, Record<string, unknown>>;
   const schemas = (components.schemas ?? {}) as Record<string, JsonSchema>;
   checkHexAnnotations(schemas, problems);
+  checkObjectsAreClosedOrOpenOnPurpose(raw, problems);
+  for (const [name, error] of Object.entries((components.errors ?? {}) as Record<string, { code?: unknown; message?: unknown }>)) {
+    const problem = errorCodeProblem(error.code);
+    if (problem !== undefined) problems.push(`error ${name}: ${problem}`);
+    if (typeof error.message !== "string" || error.message === "") problems.push(`error ${name}: no message`);
+  }
 
   const methods = ((raw.methods ?? []) as Record<string, unknown>[]).map((method) =>
     normaliseMethod(method, resolver, problems),
@@ -145,6 +151,37 @@ function checkHexAnnotations(schemas: Record<string, JsonSchema>, problems: stri
       problems.push(`schema ${name}: x-hex ${JSON.stringify(format)} requires pattern ${expected}`);
     }
   }
+}
+
+/**
+ * Every object schema with properties says whether other keys are allowed: a forgotten
+ * `additionalProperties` would let a misspelt field pass validation.
+ */
+function checkObjectsAreClosedOrOpenOnPurpose(node: unknown, problems: string[], path = "#"): void {
+  if (Array.isArray(node)) {
+    node.forEach((item, index) => checkObjectsAreClosedOrOpenOnPurpose(item, problems, `${path}/${index}`));
+    return;
+  }
+  if (node === null || typeof node !== "object") return;
+  const object = node as Record<string, unknown>;
+  if (object.properties !== undefined && !("additionalProperties" in object)) {
+    problems.push(`${path}: an object schema with properties must state additionalProperties`);
+  }
+  for (const [key, child] of Object.entries(object)) {
+    if (key === "examples" || key === "value") continue;
+    checkObjectsAreClosedOrOpenOnPurpose(child, problems, `${path}/${key}`);
+  }
+}
+
+const standardErrorCodes = new Set([-32700, -32600, -32601, -32602, -32603]);
+
+/** JSON-RPC reserves -32768..-32000: only its own codes and the server range -32099..-32000 may be used. */
+function errorCodeProblem(code: unknown): string | undefined {
+  if (typeof code !== "number" || !Number.isInteger(code)) return "the code is not an integer";
+  if (code >= -32768 && code <= -32000 && !standardErrorCodes.has(code) && code < -32099) {
+    return `code ${code} lies in the range JSON-RPC reserves (-32768..-32100)`;
+  }
+  return undefined;
 }
 
 function normaliseMethod(method: Record<string, unknown>, resolve: RefResolver, problems: string[]): MethodSpec {

@@ -92,6 +92,8 @@ export interface SchemaError {
   message?: string;
   /** The value of the failing keyword (parameter validators are compiled verbose). */
   schema?: unknown;
+  /** The schema that holds the failing keyword (verbose validators). */
+  parentSchema?: unknown;
 }
 
 /** A precompiled parameter validator: true when valid, else \`errors\` tells why. */

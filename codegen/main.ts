@@ -1,6 +1,6 @@
 // Entry of `make gen`: reads openrpc.json, checks it, and writes generated/ and the README's
 // method table. With --check it writes nothing and fails when any output is stale.
-import { readFile, writeFile, mkdir } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DocumentError, loadDocument } from "./document.js";
@@ -11,8 +11,9 @@ import { emitTypes } from "./emitTypes.js";
 import { emitParamValidators, emitResultValidators } from "./emitValidators.js";
 import { generatedBanner } from "./naming.js";
 
-// dist/codegen/main.js -> the project root
-const projectRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+// The project root: --root DIR, else the folder two levels above dist/codegen/main.js.
+const rootFlag = process.argv.indexOf("--root");
+const projectRoot = rootFlag >= 0 ? resolve(process.argv[rootFlag + 1] ?? ".") : resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
 async function readIfExists(path: string): Promise<string | undefined> {
   try {
@@ -57,6 +58,13 @@ async function main(): Promise<number> {
       await mkdir(dirname(absolute), { recursive: true });
       await writeFile(absolute, content);
     }
+  }
+  // A file in generated/ that codegen does not write is left over from an older layout.
+  const written = new Set([...outputs.keys()].filter((path) => path.startsWith("generated/")).map((path) => path.slice("generated/".length)));
+  const strays = (await readdir(join(projectRoot, "generated")).catch(() => [])).filter((file) => !written.has(file));
+  for (const stray of strays) {
+    stale.push(`generated/${stray} (not written by codegen)`);
+    if (!checkOnly) await rm(join(projectRoot, "generated", stray), { recursive: true });
   }
   if (checkOnly && stale.length > 0) {
     console.error(`generated output is stale (run \`make gen\` and commit): ${stale.join(", ")}`);

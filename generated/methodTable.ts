@@ -11,6 +11,8 @@ export interface SchemaError {
   message?: string;
   /** The value of the failing keyword (parameter validators are compiled verbose). */
   schema?: unknown;
+  /** The schema that holds the failing keyword (verbose validators). */
+  parentSchema?: unknown;
 }
 
 /** A precompiled parameter validator: true when valid, else `errors` tells why. */
@@ -59,13 +61,13 @@ export const rpcMethodTable: ReadonlyMap<string, RpcMethodEntry> = new Map([
   entry("eth_accounts", "eth", [], 0, [], false),
   entry("eth_blockNumber", "eth", [], 0, [], false),
   entry("eth_getBalance", "eth", ["address","block"], 1, ["validateAddress","validateBlockParameter"], false),
-  entry("eth_getStorageAt", "eth", ["address","position","block"], 2, ["validateAddress","validateStoragePosition","validateBlockParameter"], false),
-  entry("eth_getTransactionCount", "eth", ["address","block"], 1, ["validateAddress","validateBlockParameter"], false),
+  entry("eth_getStorageAt", "eth", ["address","position","block"], 3, ["validateAddress","validateStoragePosition","validateBlockParameter"], false),
+  entry("eth_getTransactionCount", "eth", ["address","block"], 2, ["validateAddress","validateBlockParameter"], false),
   entry("eth_getBlockTransactionCountByHash", "eth", ["blockHash"], 1, ["validateHash32"], false),
   entry("eth_getBlockTransactionCountByNumber", "eth", ["block"], 1, ["validateBlockNumberOrTag"], false),
   entry("eth_getUncleCountByBlockHash", "eth", ["blockHash"], 1, ["validateHash32"], false),
   entry("eth_getUncleCountByBlockNumber", "eth", ["block"], 1, ["validateBlockNumberOrTagNoPending"], false),
-  entry("eth_getCode", "eth", ["address","block"], 1, ["validateAddress","validateBlockParameterNoPending"], false),
+  entry("eth_getCode", "eth", ["address","block"], 2, ["validateAddress","validateBlockParameterNoPending"], false),
   entry("eth_getBlockByNumber", "eth", ["block","fullTransactions"], 2, ["validateBlockNumberOrTagNoPending","validateEthGetBlockByNumberFullTransactionsParam"], false),
   entry("eth_getTransactionByBlockNumberAndIndex", "eth", ["block","index"], 2, ["validateBlockNumberOrTagNoPending","validateUint64"], false),
   entry("eth_getUncleByBlockNumberAndIndex", "eth", ["block","uncleIndex"], 2, ["validateBlockNumberOrTagNoPending","validateUint64"], false),

@@ -224,7 +224,7 @@ export type EthGetBalanceResult = Quantity;
 /**
  * Parameters of eth_getStorageAt.
  */
-export type EthGetStorageAtParams = [address: Address, position: StoragePosition, block?: BlockParameter];
+export type EthGetStorageAtParams = [address: Address, position: StoragePosition, block: BlockParameter];
 /**
  * Result of eth_getStorageAt.
  */
@@ -233,7 +233,7 @@ export type EthGetStorageAtResult = Bytes32;
 /**
  * Parameters of eth_getTransactionCount.
  */
-export type EthGetTransactionCountParams = [address: Address, block?: BlockParameter];
+export type EthGetTransactionCountParams = [address: Address, block: BlockParameter];
 /**
  * Result of eth_getTransactionCount.
  */
@@ -275,7 +275,7 @@ export type EthGetUncleCountByBlockNumberResult = Uint64;
 /**
  * Parameters of eth_getCode.
  */
-export type EthGetCodeParams = [address: Address, block?: BlockParameterNoPending];
+export type EthGetCodeParams = [address: Address, block: BlockParameterNoPending];
 /**
  * Result of eth_getCode.
  */

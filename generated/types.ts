@@ -556,7 +556,7 @@ export interface BridgeState {
   txsWaitingForSignatures: string[];
 }
 /**
- * Tracer switches. The same keys are accepted at the top level of the trace options; a key given in both places takes its value from here.
+ * Tracer switches. The same keys are accepted at the top level of the trace options; a key given in both places takes its value from here. Other keys are accepted and ignored.
  */
 export interface TracerConfig {
   /**
@@ -579,9 +579,10 @@ export interface TracerConfig {
    * Call tracer: attach the logs emitted by each frame as logs. Default false.
    */
   withLog?: boolean;
+  [k: string]: unknown;
 }
 /**
- * Options of debug_traceTransaction and debug_traceBlockByHash. Keys a tracer does not use are ignored; unknown keys are rejected.
+ * Options of debug_traceTransaction and debug_traceBlockByHash. Keys a tracer does not use are ignored. Other keys that tools send (enableMemory, enableReturnData, timeout, ...) are accepted and ignored, as the reference node does; the listed keys are checked.
  */
 export interface TraceOptions {
   /**
@@ -609,6 +610,7 @@ export interface TraceOptions {
    * As in tracerConfig.
    */
   withLog?: boolean;
+  [k: string]: unknown;
 }
 /**
  * Storage slot to value, both as 32-byte words without 0x.

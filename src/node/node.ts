@@ -39,6 +39,7 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
     handlers,
     enabledModules,
     batchLimit: options.rpc.batchLimit,
+    responseLimitBytes: options.rpc.responseLimitBytes,
     discoverDocumentJson: openRpcDocumentJson,
     log: log.child({ module: "rpc" }),
   });

@@ -12,6 +12,7 @@ import {
   methodNotAvailableError,
   methodNotImplementedError,
   methodNotSupportedError,
+  responseTooLargeError,
 } from "./errors.js";
 import { describeParamError } from "./paramErrors.js";
 
@@ -34,6 +35,8 @@ export interface DispatcherOptions {
   enabledModules: ReadonlySet<string>;
   /** Most requests in one batch. */
   batchLimit: number;
+  /** Largest answer in bytes, a whole batch included; calls past it answer -32011 and do not run. */
+  responseLimitBytes: number;
   /** The OpenRPC document served by rpc.discover, as JSON text. */
   discoverDocumentJson: string;
   log: Logger;
@@ -59,8 +62,29 @@ const noParams: unknown[] = [];
 
 const discoverMethod = "rpc.discover";
 
+/** Longest method name accepted (as geth). */
+const maxMethodNameLength = 2048;
+
 function isValidId(id: unknown): id is RequestId {
   return id === null || typeof id === "string" || (typeof id === "number" && Number.isFinite(id));
+}
+
+/** JSON.parse rounds integers past 2^53: such an id could not be echoed as sent. */
+function isExactId(id: RequestId): boolean {
+  return typeof id !== "number" || !Number.isInteger(id) || Number.isSafeInteger(id);
+}
+
+/** The id an answer to this batch item carries; undefined for a notification. */
+function answerableId(item: unknown): RequestId | undefined {
+  if (item === null || typeof item !== "object" || Array.isArray(item)) return null;
+  if (!("id" in item)) return undefined;
+  const id = (item as { id: unknown }).id;
+  return isValidId(id) && isExactId(id) ? id : null;
+}
+
+/** Size in bytes of a JSON text; cheap for the usual ASCII answers. */
+function byteLength(text: string): number {
+  return /^[\x00-\x7f]*$/.test(text) ? text.length : Buffer.byteLength(text);
 }
 
 function errorResponse(id: RequestId, error: RpcError): string {
@@ -73,7 +97,7 @@ function successResponse(id: RequestId, result: unknown): string {
 }
 
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
-  const { enabledModules, batchLimit, log } = options;
+  const { enabledModules, batchLimit, responseLimitBytes, log } = options;
   const debugEnabled = log.isLevelEnabled("debug");
   const discoverResult = new EncodedJson(options.discoverDocumentJson);
 
@@ -142,18 +166,31 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       return errorResponse(null, invalidRequestError('"id" must be a string, a number or null'));
     }
     const id = isNotification ? null : (request.id as RequestId);
+    if (!isExactId(id)) {
+      return errorResponse(null, invalidRequestError('a numeric "id" beyond 2^53 cannot be echoed exactly: use a string id'));
+    }
     if (request.jsonrpc !== "2.0") return errorResponse(id, invalidRequestError('"jsonrpc" must be exactly "2.0"'));
     if (typeof request.method !== "string") return errorResponse(id, invalidRequestError('"method" must be a string'));
+    if (request.method.length > maxMethodNameLength) {
+      return errorResponse(id, invalidRequestError(`method name longer than ${maxMethodNameLength} characters`));
+    }
+    const params = request.params ?? undefined;
+    if (params !== undefined && (params === null || typeof params !== "object")) {
+      return errorResponse(id, invalidRequestError('"params" must be an array'));
+    }
     const method = request.method;
     const started = debugEnabled ? performance.now() : 0;
 
     const succeed = (result: unknown): string | undefined => {
       if (isNotification) return logged(undefined, undefined);
+      let response: string;
       try {
-        return logged(successResponse(id, result), undefined);
+        response = successResponse(id, result);
       } catch (error) {
         return fail(error); // a result that cannot be encoded (a BigInt, a cycle)
       }
+      if (byteLength(response) > responseLimitBytes) return fail(responseTooLargeError(responseLimitBytes));
+      return logged(response, undefined);
     };
     const fail = (error: unknown): string | undefined => {
       const rpcError = toRpcError(error, method);
@@ -168,24 +205,36 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
 
     let outcome: unknown;
     try {
-      const params = request.params;
       if (params !== undefined && !Array.isArray(params)) {
-        throw params !== null && typeof params === "object"
-          ? invalidParamsError("named parameters are not supported: send params as an array")
-          : invalidRequestError('"params" must be an array');
+        throw invalidParamsError("named parameters are not supported: send params as an array");
       }
-      outcome = call(method, params ?? noParams);
+      outcome = call(method, (params as unknown[] | undefined) ?? noParams);
     } catch (error) {
       return fail(error);
     }
     return isPromise(outcome) ? outcome.then(succeed, fail) : succeed(outcome);
   }
 
+  /** Runs a batch in order; once the answer passes the size limit, the rest do not run. */
   async function handleBatch(messages: unknown[]): Promise<string | undefined> {
     const responses: string[] = [];
+    let size = 2; // the brackets
+    let overLimit = false;
     for (const item of messages) {
+      if (overLimit) {
+        const id = answerableId(item);
+        if (id !== undefined) responses.push(errorResponse(id, responseTooLargeError(responseLimitBytes)));
+        continue;
+      }
       const response = await handleMessage(item);
-      if (response !== undefined) responses.push(response);
+      if (response === undefined) continue;
+      size += byteLength(response) + 1;
+      if (size > responseLimitBytes) {
+        overLimit = true;
+        responses.push(errorResponse(answerableId(item) ?? null, responseTooLargeError(responseLimitBytes)));
+      } else {
+        responses.push(response);
+      }
     }
     return responses.length > 0 ? `[${responses.join(",")}]` : undefined;
   }

@@ -10,6 +10,8 @@ export const RpcErrorCode = {
   InternalError: -32603,
   /** EIP-1474 "method not supported": documented here but not implemented yet. */
   MethodNotImplemented: -32004,
+  /** The reference node's code for a response over the size limit. */
+  ResponseTooLarge: -32011,
 } as const;
 export type RpcErrorCode = (typeof RpcErrorCode)[keyof typeof RpcErrorCode];
 
@@ -62,6 +64,10 @@ export function invalidRequestError(reason: string): RpcError {
 
 export function invalidParamsError(message: string): RpcError {
   return new RpcError(RpcErrorCode.InvalidParams, message);
+}
+
+export function responseTooLargeError(limitBytes: number): RpcError {
+  return new RpcError(RpcErrorCode.ResponseTooLarge, `Response size limit of ${limitBytes} bytes exceeded`);
 }
 
 export const internalError = new RpcError(RpcErrorCode.InternalError, "Internal error");

@@ -22,7 +22,9 @@ function isModule(name: string): name is RpcNamespace {
  *
  * - No selection: every module on a loopback bind; on any other bind every module but
  *   personal, evm, debug and sco.
- * - A list of names ("eth,net,web3", or "all"): exactly those modules, wherever bound.
+ * - A list of names ("eth,net,web3"): exactly those modules, wherever bound.
+ * - "all": every module the bind allows without naming; personal, evm, debug and sco on a
+ *   non-loopback bind still have to be named one by one.
  * - Entries with a sign ("-debug,+sco") change the default set; they may follow plain names too.
  */
 export function resolveEnabledModules(selection: string | undefined, host: string): Set<RpcNamespace> {
@@ -34,7 +36,7 @@ export function resolveEnabledModules(selection: string | undefined, host: strin
     const sign = entry.startsWith("-") ? "-" : "+";
     const name = entry.replace(/^[+-]/, "");
     if (name === "all") {
-      for (const module of rpcNamespaces) sign === "+" ? enabled.add(module) : enabled.delete(module);
+      for (const module of sign === "+" ? defaults : rpcNamespaces) sign === "+" ? enabled.add(module) : enabled.delete(module);
       continue;
     }
     if (!isModule(name)) {

@@ -12,6 +12,8 @@ export interface RpcOptions {
   bodyLimitBytes: number;
   /** Most requests in one batch. */
   batchLimit: number;
+  /** Largest answer in bytes, a whole batch included. */
+  responseLimitBytes: number;
 }
 
 export const defaultRpcOptions: RpcOptions = {
@@ -21,4 +23,5 @@ export const defaultRpcOptions: RpcOptions = {
   corsOrigins: [],
   bodyLimitBytes: 5 * 1024 * 1024,
   batchLimit: 100,
+  responseLimitBytes: 10 * 1024 * 1024,
 };

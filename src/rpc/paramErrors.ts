@@ -55,7 +55,7 @@ function describeAt(value: unknown, errors: readonly SchemaError[]): string {
 function explain(error: SchemaError, value: unknown, errors: readonly SchemaError[]): string {
   switch (error.keyword) {
     case "additionalProperties":
-      return `unknown field ${quote(String(error.params.additionalProperty))}`;
+      return describeExtraKey(String(error.params.additionalProperty), error.parentSchema);
     case "required": {
       // Branches of a oneOf may each miss a different field: name them all.
       const missing = [...new Set(errors.filter((each) => each.keyword === "required").map((each) => quote(String(each.params.missingProperty))))];
@@ -84,6 +84,14 @@ function explain(error: SchemaError, value: unknown, errors: readonly SchemaErro
     default:
       return error.message ?? "invalid value";
   }
+}
+
+/** A key of a map whose keys follow a hex pattern (storage slots, addresses) is explained as such. */
+function describeExtraKey(key: string, parentSchema: unknown): string {
+  const keyPatterns = Object.keys((parentSchema as { patternProperties?: object } | undefined)?.patternProperties ?? {});
+  const format = keyPatterns.length === 1 ? hexFormatsByPattern.get(keyPatterns[0]!) : undefined;
+  const problem = format === undefined ? undefined : describeHexProblem(key, format);
+  return problem === undefined ? `unknown field ${quote(key)}` : `invalid key ${quote(key)}: ${problem}`;
 }
 
 /** For hex patterns without an x-hex format: the prefix and the digits, at least. */

@@ -1,7 +1,7 @@
 // The HTTP transport (Koa): verbs, CORS, content type, body limit. It knows nothing of JSON-RPC
 // beyond handing the body to the dispatcher and shaping its own refusals as JSON-RPC errors.
 import { once } from "node:events";
-import type { IncomingMessage, OutgoingHttpHeaders, Server } from "node:http";
+import { createServer, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import Koa from "koa";
 import type { Logger } from "../common/logger.js";
@@ -13,6 +13,9 @@ const acceptedContentTypes = new Set(["application/json", "application/json-rpc"
 
 /** Time a stopping server gives open requests before it closes their connections. */
 const shutdownGraceMs = 5_000;
+
+/** A connection silent in both directions for this long is closed. */
+const socketIdleTimeoutMs = 120_000;
 
 export interface RpcServer {
   /** Listens; resolves with the bound address. */
@@ -64,11 +67,17 @@ function readBody(request: IncomingMessage, limit: number): Promise<string> {
 }
 
 export function createRpcServer(options: RpcOptions, dispatcher: Dispatcher, log: Logger): RpcServer {
+  const tooLargeMessage = `request body larger than the limit of ${options.bodyLimitBytes} bytes`;
   const anyOrigin = options.corsOrigins.includes("*");
   const allowedOrigins = new Set(options.corsOrigins);
   const app = new Koa();
   app.silent = true;
-  app.on("error", (error: unknown) => log.warn({ err: error }, "http error"));
+  app.on("error", (error: NodeJS.ErrnoException) => {
+    // A client that goes away mid-request is routine; anything else is worth a warning.
+    const clientGone = error.code === "ECONNRESET" || error.code === "ECONNABORTED" || error.code === "EPIPE" || error.code?.startsWith("HPE_") === true;
+    if (clientGone) log.debug({ err: error }, "client connection error");
+    else log.warn({ err: error }, "http error");
+  });
 
   app.use(async (ctx) => {
     const origin = ctx.req.headers.origin;
@@ -106,7 +115,6 @@ export function createRpcServer(options: RpcOptions, dispatcher: Dispatcher, log
       return refusal(ctx, 415, RpcErrorCode.InvalidRequest, `content type ${contentType} is not accepted: use application/json`);
     }
 
-    const tooLarge = `request body larger than the limit of ${options.bodyLimitBytes} bytes`;
     const declaredLength = Number(ctx.req.headers["content-length"] ?? 0);
     let body: string;
     try {
@@ -116,7 +124,7 @@ export function createRpcServer(options: RpcOptions, dispatcher: Dispatcher, log
       if (!(error instanceof BodyTooLargeError)) throw error;
       // The rest of the body is not read: answer, then close the connection.
       ctx.set("Connection", "close");
-      return refusal(ctx, 413, RpcErrorCode.InvalidRequest, tooLarge);
+      return refusal(ctx, 413, RpcErrorCode.InvalidRequest, tooLargeMessage);
     }
 
     const answer = dispatcher.handle(body);
@@ -135,13 +143,29 @@ export function createRpcServer(options: RpcOptions, dispatcher: Dispatcher, log
     ctx.res.writeHead(200, headers).end(response);
   });
 
+  // After app.use: callback() composes the middleware registered so far.
+  const handleRequest = app.callback();
   let server: Server | undefined;
   return {
     async start(): Promise<AddressInfo> {
-      const listening = app.listen({ host: options.host, port: options.port });
+      const listening = createServer(handleRequest);
       server = listening;
       listening.headersTimeout = 20_000;
       listening.requestTimeout = 60_000;
+      // A connection with no traffic either way for this long is dropped: a client that stops
+      // reading its answer cannot hold the answer in memory for ever.
+      listening.timeout = socketIdleTimeoutMs;
+      // "Expect: 100-continue": refuse an oversized body before the client sends it.
+      listening.on("checkContinue", (request: IncomingMessage, response: ServerResponse) => {
+        if (Number(request.headers["content-length"] ?? 0) > options.bodyLimitBytes) {
+          const body = JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: RpcErrorCode.InvalidRequest, message: tooLargeMessage } });
+          response.writeHead(413, { "content-type": "application/json", "content-length": Buffer.byteLength(body), connection: "close" }).end(body);
+          return;
+        }
+        response.writeContinue();
+        void handleRequest(request, response);
+      });
+      listening.listen({ host: options.host, port: options.port });
       // Rejects with the listen error (address in use, ...) if that comes first.
       await once(listening, "listening");
       return listening.address() as AddressInfo;

@@ -2,8 +2,11 @@
 import { Writable } from "node:stream";
 import { RpcClient } from "../../generated/client.js";
 import { createLogger, type LogLevel } from "../../src/common/logger.js";
-import { defaultNodeOptions, startNode, type NodeOptions, type RunningNode } from "../../src/node/index.js";
-import type { RpcOptions } from "../../src/rpc/index.js";
+import { defaultNodeOptions, findNetworkProfile, startNode, type NodeOptions, type RunningNode } from "../../src/node/index.js";
+import { createDispatcher, createHandlers, createRpcServer, type RpcHandlerSet, type RpcOptions } from "../../src/rpc/index.js";
+import { createStandaloneNetwork } from "../../src/p2p/index.js";
+import { openRpcDocumentJson } from "../../generated/discover.js";
+import { rpcNamespaces } from "../../generated/methods.js";
 
 export interface TestNode {
   readonly node: RunningNode;
@@ -49,4 +52,29 @@ export async function startTestNode(overrides: TestNodeOverrides = {}): Promise<
     logs: capture.records,
     stop: () => node.stop(),
   };
+}
+
+/** A JSON-RPC server over the real transport and dispatcher, with some handlers replaced. */
+export async function startServerWithHandlers(
+  overrides: Partial<RpcHandlerSet>,
+  options: { rpc?: Partial<RpcOptions> } = {},
+): Promise<{ url: string; logs: Record<string, unknown>[]; stop(): Promise<void> }> {
+  const rpc: RpcOptions = { ...defaultNodeOptions.rpc, port: 0, ...options.rpc };
+  const capture = createLogCapture();
+  const log = createLogger("info", capture.stream);
+  const handlers: RpcHandlerSet = {
+    ...createHandlers({ clientVersion: "test", network: findNetworkProfile(33)!, peers: createStandaloneNetwork() }),
+    ...overrides,
+  };
+  const dispatcher = createDispatcher({
+    handlers,
+    enabledModules: new Set(rpcNamespaces),
+    batchLimit: rpc.batchLimit,
+    responseLimitBytes: rpc.responseLimitBytes,
+    discoverDocumentJson: openRpcDocumentJson,
+    log,
+  });
+  const server = createRpcServer(rpc, dispatcher, log);
+  const address = await server.start();
+  return { url: `http://127.0.0.1:${address.port}`, logs: capture.records, stop: () => server.stop() };
 }

@@ -1,13 +1,9 @@
 // HTTP rules: verbs, content types, body limit, CORS, module gate, and internal errors.
+import { request as httpRequest } from "node:http";
 import { expect } from "chai";
-import { createDispatcher, createHandlers, createRpcServer, defaultRpcOptions } from "../../../src/rpc/index.js";
-import { createLogger } from "../../../src/common/logger.js";
-import { findNetworkProfile } from "../../../src/chain/networks.js";
-import { createStandaloneNetwork } from "../../../src/p2p/index.js";
-import { openRpcDocumentJson } from "../../../generated/discover.js";
 import { rpcNamespaces } from "../../../generated/methods.js";
 import { postJson, postRaw } from "../../helpers/http.js";
-import { createLogCapture, startTestNode, type TestNode } from "../../helpers/testNode.js";
+import { startServerWithHandlers, startTestNode, type TestNode } from "../../helpers/testNode.js";
 
 const chainIdRequest = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] });
 
@@ -67,9 +63,10 @@ describe("HTTP transport", () => {
     expect(((await response.json()) as { error: { message: string } }).error.message).to.match(/larger than the limit/);
   });
 
-  it("keeps serving the same client after refusals", async () => {
-    await postRaw(node.url, " ".repeat(2048));
-    expect((await node.client.eth_chainId())).to.equal("0x21");
+  it("keeps serving after refusing an oversized body (the refused connection is closed)", async () => {
+    const refused = await postRaw(node.url, " ".repeat(2048));
+    expect(refused.headers.get("connection")).to.equal("close");
+    expect(await node.client.eth_chainId()).to.equal("0x21");
   });
 
   it("allows no cross-origin caller by default", async () => {
@@ -167,30 +164,137 @@ describe("module selection", () => {
   });
 });
 
+describe("work the node must not do", () => {
+  let calls = 0;
+  let server: Awaited<ReturnType<typeof startServerWithHandlers>>;
+  const sha3 = (id?: number) => ({ jsonrpc: "2.0", ...(id === undefined ? {} : { id }), method: "web3_sha3", params: ["0x"] });
+  before(async () => {
+    server = await startServerWithHandlers(
+      {
+        web3_sha3: () => {
+          calls++;
+          return `0x${"00".repeat(32)}`;
+        },
+      },
+      { rpc: { batchLimit: 3, responseLimitBytes: 300_000 } },
+    );
+  });
+  after(() => server.stop());
+  beforeEach(() => (calls = 0));
+
+  it("runs none of a batch over the limit", async () => {
+    await postJson(server.url, [sha3(1), sha3(2), sha3(3), sha3(4)]);
+    expect(calls).to.equal(0);
+  });
+
+  it("runs notifications, alone and in a batch", async () => {
+    expect((await postJson(server.url, sha3())).status).to.equal(204);
+    expect((await postJson(server.url, [sha3(), sha3()])).status).to.equal(204);
+    expect(calls).to.equal(3);
+  });
+
+  it("stops a batch at the response size limit: the rest answer -32011 and do not run", async () => {
+    // rpc.discover answers about 190 KB: the second one passes the 300,000-byte limit.
+    const discover = (id: number) => ({ jsonrpc: "2.0", id, method: "rpc.discover", params: [] });
+    const response = await postJson(server.url, [discover(1), discover(2), sha3(3)]);
+    const answers = response.json as { id: number; result?: unknown; error?: { code: number; message: string } }[];
+    expect(answers.map((answer) => answer.id)).to.deep.equal([1, 2, 3]);
+    expect(answers[0]!.result).to.be.an("object");
+    const tooLarge = { code: -32011, message: "Response size limit of 300000 bytes exceeded" };
+    expect(answers[1]!.error).to.deep.equal(tooLarge);
+    expect(answers[2]!.error).to.deep.equal(tooLarge);
+    expect(calls, "the call after the limit did not run").to.equal(0);
+    expect(response.text.length).to.be.lessThan(300_000);
+  });
+
+  it("refuses a single answer over the limit", async () => {
+    const tight = await startServerWithHandlers({}, { rpc: { responseLimitBytes: 1000 } });
+    try {
+      const response = await postJson(tight.url, { jsonrpc: "2.0", id: 1, method: "rpc.discover", params: [] });
+      expect(response.json).to.deep.equal({ jsonrpc: "2.0", id: 1, error: { code: -32011, message: "Response size limit of 1000 bytes exceeded" } });
+    } finally {
+      await tight.stop();
+    }
+  });
+
+  it("refuses an oversized body announced with Expect: 100-continue before the client sends it", async () => {
+    const outcome = await new Promise<{ status: number; continued: boolean; body: string }>((resolve, reject) => {
+      let continued = false;
+      const request = httpRequest(server.url, {
+        method: "POST",
+        headers: { "content-type": "application/json", "content-length": String(6 * 1024 * 1024), expect: "100-continue" },
+        timeout: 10_000,
+      });
+      request.on("continue", () => (continued = true));
+      request.on("response", (response) => {
+        let body = "";
+        response.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")));
+        response.on("end", () => resolve({ status: response.statusCode ?? 0, continued, body }));
+      });
+      request.on("timeout", () => request.destroy(new Error("timed out")));
+      request.on("error", reject);
+      request.flushHeaders();
+    });
+    expect(outcome.status).to.equal(413);
+    expect(outcome.continued, "no 100 Continue was sent").to.equal(false);
+    expect(JSON.parse(outcome.body)).to.deep.equal({ jsonrpc: "2.0", id: null, error: { code: -32600, message: `request body larger than the limit of ${5 * 1024 * 1024} bytes` } });
+  });
+
+  it("lets a body within the limit through after 100 Continue", async () => {
+    const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] });
+    const status = await new Promise<number>((resolve, reject) => {
+      const request = httpRequest(server.url, { method: "POST", headers: { "content-type": "application/json", "content-length": String(body.length), expect: "100-continue" }, timeout: 10_000 });
+      request.on("continue", () => request.end(body));
+      request.on("response", (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      });
+      request.on("timeout", () => request.destroy(new Error("timed out")));
+      request.on("error", reject);
+      request.flushHeaders();
+    });
+    expect(status).to.equal(200);
+  });
+});
+
+describe("stopping", () => {
+  it("lets a request in flight finish, then closes", async () => {
+    let release!: () => void;
+    const started = new Promise<void>((resolve) => (release = resolve));
+    const server = await startServerWithHandlers({
+      web3_sha3: () => {
+        release();
+        return new Promise((resolve) => setTimeout(() => resolve(`0x${"00".repeat(32)}`), 300));
+      },
+    });
+    const inFlight = postJson(server.url, { jsonrpc: "2.0", id: 1, method: "web3_sha3", params: ["0x"] });
+    await started;
+    const stopped = server.stop();
+    const response = await inFlight;
+    expect(response.json).to.deep.equal({ jsonrpc: "2.0", id: 1, result: `0x${"00".repeat(32)}` });
+    await stopped;
+    const afterStop = await postJson(server.url, { jsonrpc: "2.0", id: 2, method: "eth_chainId", params: [] }).catch((error: unknown) => error);
+    expect(afterStop, "the port no longer answers").to.be.instanceOf(Error);
+  });
+});
+
 describe("a failing handler", () => {
   it("answers -32603 Internal error without a stack trace, logs the stack, and keeps serving", async () => {
-    const capture = createLogCapture();
-    const log = createLogger("info", capture.stream);
-    const handlers = {
-      ...createHandlers({ clientVersion: "test", network: findNetworkProfile(33)!, peers: createStandaloneNetwork() }),
+    const server = await startServerWithHandlers({
       web3_sha3: () => {
         throw new Error("secret detail of the failure");
       },
-    };
-    const dispatcher = createDispatcher({ handlers, enabledModules: new Set(rpcNamespaces), batchLimit: 10, discoverDocumentJson: openRpcDocumentJson, log });
-    const server = createRpcServer({ ...defaultRpcOptions, port: 0 }, dispatcher, log);
-    const address = await server.start();
-    const url = `http://127.0.0.1:${address.port}`;
+    });
     try {
-      const response = await postJson(url, { jsonrpc: "2.0", id: 9, method: "web3_sha3", params: ["0x"] });
+      const response = await postJson(server.url, { jsonrpc: "2.0", id: 9, method: "web3_sha3", params: ["0x"] });
       expect(response.status).to.equal(200);
       expect(response.json).to.deep.equal({ jsonrpc: "2.0", id: 9, error: { code: -32603, message: "Internal error" } });
       expect(response.text).to.not.include("secret detail");
       expect(response.text).to.not.match(/at .*\.js:\d+/);
-      const logged = capture.records.find((record) => record.msg === "method handler failed") as { err?: { stack?: string }; method?: string };
+      const logged = server.logs.find((record) => record.msg === "method handler failed") as { err?: { stack?: string }; method?: string };
       expect(logged?.method).to.equal("web3_sha3");
       expect(logged?.err?.stack).to.include("secret detail of the failure");
-      const next = await postJson(url, { jsonrpc: "2.0", id: 10, method: "eth_chainId", params: [] });
+      const next = await postJson(server.url, { jsonrpc: "2.0", id: 10, method: "eth_chainId", params: [] });
       expect(next.json).to.deep.equal({ jsonrpc: "2.0", id: 10, result: "0x21" });
     } finally {
       await server.stop();

@@ -37,7 +37,10 @@ describe("JSON-RPC 2.0 transport", () => {
     { name: "named params are invalid params", body: '{"jsonrpc":"2.0","id":7,"method":"web3_sha3","params":{"data":"0x"}}', code: -32602, id: 7, message: /named parameters are not supported/ },
     { name: "an unknown method is method-not-found", body: '{"jsonrpc":"2.0","id":7,"method":"foo_bar","params":[]}', code: -32601, id: 7, message: /^the method foo_bar does not exist\/is not available$/ },
     { name: "a prototype key is method-not-found", body: '{"jsonrpc":"2.0","id":7,"method":"__proto__","params":[]}', code: -32601, id: 7 },
-    { name: "a very long method name is not echoed in full", body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "x".repeat(100_000) }), code: -32601, id: 7, message: /^the method x{64}\.\.\. does not exist/ },
+    { name: "a method name over 2048 characters is an invalid request", body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "x".repeat(100_000) }), code: -32600, id: 7, message: /^invalid request: method name longer than 2048 characters$/ },
+    { name: "a long unknown method name is not echoed in full", body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "x".repeat(2048) }), code: -32601, id: 7, message: /^the method x{64}\.\.\. does not exist/ },
+    { name: "a numeric id beyond 2^53 is an invalid request (it could not be echoed exactly)", body: '{"jsonrpc":"2.0","id":9007199254740993,"method":"eth_chainId"}', code: -32600, id: null, message: /use a string id/ },
+    { name: "primitive params in a notification are still answered as an invalid request", body: '{"jsonrpc":"2.0","method":"eth_chainId","params":"x"}', code: -32600, id: null, message: /"params" must be an array/ },
     { name: "an empty batch is one invalid-request error", body: "[]", code: -32600, id: null, message: /empty batch/ },
     { name: "unterminated deep nesting is a parse error", body: "[".repeat(100_000), code: -32700, id: null },
   ];
@@ -65,9 +68,16 @@ describe("JSON-RPC 2.0 transport", () => {
     }
   });
 
-  it("treats omitted params as an empty list", async () => {
+  it("treats omitted or null params as an empty list", async () => {
     const response = await postJson(node.url, { jsonrpc: "2.0", id: 1, method: "eth_chainId" });
     expect(response.json).to.deep.equal({ jsonrpc: "2.0", id: 1, result: "0x21" });
+    const nullParams = await postJson(node.url, { jsonrpc: "2.0", id: 2, method: "eth_chainId", params: null });
+    expect(nullParams.json).to.deep.equal({ jsonrpc: "2.0", id: 2, result: "0x21" });
+  });
+
+  it("echoes the largest exact integer id", async () => {
+    const response = await postRaw(node.url, '{"jsonrpc":"2.0","id":9007199254740991,"method":"eth_chainId"}');
+    expect(response.text).to.equal('{"jsonrpc":"2.0","id":9007199254740991,"result":"0x21"}');
   });
 
   it("answers nothing to a notification, also a failing one", async () => {
@@ -161,6 +171,8 @@ describe("JSON-RPC 2.0 transport", () => {
       { name: "more than 4 topic positions", method: "eth_getLogs", params: [{ topics: Array(5).fill(null) }], message: "invalid argument 0: field topics: too many entries: at most 4" },
       { name: "a topic of the wrong length in an OR list", method: "eth_getLogs", params: [{ topics: [null, [`0x${"ab".repeat(32)}`, "0x12"]] }], message: "invalid argument 0: field topics[1][1]: wrong length: want 32 bytes, got 1" },
       { name: "state and stateDiff for one account", method: "eth_call", params: [{ to: address }, "latest", { [address]: { state: {}, stateDiff: {} } }], message: `invalid argument 2: field ${address}: fields "state" and "stateDiff" cannot be given together` },
+      { name: "a storage key of the wrong length", method: "eth_call", params: [{ to: address }, "latest", { [address]: { stateDiff: { "0x01": `0x${"00".repeat(32)}` } } }], message: `invalid argument 2: field ${address}.stateDiff: invalid key "0x01": wrong length: want 32 bytes, got 1` },
+      { name: "an override for a malformed address", method: "eth_call", params: [{ to: address }, "latest", { "0x12": { balance: "0x1" } }], message: 'invalid argument 2: invalid key "0x12": wrong length: want 20 bytes, got 1' },
       { name: "a missing required field", method: "eth_sendTransaction", params: [{ to: address }], message: 'invalid argument 0: missing field "from"' },
       { name: "a value out of range", method: "trace_filter", params: [{ count: -1 }], message: "invalid argument 0: field count: must be at least 0, got -1" },
       { name: "an empty string where text is required", method: "sco_banAddress", params: [""], message: "invalid argument 0: must not be empty" },

@@ -29,7 +29,14 @@ describe("rpc/modules", () => {
     expect(withoutDebug.has("debug")).to.equal(false);
     expect(withoutDebug.has("trace")).to.equal(false);
     expect(withoutDebug.has("eth")).to.equal(true);
-    expect(sorted(resolveEnabledModules("all,-sco", "0.0.0.0"))).to.deep.equal(sorted(rpcNamespaces.filter((name) => name !== "sco")));
+    expect(sorted(resolveEnabledModules("all,-trace", "127.0.0.1"))).to.deep.equal(sorted(rpcNamespaces.filter((name) => name !== "trace")));
+  });
+
+  it("keeps 'all' within the exposure rule: loopback-only modules must be named one by one", () => {
+    const everywhere = resolveEnabledModules("all", "0.0.0.0");
+    for (const module of loopbackOnlyModules) expect(everywhere.has(module), module).to.equal(false);
+    expect(resolveEnabledModules("all,personal", "0.0.0.0").has("personal")).to.equal(true);
+    expect(sorted(resolveEnabledModules("all", "127.0.0.1"))).to.deep.equal(sorted(rpcNamespaces));
   });
 
   it("refuses an unknown module by name", () => {
