@@ -58,7 +58,8 @@ function isPromise(value: unknown): value is Promise<unknown> {
   return typeof (value as Promise<unknown> | null)?.then === "function";
 }
 
-const noParams: unknown[] = [];
+// Shared by every call without parameters: frozen so no handler can change it for the next.
+const noParams = Object.freeze([]) as unknown as unknown[];
 
 const discoverMethod = "rpc.discover";
 
