@@ -176,7 +176,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       return errorResponse(id, invalidRequestError(`method name longer than ${maxMethodNameLength} characters`));
     }
     const params = request.params ?? undefined;
-    if (params !== undefined && (params === null || typeof params !== "object")) {
+    if (params !== undefined && typeof params !== "object") {
       return errorResponse(id, invalidRequestError('"params" must be an array'));
     }
     const method = request.method;

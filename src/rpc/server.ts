@@ -26,11 +26,15 @@ export interface RpcServer {
 
 class BodyTooLargeError extends Error {}
 
-/** An HTTP-level refusal, answered with a JSON-RPC error body so clients can read why. */
+/** The JSON-RPC error body of an HTTP-level refusal, so clients can read why. */
+function refusalBody(code: number, message: string): string {
+  return JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message } });
+}
+
 function refusal(ctx: Koa.Context, status: number, code: number, message: string): void {
   ctx.status = status;
   ctx.type = "application/json";
-  ctx.body = JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message } });
+  ctx.body = refusalBody(code, message);
 }
 
 /** Reads the whole body, refusing more than `limit` bytes. Events, not async iteration: hot path. */
@@ -158,7 +162,7 @@ export function createRpcServer(options: RpcOptions, dispatcher: Dispatcher, log
       // "Expect: 100-continue": refuse an oversized body before the client sends it.
       listening.on("checkContinue", (request: IncomingMessage, response: ServerResponse) => {
         if (Number(request.headers["content-length"] ?? 0) > options.bodyLimitBytes) {
-          const body = JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: RpcErrorCode.InvalidRequest, message: tooLargeMessage } });
+          const body = refusalBody(RpcErrorCode.InvalidRequest, tooLargeMessage);
           response.writeHead(413, { "content-type": "application/json", "content-length": Buffer.byteLength(body), connection: "close" }).end(body);
           return;
         }
