@@ -24,8 +24,8 @@ interface Workload {
 }
 
 const workloads: Workload[] = [
-  { name: "eth_chainId", start: () => startNodeProcess(["--port", "0"]), body: chainId, target: 15_000 },
-  { name: "web3_sha3 (32 bytes)", start: () => startNodeProcess(["--port", "0"]), body: sha3 },
+  { name: "eth_chainId", start: () => startNodeProcess(["--port", "0", "--in-memory"]), body: chainId, target: 15_000 },
+  { name: "web3_sha3 (32 bytes)", start: () => startNodeProcess(["--port", "0", "--in-memory"]), body: sha3 },
   { name: "ref: node:http constant", start: () => startListeningProcess(baselineScript, ["node-http"]), body: chainId },
   { name: "ref: Koa constant", start: () => startListeningProcess(baselineScript, ["koa"]), body: chainId },
 ];

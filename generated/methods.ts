@@ -1116,7 +1116,7 @@ export interface RpcMethods {
 export type RpcMethodName = keyof RpcMethods;
 
 /** The methods that have an implementation; the others answer "not implemented yet". */
-export type ImplementedMethodName = "web3_clientVersion" | "web3_sha3" | "net_version" | "net_listening" | "net_peerCount" | "net_peerList" | "eth_chainId" | "eth_protocolVersion";
+export type ImplementedMethodName = "web3_clientVersion" | "web3_sha3" | "net_version" | "net_listening" | "net_peerCount" | "net_peerList" | "eth_chainId" | "eth_protocolVersion" | "eth_syncing" | "eth_coinbase" | "eth_mining" | "eth_hashrate" | "eth_gasPrice" | "eth_accounts" | "eth_blockNumber" | "eth_getBalance" | "eth_getStorageAt" | "eth_getTransactionCount" | "eth_getBlockTransactionCountByHash" | "eth_getBlockTransactionCountByNumber" | "eth_getUncleCountByBlockHash" | "eth_getUncleCountByBlockNumber" | "eth_getCode" | "eth_getBlockByNumber" | "eth_getTransactionByBlockNumberAndIndex" | "eth_getUncleByBlockNumberAndIndex" | "eth_sendTransaction" | "eth_sendRawTransaction" | "eth_getBlockByHash" | "eth_getTransactionByHash" | "eth_getTransactionByBlockHashAndIndex" | "eth_getTransactionReceipt" | "eth_pendingTransactions" | "eth_getUncleByBlockHashAndIndex";
 
 /** The modules (method-name prefixes) of the document, in document order. */
 export const rpcNamespaces = ["web3","net","eth","debug","evm","mnr","personal","ext","trace","txpool","sco"] as const;

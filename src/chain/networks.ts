@@ -1,5 +1,13 @@
-// Network profiles: the network ids of the spec and what each fixes. These are profiles for
-// private networks with those ids; the node does not join the public networks.
+// Network profiles: the network ids of the spec and what each fixes (chain id, genesis, defaults).
+// These are profiles for private networks with those ids; the node does not join the public networks.
+import type { GenesisSpec } from "./genesis.js";
+
+export interface DevelopmentAccount {
+  /** The private key is keccak-256 of this UTF-8 seed (the reference node's regtest accounts). */
+  readonly seed: string;
+  /** Its address, lower-case hex without 0x (a test derives it from the seed). */
+  readonly address: string;
+}
 
 export interface NetworkProfile {
   /** Network id of the spec: net_version answers it in decimal. */
@@ -9,13 +17,57 @@ export interface NetworkProfile {
   readonly name: string;
   readonly aliases: readonly string[];
   readonly description: string;
+  readonly genesis: GenesisSpec;
+  /** Funded at genesis and held unlocked by the node. */
+  readonly developmentAccounts: readonly DevelopmentAccount[];
+}
+
+/** The ten well-known development accounts of the reference node's regtest (facts section 12). */
+export const regtestDevelopmentAccounts: readonly DevelopmentAccount[] = [
+  { seed: "cow", address: "cd2a3d9f938e13cd947ec05abc7fe734df8dd826" },
+  { seed: "cow1", address: "7986b3df570230288501eea3d890bd66948c9b79" },
+  { seed: "cow2", address: "0a3aa774752ec2042c46548456c094a76c7f3a79" },
+  { seed: "cow3", address: "cf7cdbbb5f7ba79d3ffe74a0bba13fc0295f6036" },
+  { seed: "cow4", address: "39b12c05e8503356e3a7df0b7b33efa4c054c409" },
+  { seed: "cow5", address: "c354d97642faa06781b76ffb6786f72cd7746c97" },
+  { seed: "cow6", address: "debe71e1de41fc77c44df4b6db940026e31b0e71" },
+  { seed: "cow7", address: "7857288e171c6159c5576d1bd9ac40c0c48a771c" },
+  { seed: "cow8", address: "a4dea4d5c954f5fd9e87f0e9752911e83a3d18b3" },
+  { seed: "cow9", address: "09a1eda29f664ac8f68106f6567276df0c65d859" },
+];
+
+const developmentAccountBalance = 10n ** 30n;
+
+/** Genesis fields shared by the profiles (the reference's regtest values: gas limit 10,000,000, difficulty 1). */
+function genesisWith(alloc: GenesisSpec["alloc"], extraData: string): GenesisSpec {
+  return {
+    alloc,
+    gasLimit: 10_000_000n,
+    timestamp: 0n,
+    difficulty: 1n,
+    extraData: new TextEncoder().encode(extraData),
+    coinbase: new Uint8Array(20).fill(0x33),
+    minimumGasPrice: 0n,
+  };
+}
+
+function privateNetwork(networkId: number, name: string, aliases: string[], description: string): NetworkProfile {
+  return { networkId, chainId: BigInt(networkId), name, aliases, description, genesis: genesisWith(new Map(), name), developmentAccounts: [] };
 }
 
 export const networkProfiles: readonly NetworkProfile[] = [
-  { networkId: 30, chainId: 30n, name: "mainnet", aliases: ["main"], description: "private network with the main chain's id" },
-  { networkId: 31, chainId: 31n, name: "testnet", aliases: ["test"], description: "private network with the test chain's id" },
-  { networkId: 32, chainId: 32n, name: "devnet", aliases: ["dev"], description: "private network with the developer chain's id" },
-  { networkId: 33, chainId: 33n, name: "regtest", aliases: ["local"], description: "locally created network (the default)" },
+  privateNetwork(30, "mainnet", ["main"], "private network with the main chain's id (accounts from --genesis)"),
+  privateNetwork(31, "testnet", ["test"], "private network with the test chain's id (accounts from --genesis)"),
+  privateNetwork(32, "devnet", ["dev"], "private network with the developer chain's id (accounts from --genesis)"),
+  {
+    networkId: 33,
+    chainId: 33n,
+    name: "regtest",
+    aliases: ["local"],
+    description: "locally created network with ten funded, unlocked development accounts (the default)",
+    genesis: genesisWith(new Map(regtestDevelopmentAccounts.map((account) => [account.address, { balance: developmentAccountBalance }])), "horse"),
+    developmentAccounts: regtestDevelopmentAccounts,
+  },
 ];
 
 export const defaultNetworkId = 33;

@@ -1,7 +1,7 @@
 // Command-line flags -> NodeOptions. The only place that reads argv.
 import { parseArgs } from "node:util";
 import { isLogLevel, logLevels } from "../common/logger.js";
-import { defaultNodeOptions, findNetworkProfile, networkProfiles, type NodeOptions } from "../node/index.js";
+import { defaultCoinbase, defaultNodeOptions, findNetworkProfile, networkProfiles, type MiningMode, type NodeOptions } from "../node/index.js";
 
 export class UsageError extends Error {}
 
@@ -18,8 +18,12 @@ export const flagTable: readonly FlagSpec[] = [
   { flag: "--host", value: "ADDRESS", help: `Address the JSON-RPC server binds to (default ${defaultNodeOptions.rpc.host}). On a non-loopback address the personal, evm, debug and sco modules are off unless named in --rpc-modules.` },
   { flag: "--port", value: "PORT", help: `TCP port of the JSON-RPC server (default ${defaultNodeOptions.rpc.port}; 0 picks a free port).` },
   { flag: "--network", value: "ID", help: `Network profile: ${networkProfiles.map((profile) => `${profile.networkId} (${[profile.name, ...profile.aliases].join("/")})`).join(", ")}; default ${defaultNodeOptions.networkId}. Private networks with these ids; the node does not join the public networks.` },
-  { flag: "--data-dir", value: "DIR", help: "Where the chain is stored (default ./.chain-node/<network>). Chain storage arrives with the chain core; today the flag is only accepted." },
-  { flag: "--in-memory", help: "Keep the chain in memory only; excludes --data-dir." },
+  { flag: "--data-dir", value: "DIR", help: "Where the chain is stored, in an embedded LevelDB (default ./.chain-node/<network name>)." },
+  { flag: "--in-memory", help: "Keep the chain in memory only (a throwaway chain); excludes --data-dir." },
+  { flag: "--genesis", value: "FILE", help: "JSON file with a custom genesis: alloc (address -> balance, nonce, code, storage) and optional gasLimit, timestamp, difficulty, minimumGasPrice, extraData, coinbase." },
+  { flag: "--block-time", value: "SECONDS", help: "Interval mining: pending transactions go into one block every SECONDS (default: automine, one block per transaction)." },
+  { flag: "--no-mining", help: "Mine no blocks on its own (blocks come from the dev methods); excludes --block-time." },
+  { flag: "--coinbase", value: "ADDRESS", help: `Address paid the fees of the blocks this node mines (default 0x${defaultCoinbase}).` },
   { flag: "--rpc-modules", value: "LIST", help: "Comma-separated modules to enable (e.g. eth,net,web3); all = every module the bind allows without naming; entries with + or - change the default set instead (e.g. -debug,+sco)." },
   { flag: "--rpc-batch-limit", value: "N", help: `Most requests in one batch (default ${defaultNodeOptions.rpc.batchLimit}).` },
   { flag: "--rpc-body-limit", value: "BYTES", help: `Largest request body (default ${defaultNodeOptions.rpc.bodyLimitBytes}, 5 MiB).` },
@@ -59,6 +63,10 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
         network: { type: "string" },
         "data-dir": { type: "string" },
         "in-memory": { type: "boolean" },
+        genesis: { type: "string" },
+        "block-time": { type: "string" },
+        "no-mining": { type: "boolean" },
+        coinbase: { type: "string" },
         "rpc-modules": { type: "string" },
         "rpc-batch-limit": { type: "string" },
         "rpc-body-limit": { type: "string" },
@@ -89,10 +97,26 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
   const host = flags.host ?? defaults.rpc.host;
   if (host.trim() === "") throw new UsageError("--host must not be empty");
 
+  if (flags["no-mining"] && flags["block-time"] !== undefined) throw new UsageError("--no-mining and --block-time exclude each other");
+  const mining: MiningMode = flags["no-mining"]
+    ? { kind: "off" }
+    : flags["block-time"] === undefined
+      ? { kind: "auto" }
+      : { kind: "interval", blockTimeSeconds: parsePositiveInteger("--block-time", flags["block-time"]) };
+  if (flags.coinbase !== undefined && !/^0x[0-9a-fA-F]{40}$/.test(flags.coinbase)) {
+    throw new UsageError(`--coinbase takes a 20-byte hex address (0x followed by 40 hex digits), got "${flags.coinbase}"`);
+  }
+
   return {
     kind: "run",
     options: {
       networkId: network.networkId,
+      chain: {
+        ...defaults.chain,
+        genesisFile: flags.genesis,
+        mining,
+        coinbase: flags.coinbase === undefined ? defaults.chain.coinbase : new Uint8Array(Buffer.from(flags.coinbase.slice(2), "hex")),
+      },
       logLevel,
       storage: { dataDir: flags["data-dir"], inMemory: flags["in-memory"] ?? false },
       rpc: {

@@ -1,4 +1,6 @@
 // node: the composition root. Only cli/ and tests import it.
 export { NodeConfigurationError, startNode, type RunningNode } from "./node.js";
-export { defaultNodeOptions, type NodeOptions, type StorageOptions } from "./options.js";
+export { defaultCoinbase, defaultNodeOptions, type ChainOptions, type NodeOptions, type StorageOptions } from "./options.js";
+export { openChainServices, type ChainServices } from "./chainServices.js";
 export { findNetworkProfile, networkProfiles, type NetworkProfile } from "../chain/networks.js";
+export type { MiningMode } from "../mining/miner.js";

@@ -6,6 +6,7 @@ import type { Logger } from "../common/logger.js";
 import { clientVersionString } from "../common/version.js";
 import { createStandaloneNetwork } from "../p2p/index.js";
 import { createDispatcher, createHandlers, createRpcServer, ModuleSelectionError, resolveEnabledModules } from "../rpc/index.js";
+import { ChainOpeningError, openChainServices } from "./chainServices.js";
 import type { NodeOptions } from "./options.js";
 
 export interface RunningNode {
@@ -33,8 +34,15 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
   if (network === undefined) throw new NodeConfigurationError(`unknown network ${options.networkId}`);
   const enabledModules = selectModules(options);
 
+  let services;
+  try {
+    services = await openChainServices(network, options.storage, options.chain, log);
+  } catch (error) {
+    if (error instanceof ChainOpeningError) throw new NodeConfigurationError(error.message);
+    throw error;
+  }
   const peers = createStandaloneNetwork();
-  const handlers = createHandlers({ clientVersion: clientVersionString(), network, peers });
+  const handlers = createHandlers({ clientVersion: clientVersionString(), network, peers, ...services });
   const dispatcher = createDispatcher({
     handlers,
     enabledModules,
@@ -44,7 +52,13 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
     log: log.child({ module: "rpc" }),
   });
   const server = createRpcServer(options.rpc, dispatcher, log.child({ module: "http" }));
-  const address = await server.start();
+  let address;
+  try {
+    address = await server.start();
+  } catch (error) {
+    await services.close();
+    throw error;
+  }
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
   log.info({ url, network: network.name, chainId: Number(network.chainId), modules: [...enabledModules] }, "JSON-RPC server listening");
@@ -55,6 +69,7 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
     enabledModules,
     async stop() {
       await server.stop();
+      await services.close();
       log.info("node stopped");
     },
   };

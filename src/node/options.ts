@@ -1,6 +1,7 @@
 // Everything a node is built from; the CLI maps flags onto it, tests build it directly.
 import { defaultNetworkId } from "../chain/networks.js";
 import type { LogLevel } from "../common/logger.js";
+import type { MiningMode } from "../mining/miner.js";
 import { defaultRpcOptions, type RpcOptions } from "../rpc/options.js";
 
 export interface StorageOptions {
@@ -10,17 +11,39 @@ export interface StorageOptions {
   inMemory: boolean;
 }
 
+export interface ChainOptions {
+  /** A JSON file with a custom genesis allocation (see chain/genesis.ts); undefined: the profile's. */
+  genesisFile: string | undefined;
+  mining: MiningMode;
+  /** Address the block fees are paid to. */
+  coinbase: Uint8Array;
+  /** extraData of the blocks this node mines (at most 32 bytes). */
+  extraData: Uint8Array;
+}
+
 export interface NodeOptions {
   /** Network id of the spec: 30, 31, 32 or 33. */
   networkId: number;
   rpc: RpcOptions;
   storage: StorageOptions;
+  chain: ChainOptions;
   logLevel: LogLevel;
 }
+
+/** The reference's regtest miner address: keccak-256("regtest_miner_secret_please_change") -> address (facts 12). */
+export const defaultCoinbase = "ec4ddeb4380ad69b3e509baad9f158cdf4e4681d";
+
+export const defaultChainOptions: ChainOptions = {
+  genesisFile: undefined,
+  mining: { kind: "auto" },
+  coinbase: new Uint8Array(Buffer.from(defaultCoinbase, "hex")),
+  extraData: new TextEncoder().encode("chain-node"),
+};
 
 export const defaultNodeOptions: NodeOptions = {
   networkId: defaultNetworkId,
   rpc: defaultRpcOptions,
   storage: { dataDir: undefined, inMemory: false },
+  chain: defaultChainOptions,
   logLevel: "info",
 };

@@ -71,3 +71,45 @@ export function responseTooLargeError(limitBytes: number): RpcError {
 }
 
 export const internalError = new RpcError(RpcErrorCode.InternalError, "Internal error");
+
+// --- chain errors (reference wording, facts 11.1) ---
+
+export const ChainErrorCode = {
+  /** A transaction the pool or the chain refuses. */
+  TransactionRejected: -32010,
+  /** An automined transaction that did not make it into a block. */
+  TransactionNotMined: -32009,
+} as const;
+
+/** A block that does not exist, named as the caller named it. */
+export function blockNotFoundError(blockName: string): RpcError {
+  return new RpcError(RpcErrorCode.InvalidRequest, `Block ${blockName} not found`);
+}
+
+export function blockHashNotFoundError(blockHash: string): RpcError {
+  return new RpcError(RpcErrorCode.InvalidRequest, `Block with hash ${blockHash} not found`);
+}
+
+export function blockNotCanonicalError(blockHash: string): RpcError {
+  return new RpcError(RpcErrorCode.InvalidRequest, `Block with hash ${blockHash} is not canonical and it is required`);
+}
+
+export function stateNotFoundError(blockHash: string): RpcError {
+  return new RpcError(RpcErrorCode.InvalidRequest, `State not found for block with hash ${blockHash}`);
+}
+
+export function transactionRejectedError(reason: string): RpcError {
+  return new RpcError(ChainErrorCode.TransactionRejected, reason);
+}
+
+export function invalidRawTransactionError(reason: string): RpcError {
+  return new RpcError(RpcErrorCode.InvalidParams, `Invalid input: ${reason}`);
+}
+
+export function senderAccountNotFoundError(address: string): RpcError {
+  return new RpcError(RpcErrorCode.InvalidParams, `Could not find account for address: ${address}`);
+}
+
+export function transactionNotMinedError(reason: string): RpcError {
+  return new RpcError(ChainErrorCode.TransactionNotMined, `Unknown error when sending transaction: ${reason}`);
+}

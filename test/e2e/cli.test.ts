@@ -9,7 +9,7 @@ function runCli(args: string[]) {
 
 describe("chain-node command", () => {
   it("serves eth_chainId 0x21 on its default network and stops cleanly on SIGTERM", async () => {
-    const node = await startNodeProcess(["--port", "0"]);
+    const node = await startNodeProcess(["--port", "0", "--in-memory"]);
     try {
       expect(node.url).to.match(/^http:\/\/127\.0\.0\.1:\d+$/);
       const response = await fetch(node.url, {
@@ -25,12 +25,12 @@ describe("chain-node command", () => {
   });
 
   it("stops cleanly on SIGINT", async () => {
-    const node = await startNodeProcess(["--port", "0", "--network", "31"]);
+    const node = await startNodeProcess(["--port", "0", "--in-memory", "--network", "31"]);
     expect(await node.stop("SIGINT")).to.equal(0);
   });
 
   it("logs one line per request at debug level", async () => {
-    const node = await startNodeProcess(["--port", "0", "--log-level", "debug"]);
+    const node = await startNodeProcess(["--port", "0", "--in-memory", "--log-level", "debug"]);
     try {
       await fetch(node.url, { method: "POST", headers: { "content-type": "application/json" }, body: '{"jsonrpc":"2.0","id":42,"method":"net_version","params":[]}' });
       const deadline = Date.now() + 5_000;
@@ -56,14 +56,14 @@ describe("chain-node command", () => {
     const bad = runCli(["--network", "7"]);
     expect(bad.status).to.equal(2);
     expect(bad.stderr).to.include('unknown --network "7"');
-    const unknownModule = runCli(["--port", "0", "--rpc-modules", "eth,nope"]);
+    const unknownModule = runCli(["--port", "0", "--in-memory", "--rpc-modules", "eth,nope"]);
     expect(unknownModule.status).to.equal(1);
     expect(unknownModule.stdout).to.include('unknown RPC module \\"nope\\"');
 
-    const first = await startNodeProcess(["--port", "0"]);
+    const first = await startNodeProcess(["--port", "0", "--in-memory"]);
     try {
       const port = new URL(first.url).port;
-      const second = runCli(["--port", port]);
+      const second = runCli(["--port", port, "--in-memory"]);
       expect(second.status).to.equal(1);
       expect(second.stdout).to.include("cannot start");
       expect(second.stdout).to.include("EADDRINUSE");

@@ -2,7 +2,7 @@
 import { Writable } from "node:stream";
 import { RpcClient } from "../../generated/client.js";
 import { createLogger, type LogLevel } from "../../src/common/logger.js";
-import { defaultNodeOptions, findNetworkProfile, startNode, type NodeOptions, type RunningNode } from "../../src/node/index.js";
+import { defaultNodeOptions, findNetworkProfile, openChainServices, startNode, type ChainOptions, type NodeOptions, type RunningNode } from "../../src/node/index.js";
 import { createDispatcher, createHandlers, createRpcServer, type RpcHandlerSet, type RpcOptions } from "../../src/rpc/index.js";
 import { createStandaloneNetwork } from "../../src/p2p/index.js";
 import { openRpcDocumentJson } from "../../generated/discover.js";
@@ -20,6 +20,9 @@ export interface TestNode {
 export interface TestNodeOverrides {
   networkId?: number;
   rpc?: Partial<RpcOptions>;
+  chain?: Partial<ChainOptions>;
+  /** A LevelDB directory; default: an in-memory chain. */
+  dataDir?: string;
   logLevel?: LogLevel;
 }
 
@@ -40,8 +43,9 @@ export async function startTestNode(overrides: TestNodeOverrides = {}): Promise<
     ...defaultNodeOptions,
     networkId: overrides.networkId ?? defaultNodeOptions.networkId,
     logLevel: overrides.logLevel ?? "info",
-    storage: { dataDir: undefined, inMemory: true },
+    storage: overrides.dataDir === undefined ? { dataDir: undefined, inMemory: true } : { dataDir: overrides.dataDir, inMemory: false },
     rpc: { ...defaultNodeOptions.rpc, port: 0, ...overrides.rpc },
+    chain: { ...defaultNodeOptions.chain, ...overrides.chain },
   };
   const capture = createLogCapture();
   const node = await startNode(options, createLogger(options.logLevel, capture.stream));
@@ -62,8 +66,10 @@ export async function startServerWithHandlers(
   const rpc: RpcOptions = { ...defaultNodeOptions.rpc, port: 0, ...options.rpc };
   const capture = createLogCapture();
   const log = createLogger("info", capture.stream);
+  const network = findNetworkProfile(33)!;
+  const services = await openChainServices(network, { dataDir: undefined, inMemory: true }, defaultNodeOptions.chain, log);
   const handlers: RpcHandlerSet = {
-    ...createHandlers({ clientVersion: "test", network: findNetworkProfile(33)!, peers: createStandaloneNetwork() }),
+    ...createHandlers({ clientVersion: "test", network, peers: createStandaloneNetwork(), ...services }),
     ...overrides,
   };
   const dispatcher = createDispatcher({
@@ -76,5 +82,12 @@ export async function startServerWithHandlers(
   });
   const server = createRpcServer(rpc, dispatcher, log);
   const address = await server.start();
-  return { url: `http://127.0.0.1:${address.port}`, logs: capture.records, stop: () => server.stop() };
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    logs: capture.records,
+    async stop() {
+      await server.stop();
+      await services.close();
+    },
+  };
 }

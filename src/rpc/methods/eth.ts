@@ -1,19 +1,208 @@
-// eth_: chain identity. The chain methods arrive with the chain core.
+// eth_: chain identity, accounts, blocks, transactions, receipts, state reads and sending.
+import type { Common } from "@ethereumjs/common";
+import { Address, setLengthLeft } from "@ethereumjs/util";
 import type { NamespaceHandlers } from "../../../generated/methods.js";
+import { Block } from "../../chain/block.js";
+import type { Chain } from "../../chain/chain.js";
 import type { NetworkProfile } from "../../chain/networks.js";
-import { toQuantity } from "../../common/hex.js";
+import { decodeRawTransaction, MalformedTransactionError, type ChainTransaction } from "../../chain/transactions.js";
+import { bytesToHex, hexToBytes, toQuantity } from "../../common/hex.js";
+import type { Wallet } from "../../accounts/wallet.js";
+import type { Miner } from "../../mining/miner.js";
+import type { StateDatabase } from "../../state/stateDatabase.js";
+import { TransactionRejectedError, type TransactionPool } from "../../txpool/transactionPool.js";
+import { findBlockByNumberOrTag, resolveStateBlock } from "../blockParameters.js";
 import type { RpcCallContext } from "../dispatch.js";
+import {
+  blockHashNotFoundError,
+  blockNotFoundError,
+  invalidParamsError,
+  invalidRawTransactionError,
+  senderAccountNotFoundError,
+  stateNotFoundError,
+  transactionNotMinedError,
+  transactionRejectedError,
+} from "../errors.js";
+import { formatBlock, formatReceipt, formatTransaction } from "../format.js";
 
 /** Version of the peer protocol this node speaks (62, as the reference node). */
 export const protocolVersion = 62;
 
+/** eth_sendTransaction defaults (spec 2.9). */
+export const defaultSendGas = 90_000n;
+export const defaultSendGasPrice = 0n;
+
 export interface EthDependencies {
   network: NetworkProfile;
+  common: Common;
+  chain: Chain;
+  state: StateDatabase;
+  pool: TransactionPool;
+  miner: Miner;
+  wallet: Wallet;
 }
 
 export function createEthHandlers(deps: EthDependencies): NamespaceHandlers<"eth", RpcCallContext> {
+  const { chain, state, pool, miner, wallet, common } = deps;
+
+  async function stateAt(block: Block) {
+    if (!(await state.hasRoot(block.header.fields.stateRoot))) throw stateNotFoundError(bytesToHex(block.hash));
+    return state.at(block.header.fields.stateRoot);
+  }
+
+  async function formatBlockWithDifficulty(block: Block | undefined, fullTransactions: boolean) {
+    if (block === undefined) return null;
+    const totalDifficulty = (await chain.getTotalDifficulty(block.hash)) ?? 0n;
+    return formatBlock(block, totalDifficulty, fullTransactions);
+  }
+
+  function transactionAt(block: Block | undefined, index: string) {
+    const position = Number(BigInt(index));
+    const transaction = block?.transactions[position];
+    if (block === undefined || transaction === undefined) return null;
+    return formatTransaction(transaction, { blockHash: block.hash, blockNumber: block.number, index: position });
+  }
+
+  /** Admits a decoded transaction and, under automine, waits until it is in a block. */
+  async function submit(transaction: ChainTransaction): Promise<string> {
+    try {
+      await pool.add(transaction);
+    } catch (error) {
+      if (error instanceof TransactionRejectedError) throw transactionRejectedError(error.message);
+      throw error;
+    }
+    if (miner.mode.kind === "auto") {
+      const outcome = await miner.mineUntilIncluded(transaction);
+      if (outcome.kind === "dropped") throw transactionNotMinedError(outcome.reason);
+    }
+    return bytesToHex(transaction.hash);
+  }
+
+  function decode(raw: Uint8Array): ChainTransaction {
+    try {
+      return decodeRawTransaction(raw, common);
+    } catch (error) {
+      if (!(error instanceof MalformedTransactionError)) throw error;
+      switch (error.reason) {
+        case "chainId":
+        case "signature":
+        case "initCode":
+          throw transactionRejectedError(error.message);
+        default:
+          throw invalidRawTransactionError(error.message);
+      }
+    }
+  }
+
   return {
     eth_chainId: () => toQuantity(deps.network.chainId),
     eth_protocolVersion: () => toQuantity(protocolVersion),
+    eth_accounts: () => wallet.addresses().map(bytesToHex),
+    eth_coinbase: () => bytesToHex(miner.coinbase),
+    eth_mining: () => miner.mode.kind !== "off",
+    // Blocks are sealed without proof-of-work search: no hashes are computed.
+    eth_hashrate: () => "0x0",
+    eth_gasPrice: () => toQuantity(chain.head.header.fields.minimumGasPrice),
+    // A lone node is never behind a peer.
+    eth_syncing: () => false,
+    eth_blockNumber: () => toQuantity(chain.head.number),
+
+    eth_getBalance: async ([address, block]) => {
+      const view = await stateAt(await resolveStateBlock(chain, block));
+      const account = await view.getAccount(new Address(hexToBytes(address)));
+      return toQuantity(account?.balance ?? 0n);
+    },
+    eth_getTransactionCount: async ([address, block]) => {
+      if (block === "pending") return toQuantity(await pool.nextNonce(hexToBytes(address)));
+      const view = await stateAt(await resolveStateBlock(chain, block));
+      const account = await view.getAccount(new Address(hexToBytes(address)));
+      return toQuantity(account?.nonce ?? 0n);
+    },
+    eth_getStorageAt: async ([address, position, block]) => {
+      const view = await stateAt(await resolveStateBlock(chain, block));
+      const slot = setLengthLeft(hexToBytes(position.length % 2 === 0 ? position : `0x0${position.slice(2)}`), 32);
+      const value = await view.getStorage(new Address(hexToBytes(address)), slot);
+      return bytesToHex(setLengthLeft(value, 32));
+    },
+    eth_getCode: async ([address, block]) => {
+      const view = await stateAt(await resolveStateBlock(chain, block));
+      return bytesToHex(await view.getCode(new Address(hexToBytes(address))));
+    },
+
+    eth_getBlockByHash: async ([blockHash, fullTransactions]) => formatBlockWithDifficulty(await chain.getBlockByHash(hexToBytes(blockHash)), fullTransactions),
+    eth_getBlockByNumber: async ([block, fullTransactions]) => formatBlockWithDifficulty(await findBlockByNumberOrTag(chain, block), fullTransactions),
+    eth_getBlockTransactionCountByHash: async ([blockHash]) => {
+      const block = await chain.getBlockByHash(hexToBytes(blockHash));
+      return block === undefined ? null : toQuantity(block.transactions.length);
+    },
+    eth_getBlockTransactionCountByNumber: async ([block]) => {
+      if (block === "pending") return toQuantity(pool.pending().length);
+      const found = await findBlockByNumberOrTag(chain, block);
+      if (found === undefined) throw blockNotFoundError(block);
+      return toQuantity(found.transactions.length);
+    },
+    eth_getUncleCountByBlockHash: async ([blockHash]) => {
+      const block = await chain.getBlockByHash(hexToBytes(blockHash));
+      if (block === undefined) throw blockHashNotFoundError(blockHash);
+      return toQuantity(block.uncles.length);
+    },
+    eth_getUncleCountByBlockNumber: async ([block]) => {
+      const found = await findBlockByNumberOrTag(chain, block);
+      if (found === undefined) throw blockNotFoundError(block);
+      return toQuantity(found.uncles.length);
+    },
+    eth_getUncleByBlockHashAndIndex: async ([blockHash, uncleIndex]) => uncleAt(await chain.getBlockByHash(hexToBytes(blockHash)), uncleIndex),
+    eth_getUncleByBlockNumberAndIndex: async ([block, uncleIndex]) => uncleAt(await findBlockByNumberOrTag(chain, block), uncleIndex),
+
+    eth_getTransactionByHash: async ([transactionHash]) => {
+      const hash = hexToBytes(transactionHash);
+      const location = await chain.getTransactionLocation(hash);
+      if (location !== undefined) return transactionAt(await chain.getBlockByHash(location.blockHash), toQuantity(location.index));
+      // A pool transaction is visible while it is executable (reference: pending, not queued).
+      const pending = pool.isPending(hash) ? pool.get(hash) : undefined;
+      return pending === undefined ? null : formatTransaction(pending, undefined);
+    },
+    eth_getTransactionByBlockHashAndIndex: async ([blockHash, index]) => transactionAt(await chain.getBlockByHash(hexToBytes(blockHash)), index),
+    eth_getTransactionByBlockNumberAndIndex: async ([block, index]) => transactionAt(await findBlockByNumberOrTag(chain, block), index),
+    eth_getTransactionReceipt: async ([transactionHash]) => {
+      const location = await chain.getTransactionLocation(hexToBytes(transactionHash));
+      if (location === undefined) return null;
+      const [block, receipts] = await Promise.all([chain.getBlockByHash(location.blockHash), chain.getReceipts(location.blockHash)]);
+      if (block === undefined || receipts === undefined) return null;
+      return formatReceipt(block, receipts, location.index);
+    },
+    eth_pendingTransactions: () => {
+      const held = new Set(wallet.addresses().map((address) => bytesToHex(address)));
+      return pool
+        .pending()
+        .filter((transaction) => held.has(bytesToHex(transaction.sender)))
+        .map((transaction) => formatTransaction(transaction, undefined));
+    },
+
+    eth_sendRawTransaction: async ([signedTransaction]) => submit(decode(hexToBytes(signedTransaction))),
+    eth_sendTransaction: async ([submission]) => {
+      const from = hexToBytes(submission.from);
+      if (!wallet.isUnlocked(from)) throw senderAccountNotFoundError(submission.from);
+      if (submission.data !== undefined && submission.input !== undefined && submission.data.toLowerCase() !== submission.input.toLowerCase()) {
+        throw invalidParamsError('invalid argument 0: "data" and "input" are both given and differ');
+      }
+      const raw = wallet.signTransaction(from, {
+        nonce: submission.nonce === undefined ? await pool.nextNonce(from) : BigInt(submission.nonce),
+        gasPrice: submission.gasPrice === undefined ? defaultSendGasPrice : BigInt(submission.gasPrice),
+        gasLimit: BigInt(submission.gas ?? submission.gasLimit ?? defaultSendGas),
+        to: submission.to === undefined || submission.to === null ? undefined : hexToBytes(submission.to),
+        value: submission.value === undefined ? 0n : BigInt(submission.value),
+        data: hexToBytes(submission.input ?? submission.data ?? "0x"),
+      });
+      if (raw === undefined) throw senderAccountNotFoundError(submission.from);
+      return submit(decode(raw));
+    },
   };
+
+  async function uncleAt(block: Block | undefined, uncleIndex: string) {
+    const uncle = block?.uncles[Number(BigInt(uncleIndex))];
+    if (uncle === undefined) return null;
+    const totalDifficulty = (await chain.getTotalDifficulty(uncle.fields.parentHash)) ?? 0n;
+    return formatBlock(new Block(uncle, []), totalDifficulty + uncle.fields.difficulty, false);
+  }
 }

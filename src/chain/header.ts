@@ -1,0 +1,114 @@
+// The block header in the reference node's format: its fields, its RLP encoding, its hash (keccak-256
+// of the RLP) and the hash the parent chain's miners commit to (`hashForMergedMining`).
+import { RLP } from "@ethereumjs/rlp";
+import { bigIntToUnpaddedBytes, bytesToBigInt } from "@ethereumjs/util";
+import { keccak_256 } from "@noble/hashes/sha3.js";
+
+export interface HeaderFields {
+  parentHash: Uint8Array;
+  unclesHash: Uint8Array;
+  coinbase: Uint8Array;
+  stateRoot: Uint8Array;
+  transactionsRoot: Uint8Array;
+  receiptsRoot: Uint8Array;
+  logsBloom: Uint8Array;
+  difficulty: bigint;
+  number: bigint;
+  gasLimit: bigint;
+  gasUsed: bigint;
+  timestamp: bigint;
+  extraData: Uint8Array;
+  /** Fees paid by the block's transactions, in wei. */
+  paidFees: bigint;
+  /** Lowest gas price a transaction of this block may pay. */
+  minimumGasPrice: bigint;
+  uncleCount: number;
+  /** Merged mining: the parent-chain header carrying the proof of work (empty when not merge-mined). */
+  mergedMiningHeader: Uint8Array;
+  mergedMiningMerkleProof: Uint8Array;
+  mergedMiningCoinbaseTransaction: Uint8Array;
+}
+
+export const emptyBytes = new Uint8Array(0);
+export const zeroHash = new Uint8Array(32);
+export const emptyBloom = new Uint8Array(256);
+/** keccak-256 of RLP([]): the uncles hash of a block without uncles. */
+export const emptyListHash = keccak_256(RLP.encode([]));
+/** Root of an empty Merkle-Patricia trie: keccak-256 of RLP(""). */
+export const emptyTrieRoot = keccak_256(RLP.encode(emptyBytes));
+
+type RlpFields = Uint8Array[];
+
+function fieldsWithoutMergedMining(header: HeaderFields): RlpFields {
+  return [
+    header.parentHash,
+    header.unclesHash,
+    header.coinbase,
+    header.stateRoot,
+    header.transactionsRoot,
+    header.receiptsRoot,
+    header.logsBloom,
+    bigIntToUnpaddedBytes(header.difficulty),
+    bigIntToUnpaddedBytes(header.number),
+    bigIntToUnpaddedBytes(header.gasLimit),
+    bigIntToUnpaddedBytes(header.gasUsed),
+    bigIntToUnpaddedBytes(header.timestamp),
+    header.extraData,
+    bigIntToUnpaddedBytes(header.paidFees),
+    bigIntToUnpaddedBytes(header.minimumGasPrice),
+    bigIntToUnpaddedBytes(BigInt(header.uncleCount)),
+  ];
+}
+
+/** A header with its encoding and hashes computed once. Immutable. */
+export class BlockHeader {
+  readonly encoded: Uint8Array;
+  readonly hash: Uint8Array;
+  private mergedMiningHash: Uint8Array | undefined;
+
+  constructor(readonly fields: Readonly<HeaderFields>) {
+    this.encoded = RLP.encode([...fieldsWithoutMergedMining(fields), fields.mergedMiningHeader, fields.mergedMiningMerkleProof, fields.mergedMiningCoinbaseTransaction]);
+    this.hash = keccak_256(this.encoded);
+  }
+
+  get number(): bigint {
+    return this.fields.number;
+  }
+
+  /** keccak-256 of the header RLP without the three merged-mining fields (facts 1.4, step 1). */
+  get hashForMergedMining(): Uint8Array {
+    this.mergedMiningHash ??= keccak_256(RLP.encode(fieldsWithoutMergedMining(this.fields)));
+    return this.mergedMiningHash;
+  }
+
+  static decode(encoded: Uint8Array): BlockHeader {
+    const values = RLP.decode(encoded);
+    if (!Array.isArray(values) || values.length !== 19 || !values.every((value) => value instanceof Uint8Array)) {
+      throw new Error("malformed block header");
+    }
+    const bytes = values as Uint8Array[];
+    const field = (index: number) => bytes[index]!;
+    const quantity = (index: number) => bytesToBigInt(bytes[index]!);
+    return new BlockHeader({
+      parentHash: field(0),
+      unclesHash: field(1),
+      coinbase: field(2),
+      stateRoot: field(3),
+      transactionsRoot: field(4),
+      receiptsRoot: field(5),
+      logsBloom: field(6),
+      difficulty: quantity(7),
+      number: quantity(8),
+      gasLimit: quantity(9),
+      gasUsed: quantity(10),
+      timestamp: quantity(11),
+      extraData: field(12),
+      paidFees: quantity(13),
+      minimumGasPrice: quantity(14),
+      uncleCount: Number(quantity(15)),
+      mergedMiningHeader: field(16),
+      mergedMiningMerkleProof: field(17),
+      mergedMiningCoinbaseTransaction: field(18),
+    });
+  }
+}

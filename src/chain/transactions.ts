@@ -1,0 +1,73 @@
+// Transactions as the chain keeps them: only legacy (type 0) transactions, EIP-155 protected with
+// the chain's id or unprotected (v = 27/28). The sender is recovered once, when the transaction is
+// decoded, and travels with it.
+import type { Common } from "@ethereumjs/common";
+import { RLP } from "@ethereumjs/rlp";
+import { createLegacyTxFromBytesArray, type LegacyTx } from "@ethereumjs/tx";
+import { bytesToBigInt } from "@ethereumjs/util";
+
+export interface ChainTransaction {
+  readonly tx: LegacyTx;
+  /** The signed RLP encoding, as received. */
+  readonly raw: Uint8Array;
+  readonly hash: Uint8Array;
+  readonly sender: Uint8Array;
+}
+
+/** Why a raw transaction cannot be accepted at all (before any pool rule). */
+export type MalformedTransactionReason = "undecodable" | "typed" | "chainId" | "signature" | "initCode";
+
+export class MalformedTransactionError extends Error {
+  constructor(
+    readonly reason: MalformedTransactionReason,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** secp256k1 group order / 2: a larger s is a malleable signature (EIP-2). */
+const halfCurveOrder = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0n;
+
+/** Decodes and checks a signed raw transaction; recovers its sender. */
+export function decodeRawTransaction(raw: Uint8Array, common: Common): ChainTransaction {
+  if (raw.length === 0) throw new MalformedTransactionError("undecodable", "empty transaction");
+  if (raw[0]! <= 0x7f) {
+    throw new MalformedTransactionError("typed", `typed transactions are not supported (type 0x${raw[0]!.toString(16).padStart(2, "0")}); send a legacy transaction`);
+  }
+  let values: unknown;
+  try {
+    values = RLP.decode(raw);
+  } catch (error) {
+    throw new MalformedTransactionError("undecodable", (error as Error).message);
+  }
+  if (!Array.isArray(values) || values.length !== 9 || !values.every((value) => value instanceof Uint8Array)) {
+    throw new MalformedTransactionError("undecodable", "a legacy transaction is an RLP list of 9 byte strings");
+  }
+  const fields = values as Uint8Array[];
+  const v = bytesToBigInt(fields[6]!);
+  if (v !== 27n && v !== 28n) {
+    const chainId = (v - 35n) / 2n;
+    if (v < 35n || chainId !== common.chainId()) throw new MalformedTransactionError("chainId", `Invalid chainId: ${v < 35n ? v : chainId}`);
+  }
+  if (bytesToBigInt(fields[8]!) > halfCurveOrder) throw new MalformedTransactionError("signature", "invalid transaction signature: s value too high");
+  let tx: LegacyTx;
+  let sender: Uint8Array;
+  try {
+    tx = createLegacyTxFromBytesArray(fields as Parameters<typeof createLegacyTxFromBytesArray>[0], { common });
+    sender = tx.getSenderAddress().bytes;
+  } catch (error) {
+    const message = (error as Error).message;
+    if (/signature|recover|invalid [rsv]/i.test(message)) throw new MalformedTransactionError("signature", "invalid transaction signature");
+    if (/initcode size/i.test(message)) throw new MalformedTransactionError("initCode", "transaction's init code size is invalid");
+    throw new MalformedTransactionError("undecodable", message.replace(/ \(tx type=.*$/s, ""));
+  }
+  return { tx, raw, hash: tx.hash(), sender };
+}
+
+/** Rebuilds a stored transaction whose sender is already known (no signature recovery). */
+export function restoreTransaction(raw: Uint8Array, sender: Uint8Array, common: Common): ChainTransaction {
+  const fields = RLP.decode(raw) as Uint8Array[];
+  const tx = createLegacyTxFromBytesArray(fields as Parameters<typeof createLegacyTxFromBytesArray>[0], { common });
+  return { tx, raw, hash: tx.hash(), sender };
+}

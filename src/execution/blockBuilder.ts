@@ -1,0 +1,192 @@
+// Builds a block on a parent: runs candidate transactions through @ethereumjs/vm on the state at
+// the parent's root, skips those the block cannot hold, and assembles the header with real
+// transaction and receipt trie roots, the logs bloom, the fees paid and the new state root.
+import { createBlock } from "@ethereumjs/block";
+import type { Common } from "@ethereumjs/common";
+import type { EVMMockBlockchainInterface } from "@ethereumjs/evm";
+import { MerklePatriciaTrie } from "@ethereumjs/mpt";
+import { RLP } from "@ethereumjs/rlp";
+import type { MerkleStateManager } from "@ethereumjs/statemanager";
+import { Account, Address, bigIntToBytes, setLengthLeft } from "@ethereumjs/util";
+import { createVM, runTx, type VM } from "@ethereumjs/vm";
+import { Block } from "../chain/block.js";
+import { BlockHeader, emptyBytes, emptyListHash } from "../chain/header.js";
+import { encodeReceiptForTrie, type ChainReceipt } from "../chain/receipts.js";
+import type { ChainTransaction } from "../chain/transactions.js";
+
+export interface BlockTemplate {
+  parent: Block;
+  coinbase: Uint8Array;
+  timestamp: bigint;
+  gasLimit: bigint;
+  minimumGasPrice: bigint;
+  difficulty: bigint;
+  extraData: Uint8Array;
+}
+
+export interface SkippedTransaction {
+  readonly transaction: ChainTransaction;
+  /** Why the block could not hold it (the engine's words). */
+  readonly reason: string;
+  /** true when a later block may take it (no room left, or an earlier transaction of its sender was skipped). */
+  readonly deferred: boolean;
+}
+
+export interface BuiltBlock {
+  readonly block: Block;
+  readonly receipts: ChainReceipt[];
+  readonly skipped: SkippedTransaction[];
+}
+
+/** Hash of a canonical block by number, for the BLOCKHASH opcode. */
+export type CanonicalHashLookup = (blockNumber: bigint) => Promise<Uint8Array | undefined>;
+
+const intrinsicTransferGas = 21_000n;
+
+/** Root of a trie keyed by RLP(index), as the transactions and receipts tries are. */
+async function indexedTrieRoot(values: readonly Uint8Array[]): Promise<Uint8Array> {
+  const trie = new MerklePatriciaTrie();
+  for (let index = 0; index < values.length; index++) {
+    await trie.put(RLP.encode(index), values[index]!);
+  }
+  return trie.root();
+}
+
+function orBloom(target: Uint8Array, source: Uint8Array): void {
+  for (let index = 0; index < target.length; index++) target[index]! |= source[index]!;
+}
+
+/** Executes blocks on one state manager, the chain's working state. */
+export class BlockBuilder {
+  private constructor(
+    private readonly vm: VM,
+    private readonly state: MerkleStateManager,
+  ) {}
+
+  static async create(common: Common, state: MerkleStateManager, canonicalHash: CanonicalHashLookup): Promise<BlockBuilder> {
+    const blockchain: EVMMockBlockchainInterface = {
+      async getBlock(blockNumber: number) {
+        const hash = (await canonicalHash(BigInt(blockNumber))) ?? new Uint8Array(32);
+        return { hash: () => hash };
+      },
+      async putBlock() {},
+      shallowCopy() {
+        return blockchain;
+      },
+    };
+    const vm = await createVM({ common, stateManager: state, blockchain });
+    return new BlockBuilder(vm, state);
+  }
+
+  /**
+   * Builds a block from `candidates`, in order. A transaction the block cannot hold (out of gas
+   * room, wrong nonce, too little balance) is skipped and reported; the state keeps the others.
+   */
+  async build(template: BlockTemplate, candidates: Iterable<ChainTransaction>): Promise<BuiltBlock> {
+    const common = this.vm.common;
+    const number = template.parent.number + 1n;
+    const coinbase = new Address(template.coinbase);
+    // The engine's view of the block: BASEFEE answers the minimum gas price, DIFFICULTY the difficulty.
+    const executionBlock = createBlock(
+      {
+        header: {
+          number,
+          coinbase,
+          timestamp: template.timestamp,
+          gasLimit: template.gasLimit,
+          baseFeePerGas: template.minimumGasPrice,
+          difficulty: 0n,
+          mixHash: setLengthLeft(bigIntToBytes(template.difficulty), 32),
+        },
+      },
+      { common, skipConsensusFormatValidation: true },
+    );
+
+    const included: ChainTransaction[] = [];
+    const receipts: ChainReceipt[] = [];
+    const skipped: SkippedTransaction[] = [];
+    const logsBloom = new Uint8Array(256);
+    let gasUsed = 0n;
+    let paidFees = 0n;
+    /** Senders with a skipped transaction: their later nonces cannot run in this block. */
+    const blockedSenders = new Set<string>();
+    const skip = (transaction: ChainTransaction, reason: string, deferred: boolean) => {
+      skipped.push({ transaction, reason, deferred });
+      blockedSenders.add(Buffer.from(transaction.sender).toString("hex"));
+    };
+
+    await this.state.checkpoint();
+    try {
+      for (const transaction of candidates) {
+        const { tx } = transaction;
+        if (blockedSenders.has(Buffer.from(transaction.sender).toString("hex"))) {
+          skip(transaction, "an earlier transaction of the sender was not included", true);
+          continue;
+        }
+        if (tx.gasLimit > template.gasLimit - gasUsed) {
+          if (template.gasLimit - gasUsed < intrinsicTransferGas) break;
+          skip(transaction, "not enough gas left in the block", true);
+          continue;
+        }
+        let result;
+        try {
+          result = await runTx(this.vm, { tx, block: executionBlock, blockGasUsed: gasUsed, skipHardForkValidation: true });
+        } catch (error) {
+          skip(transaction, (error as Error).message.replace(/ \(tx type=.*$/s, ""), false);
+          continue;
+        }
+        const transactionGas = result.totalGasSpent;
+        gasUsed += transactionGas;
+        paidFees += transactionGas * tx.gasPrice;
+        if (template.minimumGasPrice > 0n) {
+          // The engine burns the base fee (EIP-1559); on this chain the miner is paid all of it.
+          const miner = (await this.state.getAccount(coinbase)) ?? new Account();
+          miner.balance += transactionGas * template.minimumGasPrice;
+          await this.state.putAccount(coinbase, miner);
+        }
+        orBloom(logsBloom, result.bloom.bitvector);
+        included.push(transaction);
+        receipts.push({
+          success: result.execResult.exceptionError === undefined,
+          gasUsed: transactionGas,
+          cumulativeGasUsed: gasUsed,
+          logsBloom: result.bloom.bitvector,
+          logs: result.execResult.logs?.map(([address, topics, data]) => ({ address, topics, data })) ?? [],
+          contractAddress: result.createdAddress?.bytes,
+        });
+      }
+      await this.state.commit();
+    } catch (error) {
+      await this.state.revert();
+      throw error;
+    }
+    const stateRoot = await this.state.getStateRoot();
+    const header = new BlockHeader({
+      parentHash: template.parent.hash,
+      unclesHash: emptyListHash,
+      coinbase: template.coinbase,
+      stateRoot,
+      transactionsRoot: await indexedTrieRoot(included.map((transaction) => transaction.raw)),
+      receiptsRoot: await indexedTrieRoot(receipts.map(encodeReceiptForTrie)),
+      logsBloom,
+      difficulty: template.difficulty,
+      number,
+      gasLimit: template.gasLimit,
+      gasUsed,
+      timestamp: template.timestamp,
+      extraData: template.extraData,
+      paidFees,
+      minimumGasPrice: template.minimumGasPrice,
+      uncleCount: 0,
+      mergedMiningHeader: emptyBytes,
+      mergedMiningMerkleProof: emptyBytes,
+      mergedMiningCoinbaseTransaction: emptyBytes,
+    });
+    return { block: new Block(header, included), receipts, skipped };
+  }
+
+  /** Puts the working state back on a committed root (after a block that was not written). */
+  async resetTo(stateRoot: Uint8Array): Promise<void> {
+    await this.state.setStateRoot(stateRoot);
+  }
+}

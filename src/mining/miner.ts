@@ -1,0 +1,126 @@
+// Block production. Automine (the default): every accepted transaction is mined into its own
+// block before its send call returns. Interval: the pending transactions go into one block every
+// `blockTimeSeconds`. Off: blocks come only from explicit requests (the dev methods).
+// One block is built at a time; every build goes through the same queue.
+import type { Block } from "../chain/block.js";
+import type { Chain } from "../chain/chain.js";
+import type { ChainTransaction } from "../chain/transactions.js";
+import type { Logger } from "../common/logger.js";
+import type { BlockBuilder } from "../execution/blockBuilder.js";
+import type { TransactionPool } from "../txpool/transactionPool.js";
+
+export type MiningMode = { kind: "auto" } | { kind: "interval"; blockTimeSeconds: number } | { kind: "off" };
+
+export interface MinerOptions {
+  mode: MiningMode;
+  coinbase: Uint8Array;
+  extraData: Uint8Array;
+  /** Wall-clock seconds; tests may pass their own clock. */
+  now?: () => bigint;
+}
+
+/** What happened to a transaction handed to automine. */
+export type InclusionOutcome = { kind: "mined"; block: Block } | { kind: "dropped"; reason: string } | { kind: "waiting" };
+
+export class Miner {
+  private queue: Promise<unknown> = Promise.resolve();
+  private timer: NodeJS.Timeout | undefined;
+  private readonly now: () => bigint;
+
+  constructor(
+    private readonly chain: Chain,
+    private readonly pool: TransactionPool,
+    private readonly builder: BlockBuilder,
+    private readonly options: MinerOptions,
+    private readonly log: Logger,
+  ) {
+    this.now = options.now ?? (() => BigInt(Math.floor(Date.now() / 1000)));
+  }
+
+  get mode(): MiningMode {
+    return this.options.mode;
+  }
+
+  get coinbase(): Uint8Array {
+    return this.options.coinbase;
+  }
+
+  start(): void {
+    if (this.options.mode.kind !== "interval" || this.timer !== undefined) return;
+    const intervalMs = this.options.mode.blockTimeSeconds * 1000;
+    this.timer = setInterval(() => {
+      this.mineBlock(this.pool.pending()).catch((error: unknown) => this.log.error({ err: error }, "interval block failed"));
+    }, intervalMs);
+  }
+
+  /** Stops interval mining and waits for the block being built. */
+  async stop(): Promise<void> {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.queue.catch(() => undefined);
+  }
+
+  /**
+   * Automine: mines one-transaction blocks from the pending transactions, in order, until none is
+   * left (so transactions a nonce gap held back follow the one that fills it), then reports on
+   * `transaction`. A transaction still behind a gap is "waiting".
+   */
+  mineUntilIncluded(transaction: ChainTransaction): Promise<InclusionOutcome> {
+    return this.enqueue(async () => {
+      let dropReason: string | undefined;
+      for (let next = this.pool.pending()[0]; next !== undefined; next = this.pool.pending()[0]) {
+        const { skipped } = await this.buildAndAppend([next]);
+        const skippedNext = skipped.find((entry) => entry.transaction === next);
+        if (skippedNext?.deferred === true) break;
+        if (skippedNext !== undefined && next === transaction) dropReason = skippedNext.reason;
+      }
+      const location = await this.chain.getTransactionLocation(transaction.hash);
+      if (location !== undefined) return { kind: "mined", block: (await this.chain.getBlockByHash(location.blockHash))! };
+      if (dropReason !== undefined) return { kind: "dropped", reason: dropReason };
+      return this.pool.get(transaction.hash) === undefined ? { kind: "dropped", reason: "transaction wasn't mined" } : { kind: "waiting" };
+    });
+  }
+
+  /** Mines one block from `candidates` (may be empty), now. */
+  mineBlock(candidates: readonly ChainTransaction[]): Promise<Block> {
+    return this.enqueue(async () => (await this.buildAndAppend(candidates)).block);
+  }
+
+  private enqueue<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(work, work);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async buildAndAppend(candidates: readonly ChainTransaction[]) {
+    const parent = this.chain.head;
+    const parentFields = parent.header.fields;
+    const now = this.now();
+    const timestamp = now > parentFields.timestamp ? now : parentFields.timestamp + 1n;
+    const built = await this.builder.build(
+      {
+        parent,
+        coinbase: this.options.coinbase,
+        timestamp,
+        gasLimit: parentFields.gasLimit,
+        minimumGasPrice: parentFields.minimumGasPrice,
+        difficulty: parentFields.difficulty,
+        extraData: this.options.extraData,
+      },
+      candidates,
+    );
+    try {
+      await this.chain.appendBlock(built.block, built.receipts);
+    } catch (error) {
+      await this.builder.resetTo(parentFields.stateRoot);
+      throw error;
+    }
+    for (const { transaction, reason, deferred } of built.skipped) {
+      if (deferred) continue;
+      this.log.debug({ hash: Buffer.from(transaction.hash).toString("hex"), reason }, "transaction dropped: the block builder cannot run it");
+      this.pool.remove(transaction);
+    }
+    this.pool.onBlockMined(built.block.transactions);
+    return built;
+  }
+}

@@ -1,0 +1,108 @@
+// Opens the chain and the services around it (state, pool, wallet, miner) for a network profile.
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { Common } from "@ethereumjs/common";
+import { Account, Address } from "@ethereumjs/util";
+import { Wallet } from "../accounts/wallet.js";
+import { Chain } from "../chain/chain.js";
+import { GenesisFileError, parseGenesisDocument, type GenesisSpec } from "../chain/genesis.js";
+import type { NetworkProfile } from "../chain/networks.js";
+import type { Logger } from "../common/logger.js";
+import { BlockBuilder } from "../execution/blockBuilder.js";
+import { createExecutionRules } from "../execution/rules.js";
+import { Miner } from "../mining/miner.js";
+import { StateDatabase } from "../state/stateDatabase.js";
+import { createMemoryStore, DataDirectoryError, openLevelStore, type KeyValueStore } from "../storage/keyValueStore.js";
+import { TransactionPool } from "../txpool/transactionPool.js";
+import type { ChainOptions, StorageOptions } from "./options.js";
+
+export interface ChainServices {
+  readonly common: Common;
+  readonly chain: Chain;
+  readonly state: StateDatabase;
+  readonly pool: TransactionPool;
+  readonly wallet: Wallet;
+  readonly miner: Miner;
+  readonly location: string;
+  close(): Promise<void>;
+}
+
+/** Options that cannot open a chain (data dir, genesis file); the message says which and why. */
+export class ChainOpeningError extends Error {}
+
+async function loadGenesis(network: NetworkProfile, genesisFile: string | undefined): Promise<GenesisSpec> {
+  if (genesisFile === undefined) return network.genesis;
+  let document: unknown;
+  try {
+    document = JSON.parse(await readFile(genesisFile, "utf8"));
+  } catch (error) {
+    throw new ChainOpeningError(`cannot read --genesis ${genesisFile}: ${(error as Error).message}`);
+  }
+  try {
+    return parseGenesisDocument(document, network.genesis);
+  } catch (error) {
+    if (error instanceof GenesisFileError) throw new ChainOpeningError(`--genesis ${genesisFile}: ${error.message}`);
+    throw error;
+  }
+}
+
+async function openStore(network: NetworkProfile, storage: StorageOptions): Promise<KeyValueStore> {
+  if (storage.inMemory) return createMemoryStore();
+  try {
+    return await openLevelStore(storage.dataDir ?? join(".chain-node", network.name));
+  } catch (error) {
+    if (error instanceof DataDirectoryError) throw new ChainOpeningError(error.message);
+    throw error;
+  }
+}
+
+export async function openChainServices(network: NetworkProfile, storage: StorageOptions, options: ChainOptions, log: Logger): Promise<ChainServices> {
+  const genesis = await loadGenesis(network, options.genesisFile);
+  const store = await openStore(network, storage);
+  try {
+    const common = createExecutionRules(network.chainId);
+    const state = new StateDatabase(store, common);
+    let chain: Chain;
+    try {
+      chain = await Chain.open(store, state, common, genesis);
+    } catch (error) {
+      if (error instanceof DataDirectoryError) throw new ChainOpeningError(error.message);
+      throw error;
+    }
+    const builder = await BlockBuilder.create(common, state.at(chain.head.header.fields.stateRoot), (blockNumber) => chain.getCanonicalHash(blockNumber));
+
+    // The pool reads senders from the head state; one view per head.
+    let headView = { hash: chain.head.hash, state: state.at(chain.head.header.fields.stateRoot) };
+    const pool = new TransactionPool({
+      async readAccount(address) {
+        if (headView.hash !== chain.head.hash) headView = { hash: chain.head.hash, state: state.at(chain.head.header.fields.stateRoot) };
+        const account = (await headView.state.getAccount(new Address(address))) ?? new Account();
+        return { nonce: account.nonce, balance: account.balance };
+      },
+      limits: () => ({ blockGasLimit: chain.head.header.fields.gasLimit, minimumGasPrice: chain.head.header.fields.minimumGasPrice }),
+    });
+
+    const wallet = new Wallet(common);
+    for (const account of network.developmentAccounts) wallet.addSeededAccount(account.seed, account.address);
+
+    const miner = new Miner(chain, pool, builder, { mode: options.mining, coinbase: options.coinbase, extraData: options.extraData }, log.child({ module: "miner" }));
+    miner.start();
+    log.info({ location: store.location, head: Number(chain.head.number), mining: options.mining.kind }, "chain opened");
+    return {
+      common,
+      chain,
+      state,
+      pool,
+      wallet,
+      miner,
+      location: store.location,
+      async close() {
+        await miner.stop();
+        await store.close();
+      },
+    };
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+}

@@ -1,0 +1,38 @@
+// Block parameters (QUANTITY | TAG | MAP) -> blocks of the chain, with the reference's errors.
+import type { BlockParameter, BlockNumberOrTag } from "../../generated/types.js";
+import type { Block } from "../chain/block.js";
+import type { Chain } from "../chain/chain.js";
+import { hexToBytes } from "../common/hex.js";
+import { blockHashNotFoundError, blockNotCanonicalError, blockNotFoundError } from "./errors.js";
+
+/** A block selected by number or tag; "pending" reads as the head (its state is the head's plus the pool's). */
+export async function findBlockByNumberOrTag(chain: Chain, parameter: BlockNumberOrTag): Promise<Block | undefined> {
+  switch (parameter) {
+    case "latest":
+    case "pending":
+      return chain.head;
+    case "earliest":
+      return chain.genesis;
+    default:
+      return chain.getBlockByNumber(BigInt(parameter));
+  }
+}
+
+/** The block whose state a query reads; a block that does not exist is an error (-32600). */
+export async function resolveStateBlock(chain: Chain, parameter: BlockParameter | undefined): Promise<Block> {
+  if (parameter === undefined) return chain.head;
+  if (typeof parameter === "string") {
+    const block = await findBlockByNumberOrTag(chain, parameter);
+    if (block === undefined) throw blockNotFoundError(parameter);
+    return block;
+  }
+  if ("blockHash" in parameter) {
+    const block = await chain.getBlockByHash(hexToBytes(parameter.blockHash));
+    if (block === undefined) throw blockHashNotFoundError(parameter.blockHash);
+    if (parameter.requireCanonical === true && !(await chain.isCanonical(block))) throw blockNotCanonicalError(parameter.blockHash);
+    return block;
+  }
+  const block = await chain.getBlockByNumber(BigInt(parameter.blockNumber));
+  if (block === undefined) throw blockNotFoundError(parameter.blockNumber);
+  return block;
+}

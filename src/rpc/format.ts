@@ -1,0 +1,111 @@
+// Chain objects -> their JSON-RPC shapes (spec section 2, reference-node fields; openrpc.json
+// describes each). Pure functions.
+import type { Block as BlockJson, Log as LogJson, Receipt as ReceiptJson, Transaction as TransactionJson } from "../../generated/types.js";
+import type { Block } from "../chain/block.js";
+import type { ChainLog, ChainReceipt } from "../chain/receipts.js";
+import type { ChainTransaction } from "../chain/transactions.js";
+import { bytesToHex, toQuantity } from "../common/hex.js";
+
+/** The reference's proof-of-work nonce placeholder. */
+const zeroNonce = "0x0000000000000000";
+
+export interface TransactionPosition {
+  blockHash: Uint8Array;
+  blockNumber: bigint;
+  index: number;
+}
+
+export function formatTransaction(transaction: ChainTransaction, position: TransactionPosition | undefined): TransactionJson {
+  const { tx } = transaction;
+  return {
+    hash: bytesToHex(transaction.hash),
+    nonce: toQuantity(tx.nonce),
+    blockHash: position === undefined ? null : bytesToHex(position.blockHash),
+    blockNumber: position === undefined ? null : toQuantity(position.blockNumber),
+    transactionIndex: position === undefined ? null : toQuantity(position.index),
+    from: bytesToHex(transaction.sender),
+    to: tx.to === undefined ? null : bytesToHex(tx.to.bytes),
+    gas: toQuantity(tx.gasLimit),
+    gasPrice: toQuantity(tx.gasPrice),
+    value: toQuantity(tx.value),
+    input: bytesToHex(tx.data),
+    // At least two digits, as the reference prints v ("0x1b", "0x65").
+    v: `0x${tx.v!.toString(16).padStart(2, "0")}`,
+    r: toQuantity(tx.r!),
+    s: toQuantity(tx.s!),
+    type: "0x0",
+  };
+}
+
+export function formatBlock(block: Block, totalDifficulty: bigint, fullTransactions: boolean): BlockJson {
+  const fields = block.header.fields;
+  return {
+    number: toQuantity(fields.number),
+    hash: bytesToHex(block.hash),
+    parentHash: bytesToHex(fields.parentHash),
+    nonce: zeroNonce,
+    sha3Uncles: bytesToHex(fields.unclesHash),
+    logsBloom: bytesToHex(fields.logsBloom),
+    transactionsRoot: bytesToHex(fields.transactionsRoot),
+    stateRoot: bytesToHex(fields.stateRoot),
+    receiptsRoot: bytesToHex(fields.receiptsRoot),
+    miner: bytesToHex(fields.coinbase),
+    difficulty: toQuantity(fields.difficulty),
+    cumulativeDifficulty: toQuantity(block.uncles.reduce((sum, uncle) => sum + uncle.fields.difficulty, fields.difficulty)),
+    totalDifficulty: toQuantity(totalDifficulty),
+    extraData: bytesToHex(fields.extraData),
+    size: toQuantity(block.size),
+    gasLimit: toQuantity(fields.gasLimit),
+    gasUsed: toQuantity(fields.gasUsed),
+    timestamp: toQuantity(fields.timestamp),
+    transactions: fullTransactions
+      ? block.transactions.map((transaction, index) => formatTransaction(transaction, { blockHash: block.hash, blockNumber: block.number, index }))
+      : block.transactions.map((transaction) => bytesToHex(transaction.hash)),
+    uncles: block.uncles.map((uncle) => bytesToHex(uncle.hash)),
+    minimumGasPrice: toQuantity(fields.minimumGasPrice),
+    hashForMergedMining: bytesToHex(block.header.hashForMergedMining),
+    paidFees: toQuantity(fields.paidFees),
+    parentMergedMiningHeader: bytesToHex(fields.mergedMiningHeader),
+    parentMergedMiningCoinbaseTransaction: bytesToHex(fields.mergedMiningCoinbaseTransaction),
+    parentMergedMiningMerkleProof: bytesToHex(fields.mergedMiningMerkleProof),
+  };
+}
+
+function formatLog(log: ChainLog, logIndex: number, transaction: ChainTransaction, position: TransactionPosition): LogJson {
+  return {
+    removed: false,
+    logIndex: toQuantity(logIndex),
+    transactionIndex: toQuantity(position.index),
+    transactionHash: bytesToHex(transaction.hash),
+    blockHash: bytesToHex(position.blockHash),
+    blockNumber: toQuantity(position.blockNumber),
+    address: bytesToHex(log.address),
+    data: bytesToHex(log.data),
+    topics: log.topics.map(bytesToHex) as LogJson["topics"],
+  };
+}
+
+/** The receipt of the transaction at `index` of `block`; log indexes count from the block's first log. */
+export function formatReceipt(block: Block, receipts: readonly ChainReceipt[], index: number): ReceiptJson {
+  const transaction = block.transactions[index]!;
+  const receipt = receipts[index]!;
+  const position = { blockHash: block.hash, blockNumber: block.number, index };
+  let firstLogIndex = 0;
+  for (let earlier = 0; earlier < index; earlier++) firstLogIndex += receipts[earlier]!.logs.length;
+  return {
+    transactionHash: bytesToHex(transaction.hash),
+    transactionIndex: toQuantity(index),
+    blockHash: bytesToHex(block.hash),
+    blockNumber: toQuantity(block.number),
+    from: bytesToHex(transaction.sender),
+    to: transaction.tx.to === undefined ? null : bytesToHex(transaction.tx.to.bytes),
+    cumulativeGasUsed: toQuantity(receipt.cumulativeGasUsed),
+    gasUsed: toQuantity(receipt.gasUsed),
+    contractAddress: receipt.contractAddress === undefined ? null : bytesToHex(receipt.contractAddress),
+    logs: receipt.logs.map((log, offset) => formatLog(log, firstLogIndex + offset, transaction, position)),
+    logsBloom: bytesToHex(receipt.logsBloom),
+    status: receipt.success ? "0x1" : "0x0",
+    effectiveGasPrice: toQuantity(transaction.tx.gasPrice),
+    type: "0x0",
+  };
+}

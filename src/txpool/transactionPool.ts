@@ -1,0 +1,182 @@
+// The transaction pool: admission rules with the reference node's rejection wording, executable
+// (pending) versus nonce-gap (queued) transactions per sender, replacement by price bump, and
+// clean-up when blocks are mined.
+import type { ChainTransaction } from "../chain/transactions.js";
+
+/** A transaction the pool refuses; the message is the reference node's wording. */
+export class TransactionRejectedError extends Error {}
+
+export interface SenderAccount {
+  nonce: bigint;
+  balance: bigint;
+}
+
+export interface PoolLimits {
+  /** Gas limit of the next block. */
+  blockGasLimit: bigint;
+  /** Minimum gas price of the next block. */
+  minimumGasPrice: bigint;
+}
+
+export interface TransactionPoolOptions {
+  /** The sender's account in the head state. */
+  readAccount(address: Uint8Array): Promise<SenderAccount>;
+  limits(): PoolLimits;
+}
+
+/** Largest accepted signed transaction (reference: 128 KiB). */
+export const maxTransactionBytes = 131_072;
+/** Largest contract-creation code (EIP-3860). */
+export const maxInitCodeBytes = 49_152;
+/** A transaction may run this many nonces ahead of its sender's account (reference: 16 slots). */
+export const maxNonceGap = 16n;
+/** A replacement must raise the gas price by this many percent. */
+export const replacementBumpPercent = 40n;
+
+function hexOf(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
+}
+
+function upfrontCost(transaction: ChainTransaction): bigint {
+  return transaction.tx.gasLimit * transaction.tx.gasPrice + transaction.tx.value;
+}
+
+interface SenderQueue {
+  /** The account nonce as the pool last saw it. */
+  accountNonce: bigint;
+  readonly byNonce: Map<bigint, ChainTransaction>;
+}
+
+export type Admission = "pending" | "queued";
+
+export class TransactionPool {
+  /** Senders in order of first arrival; each with its transactions by nonce. */
+  private readonly senders = new Map<string, SenderQueue>();
+  private readonly byHash = new Map<string, ChainTransaction>();
+
+  constructor(private readonly options: TransactionPoolOptions) {}
+
+  /** Checks a transaction against the pool rules and the head state, then holds it. */
+  async add(transaction: ChainTransaction): Promise<Admission> {
+    const { tx } = transaction;
+    const { blockGasLimit, minimumGasPrice } = this.options.limits();
+    if (transaction.raw.length > maxTransactionBytes) {
+      throw new TransactionRejectedError(`transaction's size is higher than defined maximum: ${transaction.raw.length} > ${maxTransactionBytes}`);
+    }
+    if (tx.to === undefined && tx.data.length > maxInitCodeBytes) throw new TransactionRejectedError("transaction's init code size is invalid");
+    if (tx.gasLimit > blockGasLimit) {
+      throw new TransactionRejectedError(`transaction's gas limit of ${tx.gasLimit} is higher than the block's gas limit of ${blockGasLimit}`);
+    }
+    if (tx.getIntrinsicGas() > tx.gasLimit) throw new TransactionRejectedError("transaction's basic cost is above the gas limit");
+    if (tx.gasPrice < minimumGasPrice) throw new TransactionRejectedError("transaction's gas price lower than block's minimum");
+
+    const senderKey = hexOf(transaction.sender);
+    const hashKey = hexOf(transaction.hash);
+    const account = await this.options.readAccount(transaction.sender);
+    const queue = this.senders.get(senderKey) ?? { accountNonce: account.nonce, byNonce: new Map<bigint, ChainTransaction>() };
+    queue.accountNonce = account.nonce;
+    this.dropStale(queue);
+
+    if (this.byHash.has(hashKey)) {
+      throw new TransactionRejectedError(`${this.isExecutable(queue, tx.nonce) ? "pending" : "queued"} transaction with same hash already exists`);
+    }
+    if (tx.nonce < account.nonce) throw new TransactionRejectedError("transaction nonce too low");
+    if (tx.nonce >= account.nonce + maxNonceGap) throw new TransactionRejectedError("transaction nonce too high");
+    if (account.balance < upfrontCost(transaction)) throw new TransactionRejectedError("insufficient funds");
+    let costOfEarlier = 0n;
+    for (const [nonce, held] of queue.byNonce) if (nonce < tx.nonce) costOfEarlier += upfrontCost(held);
+    if (account.balance < costOfEarlier + upfrontCost(transaction)) {
+      throw new TransactionRejectedError("insufficient funds to pay for pending and new transactions");
+    }
+    const replaced = queue.byNonce.get(tx.nonce);
+    if (replaced !== undefined) {
+      const oldPrice = replaced.tx.gasPrice;
+      if (tx.gasPrice <= oldPrice || tx.gasPrice * 100n < oldPrice * (100n + replacementBumpPercent)) {
+        throw new TransactionRejectedError("gas price not enough to bump transaction");
+      }
+      this.byHash.delete(hexOf(replaced.hash));
+    }
+    queue.byNonce.set(tx.nonce, transaction);
+    this.senders.set(senderKey, queue);
+    this.byHash.set(hashKey, transaction);
+    return this.isExecutable(queue, tx.nonce) ? "pending" : "queued";
+  }
+
+  /** A held transaction by hash. */
+  get(hash: Uint8Array): ChainTransaction | undefined {
+    return this.byHash.get(hexOf(hash));
+  }
+
+  /** Whether the transaction is held and executable now. */
+  isPending(hash: Uint8Array): boolean {
+    const transaction = this.get(hash);
+    if (transaction === undefined) return false;
+    const queue = this.senders.get(hexOf(transaction.sender));
+    return queue !== undefined && this.isExecutable(queue, transaction.tx.nonce);
+  }
+
+  /** Executable transactions: per sender the nonces that follow the account's without a gap; senders in arrival order. */
+  pending(): ChainTransaction[] {
+    const result: ChainTransaction[] = [];
+    for (const queue of this.senders.values()) {
+      for (let nonce = queue.accountNonce; queue.byNonce.has(nonce); nonce++) result.push(queue.byNonce.get(nonce)!);
+    }
+    return result;
+  }
+
+  /** Transactions waiting behind a nonce gap. */
+  queued(): ChainTransaction[] {
+    const result: ChainTransaction[] = [];
+    for (const queue of this.senders.values()) {
+      for (const [nonce, transaction] of queue.byNonce) if (!this.isExecutable(queue, nonce)) result.push(transaction);
+    }
+    return result;
+  }
+
+  /** The nonce a new transaction of `sender` takes: after its account nonce and its executable transactions. */
+  async nextNonce(sender: Uint8Array): Promise<bigint> {
+    const queue = this.senders.get(hexOf(sender));
+    let nonce = queue?.accountNonce ?? (await this.options.readAccount(sender)).nonce;
+    while (queue?.byNonce.has(nonce)) nonce++;
+    return nonce;
+  }
+
+  /** Forgets mined transactions and moves each sender of the block past its mined nonces. */
+  onBlockMined(transactions: readonly ChainTransaction[]): void {
+    for (const transaction of transactions) {
+      const senderKey = hexOf(transaction.sender);
+      const queue = this.senders.get(senderKey);
+      this.byHash.delete(hexOf(transaction.hash));
+      if (queue === undefined) continue;
+      if (transaction.tx.nonce + 1n > queue.accountNonce) queue.accountNonce = transaction.tx.nonce + 1n;
+      this.dropStale(queue);
+      if (queue.byNonce.size === 0) this.senders.delete(senderKey);
+    }
+  }
+
+  /** Drops a transaction the chain cannot take any more (skipped by the block builder as invalid). */
+  remove(transaction: ChainTransaction): void {
+    const queue = this.senders.get(hexOf(transaction.sender));
+    this.byHash.delete(hexOf(transaction.hash));
+    if (queue?.byNonce.get(transaction.tx.nonce) === transaction) queue.byNonce.delete(transaction.tx.nonce);
+    if (queue?.byNonce.size === 0) this.senders.delete(hexOf(transaction.sender));
+  }
+
+  get size(): number {
+    return this.byHash.size;
+  }
+
+  private isExecutable(queue: SenderQueue, nonce: bigint): boolean {
+    for (let next = queue.accountNonce; next <= nonce; next++) if (!queue.byNonce.has(next)) return false;
+    return true;
+  }
+
+  private dropStale(queue: SenderQueue): void {
+    for (const [nonce, transaction] of queue.byNonce) {
+      if (nonce < queue.accountNonce) {
+        queue.byNonce.delete(nonce);
+        this.byHash.delete(hexOf(transaction.hash));
+      }
+    }
+  }
+}

@@ -1,0 +1,62 @@
+// kill -9 at random moments while transactions are being mined: after a restart on the same data
+// dir, every transaction whose hash was returned (automine: it was in a written block) is there,
+// with its block, and the head is consistent. CHAIN_NODE_LONG_TESTS=1 runs 20 kills instead of 3.
+import { expect } from "chai";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { RpcClient } from "../../generated/client.js";
+import { startNodeProcess } from "../helpers/nodeProcess.js";
+
+const kills = process.env.CHAIN_NODE_LONG_TESTS === "1" ? 20 : 3;
+const cow = "0xcd2a3d9f938e13cd947ec05abc7fe734df8dd826";
+const recipient = "0x00000000000000000000000000000000000000bb";
+
+describe("crash safety: kill -9 while mining", function () {
+  this.timeout(30_000 + kills * 15_000);
+  let directory: string;
+  before(async () => (directory = await mkdtemp(join(tmpdir(), "chain-node-crash-"))));
+  after(() => rm(directory, { recursive: true, force: true }));
+
+  it(`keeps every returned block and receipt across ${kills} kills`, async () => {
+    const returned: string[] = [];
+    for (let round = 0; round < kills; round++) {
+      const node = await startNodeProcess(["--port", "0", "--data-dir", directory]);
+      const client = new RpcClient(node.url, { timeoutMs: 5_000 });
+      const killAt = Date.now() + 150 + Math.floor(Math.random() * 600);
+      const sender = (async () => {
+        for (;;) {
+          try {
+            returned.push(await client.eth_sendTransaction({ from: cow, to: recipient, value: "0x1" }));
+          } catch {
+            return; // the node is gone
+          }
+        }
+      })();
+      await new Promise((resolve) => setTimeout(resolve, killAt - Date.now()));
+      await node.stop("SIGKILL");
+      await sender;
+    }
+    expect(returned.length).to.be.greaterThan(kills);
+
+    const node = await startNodeProcess(["--port", "0", "--data-dir", directory]);
+    try {
+      const client = new RpcClient(node.url, { timeoutMs: 10_000 });
+      const head = BigInt(await client.eth_blockNumber());
+      expect(head >= BigInt(returned.length)).to.equal(true);
+      for (const hash of returned) {
+        const receipt = await client.eth_getTransactionReceipt(hash);
+        expect(receipt, hash).to.not.equal(null);
+        const block = await client.eth_getBlockByNumber(receipt!.blockNumber, false);
+        expect(block!.hash).to.equal(receipt!.blockHash);
+        expect(block!.transactions).to.include(hash);
+      }
+      const headBlock = await client.eth_getBlockByNumber("latest", false);
+      expect(BigInt(headBlock!.number!)).to.equal(head);
+      expect(BigInt(await client.eth_getBalance(recipient, "latest"))).to.equal(head);
+      expect(BigInt(await client.eth_getTransactionCount(cow, "latest"))).to.equal(head);
+    } finally {
+      await node.stop();
+    }
+  });
+});

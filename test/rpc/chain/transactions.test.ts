@@ -1,0 +1,179 @@
+// Sending transactions and reading them back: blocks, receipts, balances, nonces, and every
+// pool rejection with its code and message.
+import { expect } from "chai";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { JsonRpcProvider, Transaction, Wallet, keccak256, toUtf8Bytes } from "ethers";
+import { RpcResponseError } from "../../../generated/client.js";
+import { expectValidResult } from "../../helpers/results.js";
+import { startTestNode, type TestNode } from "../../helpers/testNode.js";
+
+const cowKey = keccak256(toUtf8Bytes("cow"));
+const cow = "0xcd2a3d9f938e13cd947ec05abc7fe734df8dd826";
+const stranger = "0x00000000000000000000000000000000000000aa";
+
+async function expectRpcError(call: Promise<unknown>, code: number, message: string | RegExp): Promise<void> {
+  try {
+    await call;
+  } catch (error) {
+    expect(error).to.be.instanceOf(RpcResponseError);
+    const { code: actualCode, message: actualMessage } = error as RpcResponseError;
+    expect(actualCode, actualMessage).to.equal(code);
+    if (typeof message === "string") expect(actualMessage).to.equal(message);
+    else expect(actualMessage).to.match(message);
+    return;
+  }
+  expect.fail("the call succeeded");
+}
+
+/** Signs a legacy transaction of `cow` with ethers. */
+async function signed(fields: { nonce: number; to?: string; value?: bigint; gasLimit?: bigint; gasPrice?: bigint; data?: string; chainId?: bigint }): Promise<string> {
+  const wallet = new Wallet(cowKey);
+  return wallet.signTransaction({ type: 0, chainId: 33n, gasLimit: 21_000n, gasPrice: 0n, to: stranger, value: 1n, ...fields });
+}
+
+describe("chain: sending and reading transactions", () => {
+  let node: TestNode;
+  beforeEach(async () => (node = await startTestNode()));
+  afterEach(() => node.stop());
+
+  it("starts at genesis with the ten development accounts funded and unlocked", async () => {
+    expect(await node.client.eth_blockNumber()).to.equal("0x0");
+    const accounts = await node.client.eth_accounts();
+    expect(accounts).to.have.length(10);
+    expect(accounts[0]).to.equal(cow);
+    expect(await node.client.eth_getBalance(accounts[9]!, "latest")).to.equal(`0x${(10n ** 30n).toString(16)}`);
+    const genesis = await node.client.eth_getBlockByNumber("earliest", false);
+    expectValidResult("eth_getBlockByNumber", genesis);
+    expect(genesis!.number).to.equal("0x0");
+    expect(genesis!.extraData).to.equal("0x686f727365");
+  });
+
+  it("mines each sent transaction into its own block and serves block, transaction and receipt", async () => {
+    const hash = await node.client.eth_sendTransaction({ from: cow, to: stranger, value: "0x2a" });
+    expect(await node.client.eth_blockNumber()).to.equal("0x1");
+    const receipt = await node.client.eth_getTransactionReceipt(hash);
+    expectValidResult("eth_getTransactionReceipt", receipt);
+    expect(receipt).to.include({ transactionHash: hash, blockNumber: "0x1", status: "0x1", gasUsed: "0x5208", from: cow, to: stranger, contractAddress: null });
+
+    const byNumber = await node.client.eth_getBlockByNumber("0x1", true);
+    const byHash = await node.client.eth_getBlockByHash(receipt!.blockHash, false);
+    expectValidResult("eth_getBlockByNumber", byNumber);
+    expect(byHash!.hash).to.equal(byNumber!.hash).and.to.equal(receipt!.blockHash);
+    expect(byHash!.transactions).to.deep.equal([hash]);
+    expect(byNumber!.totalDifficulty).to.equal("0x2");
+    expect(byNumber!.gasUsed).to.equal("0x5208");
+
+    const transaction = await node.client.eth_getTransactionByHash(hash);
+    expectValidResult("eth_getTransactionByHash", transaction);
+    expect(transaction).to.include({ hash, from: cow, to: stranger, value: "0x2a", gas: "0x15f90", gasPrice: "0x0", nonce: "0x0", blockNumber: "0x1", transactionIndex: "0x0", type: "0x0" });
+    expect(await node.client.eth_getTransactionByBlockNumberAndIndex("0x1", "0x0")).to.deep.equal(transaction);
+    expect(await node.client.eth_getTransactionByBlockHashAndIndex(receipt!.blockHash, "0x1")).to.equal(null);
+    expect(await node.client.eth_getBlockTransactionCountByHash(receipt!.blockHash)).to.equal("0x1");
+
+    expect(await node.client.eth_getBalance(stranger, "latest")).to.equal("0x2a");
+    expect(await node.client.eth_getBalance(stranger, "0x0")).to.equal("0x0");
+    expect(await node.client.eth_getBalance(stranger, { blockHash: receipt!.blockHash, requireCanonical: true })).to.equal("0x2a");
+    expect(await node.client.eth_getTransactionCount(cow, "latest")).to.equal("0x1");
+    expect(await node.client.eth_getTransactionCount(cow, "earliest")).to.equal("0x0");
+    expect(await node.client.eth_getTransactionCount(cow, "pending")).to.equal("0x1");
+  });
+
+  it("answers null or -32600 for what does not exist, as the reference does", async () => {
+    const missing = `0x${"ab".repeat(32)}`;
+    expect(await node.client.eth_getBlockByNumber("0x5", false)).to.equal(null);
+    expect(await node.client.eth_getBlockByHash(missing, false)).to.equal(null);
+    expect(await node.client.eth_getTransactionByHash(missing)).to.equal(null);
+    expect(await node.client.eth_getTransactionReceipt(missing)).to.equal(null);
+    expect(await node.client.eth_getBlockTransactionCountByHash(missing)).to.equal(null);
+    await expectRpcError(node.client.eth_getBalance(cow, "0x5"), -32600, "Block 0x5 not found");
+    await expectRpcError(node.client.eth_getBalance(cow, { blockHash: missing }), -32600, `Block with hash ${missing} not found`);
+    await expectRpcError(node.client.eth_getUncleCountByBlockHash(missing), -32600, `Block with hash ${missing} not found`);
+    expect(await node.client.eth_getUncleCountByBlockNumber("latest")).to.equal("0x0");
+    expect(await node.client.eth_getUncleByBlockNumberAndIndex("latest", "0x0")).to.equal(null);
+    await expectRpcError(node.client.eth_getBlockByNumber("pending" as "latest", false), -32602, /invalid argument 0: .*pending/);
+  });
+
+  it("accepts raw transactions signed with EIP-155 and unprotected (v = 27/28) signatures", async () => {
+    const protectedHash = await node.client.eth_sendRawTransaction(await signed({ nonce: 0 }));
+    const unprotected = Transaction.from({ type: 0, nonce: 1, gasLimit: 21_000n, gasPrice: 0n, to: stranger, value: 1n });
+    unprotected.signature = new Wallet(cowKey).signingKey.sign(unprotected.unsignedHash);
+    const unprotectedHash = await node.client.eth_sendRawTransaction(unprotected.serialized);
+    expect((await node.client.eth_getTransactionByHash(unprotectedHash))!.v).to.match(/^0x1[bc]$/);
+    expect((await node.client.eth_getTransactionReceipt(protectedHash))!.status).to.equal("0x1");
+    expect(await node.client.eth_getBalance(stranger, "latest")).to.equal("0x2");
+  });
+
+  it("rejects malformed, typed and foreign-chain transactions with clear errors", async () => {
+    await expectRpcError(node.client.eth_sendRawTransaction("0xc0"), -32602, "Invalid input: a legacy transaction is an RLP list of 9 byte strings");
+    const typed = await new Wallet(cowKey).signTransaction({ type: 2, chainId: 33n, nonce: 0, gasLimit: 21_000n, maxFeePerGas: 1n, maxPriorityFeePerGas: 1n, to: stranger });
+    await expectRpcError(node.client.eth_sendRawTransaction(typed), -32602, /^Invalid input: typed transactions are not supported \(type 0x02\)/);
+    await expectRpcError(node.client.eth_sendRawTransaction(await signed({ nonce: 0, chainId: 5n })), -32010, "Invalid chainId: 5");
+    const highS = Transaction.from(await signed({ nonce: 0 }));
+    const order = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+    const flipped = highS.clone();
+    flipped.signature = { r: highS.signature!.r, s: `0x${(order - BigInt(highS.signature!.s)).toString(16).padStart(64, "0")}`, v: highS.signature!.v === 27 ? 28 : 27 } as never;
+    await expectRpcError(node.client.eth_sendRawTransaction(flipped.serialized), -32010, /^invalid transaction signature/);
+    expect(await node.client.eth_blockNumber()).to.equal("0x0");
+  });
+
+  it("rejects what the pool cannot take, with the reference wording", async () => {
+    await node.client.eth_sendRawTransaction(await signed({ nonce: 0 }));
+    await expectRpcError(node.client.eth_sendRawTransaction(await signed({ nonce: 0, value: 2n })), -32010, "transaction nonce too low");
+    await expectRpcError(node.client.eth_sendRawTransaction(await signed({ nonce: 1, value: 10n ** 31n })), -32010, "insufficient funds");
+    await expectRpcError(node.client.eth_sendRawTransaction(await signed({ nonce: 1, gasLimit: 10_000_001n })), -32010, "transaction's gas limit of 10000001 is higher than the block's gas limit of 10000000");
+    await expectRpcError(node.client.eth_sendRawTransaction(await signed({ nonce: 1, gasLimit: 20_999n })), -32010, "transaction's basic cost is above the gas limit");
+    await expectRpcError(node.client.eth_sendRawTransaction(await signed({ nonce: 1, gasLimit: 9_000_000n, data: `0x${"01".repeat(131_072)}` })), -32010, /^transaction's size is higher than defined maximum: \d+ > 131072$/);
+    await expectRpcError(node.client.eth_sendRawTransaction(await signed({ nonce: 1, to: undefined, gasLimit: 9_000_000n, data: `0x${"01".repeat(49_153)}` })), -32010, "transaction's init code size is invalid");
+    await expectRpcError(node.client.eth_sendRawTransaction(await signed({ nonce: 40 })), -32010, "transaction nonce too high");
+    await expectRpcError(node.client.eth_sendTransaction({ from: stranger, to: cow }), -32602, `Could not find account for address: ${stranger}`);
+    expect(await node.client.eth_blockNumber()).to.equal("0x1");
+  });
+
+  it("queues a transaction behind a nonce gap and mines both once the gap is filled", async () => {
+    const later = await node.client.eth_sendRawTransaction(await signed({ nonce: 1 }));
+    expect(await node.client.eth_blockNumber()).to.equal("0x0");
+    expect(await node.client.eth_getTransactionByHash(later)).to.equal(null);
+    expect(await node.client.eth_getTransactionCount(cow, "pending")).to.equal("0x0");
+    await node.client.eth_sendRawTransaction(await signed({ nonce: 0 }));
+    expect(await node.client.eth_blockNumber()).to.equal("0x2");
+    expect((await node.client.eth_getTransactionReceipt(later))!.blockNumber).to.equal("0x2");
+  });
+});
+
+describe("chain: pool rules without automine", () => {
+  let node: TestNode;
+  let directory: string;
+  before(async () => {
+    directory = await mkdtemp(join(tmpdir(), "chain-node-genesis-"));
+    const genesisFile = join(directory, "genesis.json");
+    await writeFile(genesisFile, JSON.stringify({ minimumGasPrice: "0x3b9aca00", alloc: { [cow]: { balance: "0xffffffffffffffffffffff" } } }));
+    node = await startTestNode({ chain: { mining: { kind: "off" }, genesisFile } });
+  });
+  after(async () => {
+    await node.stop();
+    await rm(directory, { recursive: true, force: true });
+  });
+
+  it("refuses a gas price under the block minimum, and a replacement without a 40 % bump", async () => {
+    expect(await node.client.eth_gasPrice()).to.equal("0x3b9aca00");
+    await expectRpcError(node.client.eth_sendRawTransaction(await signed({ nonce: 0, gasPrice: 999_999_999n })), -32010, "transaction's gas price lower than block's minimum");
+    const first = await node.client.eth_sendRawTransaction(await signed({ nonce: 0, gasPrice: 1_000_000_000n }));
+    expect((await node.client.eth_getTransactionByHash(first))!.blockHash).to.equal(null);
+    expect((await node.client.eth_pendingTransactions()).map((transaction) => transaction.hash)).to.deep.equal([first]);
+    await expectRpcError(node.client.eth_sendRawTransaction(await signed({ nonce: 0, gasPrice: 1_300_000_000n })), -32010, "gas price not enough to bump transaction");
+    const replacement = await node.client.eth_sendRawTransaction(await signed({ nonce: 0, gasPrice: 1_400_000_000n }));
+    expect(await node.client.eth_getTransactionByHash(first)).to.equal(null);
+    expect((await node.client.eth_getTransactionByHash(replacement))!.gasPrice).to.equal("0x53724e00");
+    expect(await node.client.eth_getBlockTransactionCountByNumber("pending")).to.equal("0x1");
+    expect(await node.client.eth_blockNumber()).to.equal("0x0");
+  });
+
+  it("works with ethers' JsonRpcProvider", async () => {
+    const provider = new JsonRpcProvider(node.url, 33, { staticNetwork: true });
+    expect(await provider.getBlockNumber()).to.equal(0);
+    expect(await provider.getBalance(cow)).to.equal(0xffffffffffffffffffffffn);
+    provider.destroy();
+  });
+});
