@@ -4,6 +4,7 @@ import type { Common } from "@ethereumjs/common";
 import { createLegacyTx } from "@ethereumjs/tx";
 import { Address } from "@ethereumjs/util";
 import { keccak_256 } from "@noble/hashes/sha3.js";
+import { bytesToUnprefixedHex } from "../common/hex.js";
 
 export interface UnsignedTransaction {
   nonce: bigint;
@@ -19,10 +20,6 @@ interface HeldAccount {
   readonly address: Uint8Array;
   readonly privateKey: Uint8Array;
   unlocked: boolean;
-}
-
-function hexOf(bytes: Uint8Array): string {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
 }
 
 export class Wallet {
@@ -42,12 +39,12 @@ export class Wallet {
   }
 
   isUnlocked(address: Uint8Array): boolean {
-    return this.accounts.get(hexOf(address))?.unlocked === true;
+    return this.accounts.get(bytesToUnprefixedHex(address))?.unlocked === true;
   }
 
   /** Signs with the key of an unlocked held account (EIP-155, the chain's id); undefined otherwise. */
   signTransaction(from: Uint8Array, transaction: UnsignedTransaction): Uint8Array | undefined {
-    const account = this.accounts.get(hexOf(from));
+    const account = this.accounts.get(bytesToUnprefixedHex(from));
     if (account === undefined || !account.unlocked) return undefined;
     const unsigned = createLegacyTx(
       {

@@ -22,12 +22,20 @@ export class Block {
     return this.header.number;
   }
 
-  /** Bytes of RLP([header, [transactions], [uncles]]), as the reference node reports `size`. */
+  /** The block's difficulty plus its uncles' (the reference's cumulativeDifficulty). */
+  get cumulativeDifficulty(): bigint {
+    return this.uncles.reduce((sum, uncle) => sum + uncle.fields.difficulty, this.header.fields.difficulty);
+  }
+
+  /**
+   * Bytes of RLP([header, [transactions], [uncles]]), as the reference node reports `size`. Signed
+   * legacy transactions and headers are RLP lists already, so only the list prefixes are added.
+   */
   get size(): number {
     if (this.encodedSize === undefined) {
-      const transactions = RLP.encode(this.transactions.map((transaction) => RLP.decode(transaction.raw) as Uint8Array[]));
-      const uncles = RLP.encode(this.uncles.map((uncle) => RLP.decode(uncle.encoded) as Uint8Array[]));
-      this.encodedSize = lengthOfList(this.header.encoded.length + transactions.length + uncles.length);
+      const transactions = lengthOfList(this.transactions.reduce((sum, transaction) => sum + transaction.raw.length, 0));
+      const uncles = lengthOfList(this.uncles.reduce((sum, uncle) => sum + uncle.encoded.length, 0));
+      this.encodedSize = lengthOfList(this.header.encoded.length + transactions + uncles);
     }
     return this.encodedSize;
   }

@@ -2,7 +2,9 @@
 // total difficulty and the head. Every block is written in one atomic batch with its state-trie
 // nodes and the new head pointer, so after a crash the store holds whole blocks only.
 import type { Common } from "@ethereumjs/common";
+import { RLP } from "@ethereumjs/rlp";
 import { bigIntToUnpaddedBytes, bytesToBigInt } from "@ethereumjs/util";
+import { bytesToUnprefixedHex } from "../common/hex.js";
 import type { StateDatabase } from "../state/stateDatabase.js";
 import type { KeyValueStore, StoreOperation } from "../storage/keyValueStore.js";
 import { DataDirectoryError } from "../storage/keyValueStore.js";
@@ -11,7 +13,6 @@ import { Block } from "./block.js";
 import { buildGenesisBlock, type GenesisSpec } from "./genesis.js";
 import { BlockHeader } from "./header.js";
 import { decodeBlockReceipts, encodeBlockReceipts, type ChainReceipt } from "./receipts.js";
-import { RLP } from "@ethereumjs/rlp";
 
 /** Version of the store layout; a store of another version is refused. */
 const storeFormatVersion = 1;
@@ -25,10 +26,6 @@ export interface TransactionLocation {
 
 const textEncoder = new TextEncoder();
 const textDecoder = new TextDecoder();
-
-function hexOf(bytes: Uint8Array): string {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
-}
 
 /** A size-bounded map that forgets the entry used least recently. */
 class RecentCache<V> {
@@ -71,7 +68,7 @@ export class Chain {
    */
   static async open(store: KeyValueStore, state: StateDatabase, common: Common, genesisSpec: GenesisSpec): Promise<Chain> {
     const genesis = await buildGenesisBlock(genesisSpec, state);
-    const identity = JSON.stringify({ chainId: common.chainId().toString(), genesisHash: `0x${hexOf(genesis.hash)}` });
+    const identity = JSON.stringify({ chainId: common.chainId().toString(), genesisHash: `0x${bytesToUnprefixedHex(genesis.hash)}` });
     const storedVersion = await store.get(storeKeys.metadata(metadataNames.formatVersion));
     if (storedVersion === undefined) {
       const headHash = await store.get(storeKeys.metadata(metadataNames.head));
@@ -110,7 +107,7 @@ export class Chain {
   }
 
   async getBlockByHash(hash: Uint8Array): Promise<Block | undefined> {
-    const key = hexOf(hash);
+    const key = bytesToUnprefixedHex(hash);
     const cached = this.blocks.get(key);
     if (cached !== undefined) return cached;
     const [encodedHeader, encodedBody] = await Promise.all([this.store.get(storeKeys.header(hash)), this.store.get(storeKeys.body(hash))]);
@@ -143,7 +140,7 @@ export class Chain {
   }
 
   async getReceipts(blockHash: Uint8Array): Promise<ChainReceipt[] | undefined> {
-    const key = hexOf(blockHash);
+    const key = bytesToUnprefixedHex(blockHash);
     const cached = this.receipts.get(key);
     if (cached !== undefined) return cached;
     const stored = await this.store.get(storeKeys.receipts(blockHash));
@@ -172,7 +169,7 @@ export class Chain {
       throw new Error(`block ${block.number} does not extend the head ${this.headBlock.number}`);
     }
     const parentDifficulty = (await this.getTotalDifficulty(this.headBlock.hash)) ?? 0n;
-    await this.writeBlock(block, receipts, parentDifficulty + cumulativeDifficulty(block), []);
+    await this.writeBlock(block, receipts, parentDifficulty + block.cumulativeDifficulty, []);
   }
 
   private async writeBlock(block: Block, receipts: readonly ChainReceipt[], totalDifficulty: bigint, operations: StoreOperation[]): Promise<void> {
@@ -194,14 +191,9 @@ export class Chain {
     } finally {
       this.state.writeFinished();
     }
-    const key = hexOf(hash);
+    const key = bytesToUnprefixedHex(hash);
     this.blocks.set(key, block);
     this.receipts.set(key, [...receipts]);
     this.headBlock = block;
   }
-}
-
-/** The block's difficulty plus its uncles' (the reference's cumulativeDifficulty). */
-export function cumulativeDifficulty(block: Block): bigint {
-  return block.uncles.reduce((sum, uncle) => sum + uncle.fields.difficulty, block.header.fields.difficulty);
 }

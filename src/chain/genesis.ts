@@ -1,6 +1,7 @@
 // Genesis: the allocation and header fields a chain starts from, the built-in ones of the network
 // profiles, the `--genesis FILE` format, and the building of block 0 and its state.
 import { Account, Address, setLengthLeft } from "@ethereumjs/util";
+import { bytesToUnprefixedHex } from "../common/hex.js";
 import type { StateDatabase } from "../state/stateDatabase.js";
 import { Block } from "./block.js";
 import { BlockHeader, emptyBloom, emptyBytes, emptyListHash, emptyTrieRoot, zeroHash } from "./header.js";
@@ -116,7 +117,7 @@ export function parseGenesisDocument(document: unknown, defaults: GenesisSpec): 
     const storage = new Map<string, Uint8Array>();
     for (const [slotText, slotValue] of Object.entries(expectObject(account.storage ?? {}, `${where}.storage`))) {
       const slot = setLengthLeft(parseHexBytes(slotText, `${where}.storage key`, 32), 32);
-      storage.set(Buffer.from(slot).toString("hex"), parseHexBytes(slotValue, `${where}.storage["${slotText}"]`, 32));
+      storage.set(bytesToUnprefixedHex(slot), parseHexBytes(slotValue, `${where}.storage["${slotText}"]`, 32));
     }
     alloc.set(address, {
       balance: parseQuantity(account.balance ?? "0", `${where}.balance`),

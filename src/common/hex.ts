@@ -45,6 +45,11 @@ export function bytesToHex(bytes: Uint8Array): string {
   return out;
 }
 
+/** Bytes as plain lower-case hex without 0x: a compact map key for hashes and addresses. */
+export function bytesToUnprefixedHex(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
+}
+
 /** DATA to bytes. The caller has validated the string (even length, hex digits, 0x prefix). */
 export function hexToBytes(hex: string): Uint8Array {
   const digits = hex.slice(2);

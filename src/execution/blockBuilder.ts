@@ -13,6 +13,7 @@ import { Block } from "../chain/block.js";
 import { BlockHeader, emptyBytes, emptyListHash } from "../chain/header.js";
 import { encodeReceiptForTrie, type ChainReceipt } from "../chain/receipts.js";
 import type { ChainTransaction } from "../chain/transactions.js";
+import { bytesToUnprefixedHex } from "../common/hex.js";
 
 export interface BlockTemplate {
   parent: Block;
@@ -112,14 +113,14 @@ export class BlockBuilder {
     const blockedSenders = new Set<string>();
     const skip = (transaction: ChainTransaction, reason: string, deferred: boolean) => {
       skipped.push({ transaction, reason, deferred });
-      blockedSenders.add(Buffer.from(transaction.sender).toString("hex"));
+      blockedSenders.add(bytesToUnprefixedHex(transaction.sender));
     };
 
     await this.state.checkpoint();
     try {
       for (const transaction of candidates) {
         const { tx } = transaction;
-        if (blockedSenders.has(Buffer.from(transaction.sender).toString("hex"))) {
+        if (blockedSenders.has(bytesToUnprefixedHex(transaction.sender))) {
           skip(transaction, "an earlier transaction of the sender was not included", true);
           continue;
         }

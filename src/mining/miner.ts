@@ -5,6 +5,7 @@
 import type { Block } from "../chain/block.js";
 import type { Chain } from "../chain/chain.js";
 import type { ChainTransaction } from "../chain/transactions.js";
+import { bytesToHex } from "../common/hex.js";
 import type { Logger } from "../common/logger.js";
 import type { BlockBuilder } from "../execution/blockBuilder.js";
 import type { TransactionPool } from "../txpool/transactionPool.js";
@@ -117,7 +118,7 @@ export class Miner {
     }
     for (const { transaction, reason, deferred } of built.skipped) {
       if (deferred) continue;
-      this.log.debug({ hash: Buffer.from(transaction.hash).toString("hex"), reason }, "transaction dropped: the block builder cannot run it");
+      this.log.debug({ hash: bytesToHex(transaction.hash), reason }, "transaction dropped: the block builder cannot run it");
       this.pool.remove(transaction);
     }
     this.pool.onBlockMined(built.block.transactions);

@@ -12,6 +12,10 @@ export const RpcErrorCode = {
   MethodNotImplemented: -32004,
   /** The reference node's code for a response over the size limit. */
   ResponseTooLarge: -32011,
+  /** A transaction the pool or the chain refuses (reference: the pool's message verbatim). */
+  TransactionRejected: -32010,
+  /** An automined transaction that did not make it into a block. */
+  TransactionNotMined: -32009,
 } as const;
 export type RpcErrorCode = (typeof RpcErrorCode)[keyof typeof RpcErrorCode];
 
@@ -74,13 +78,6 @@ export const internalError = new RpcError(RpcErrorCode.InternalError, "Internal 
 
 // --- chain errors (reference wording, facts 11.1) ---
 
-export const ChainErrorCode = {
-  /** A transaction the pool or the chain refuses. */
-  TransactionRejected: -32010,
-  /** An automined transaction that did not make it into a block. */
-  TransactionNotMined: -32009,
-} as const;
-
 /** A block that does not exist, named as the caller named it. */
 export function blockNotFoundError(blockName: string): RpcError {
   return new RpcError(RpcErrorCode.InvalidRequest, `Block ${blockName} not found`);
@@ -99,7 +96,7 @@ export function stateNotFoundError(blockHash: string): RpcError {
 }
 
 export function transactionRejectedError(reason: string): RpcError {
-  return new RpcError(ChainErrorCode.TransactionRejected, reason);
+  return new RpcError(RpcErrorCode.TransactionRejected, reason);
 }
 
 export function invalidRawTransactionError(reason: string): RpcError {
@@ -111,5 +108,5 @@ export function senderAccountNotFoundError(address: string): RpcError {
 }
 
 export function transactionNotMinedError(reason: string): RpcError {
-  return new RpcError(ChainErrorCode.TransactionNotMined, `Unknown error when sending transaction: ${reason}`);
+  return new RpcError(RpcErrorCode.TransactionNotMined, `Unknown error when sending transaction: ${reason}`);
 }

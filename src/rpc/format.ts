@@ -51,7 +51,7 @@ export function formatBlock(block: Block, totalDifficulty: bigint, fullTransacti
     receiptsRoot: bytesToHex(fields.receiptsRoot),
     miner: bytesToHex(fields.coinbase),
     difficulty: toQuantity(fields.difficulty),
-    cumulativeDifficulty: toQuantity(block.uncles.reduce((sum, uncle) => sum + uncle.fields.difficulty, fields.difficulty)),
+    cumulativeDifficulty: toQuantity(block.cumulativeDifficulty),
     totalDifficulty: toQuantity(totalDifficulty),
     extraData: bytesToHex(fields.extraData),
     size: toQuantity(block.size),

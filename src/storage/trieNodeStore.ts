@@ -3,6 +3,7 @@
 // batch, so a block and its state reach the disk together or not at all. Nodes are keyed by their
 // own hash, so a node written twice, or left over from a block that was never written, is harmless.
 import type { BatchDBOp, DB } from "@ethereumjs/util";
+import { bytesToUnprefixedHex } from "../common/hex.js";
 import type { KeyValueStore, StoreOperation } from "./keyValueStore.js";
 import { storeKeys } from "./keys.js";
 
@@ -19,7 +20,7 @@ function keyBytes(key: TrieKey): Uint8Array {
 }
 
 function keyText(key: TrieKey): string {
-  return typeof key === "string" ? key : Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString("hex");
+  return typeof key === "string" ? key : bytesToUnprefixedHex(key);
 }
 
 export class TrieNodeStore implements DB<string, TrieValue> {

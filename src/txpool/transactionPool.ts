@@ -2,6 +2,7 @@
 // (pending) versus nonce-gap (queued) transactions per sender, replacement by price bump, and
 // clean-up when blocks are mined.
 import type { ChainTransaction } from "../chain/transactions.js";
+import { bytesToUnprefixedHex } from "../common/hex.js";
 
 /** A transaction the pool refuses; the message is the reference node's wording. */
 export class TransactionRejectedError extends Error {}
@@ -32,10 +33,6 @@ export const maxInitCodeBytes = 49_152;
 export const maxNonceGap = 16n;
 /** A replacement must raise the gas price by this many percent. */
 export const replacementBumpPercent = 40n;
-
-function hexOf(bytes: Uint8Array): string {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
-}
 
 function upfrontCost(transaction: ChainTransaction): bigint {
   return transaction.tx.gasLimit * transaction.tx.gasPrice + transaction.tx.value;
@@ -70,8 +67,8 @@ export class TransactionPool {
     if (tx.getIntrinsicGas() > tx.gasLimit) throw new TransactionRejectedError("transaction's basic cost is above the gas limit");
     if (tx.gasPrice < minimumGasPrice) throw new TransactionRejectedError("transaction's gas price lower than block's minimum");
 
-    const senderKey = hexOf(transaction.sender);
-    const hashKey = hexOf(transaction.hash);
+    const senderKey = bytesToUnprefixedHex(transaction.sender);
+    const hashKey = bytesToUnprefixedHex(transaction.hash);
     const account = await this.options.readAccount(transaction.sender);
     const queue = this.senders.get(senderKey) ?? { accountNonce: account.nonce, byNonce: new Map<bigint, ChainTransaction>() };
     queue.accountNonce = account.nonce;
@@ -94,7 +91,7 @@ export class TransactionPool {
       if (tx.gasPrice <= oldPrice || tx.gasPrice * 100n < oldPrice * (100n + replacementBumpPercent)) {
         throw new TransactionRejectedError("gas price not enough to bump transaction");
       }
-      this.byHash.delete(hexOf(replaced.hash));
+      this.byHash.delete(bytesToUnprefixedHex(replaced.hash));
     }
     queue.byNonce.set(tx.nonce, transaction);
     this.senders.set(senderKey, queue);
@@ -104,14 +101,14 @@ export class TransactionPool {
 
   /** A held transaction by hash. */
   get(hash: Uint8Array): ChainTransaction | undefined {
-    return this.byHash.get(hexOf(hash));
+    return this.byHash.get(bytesToUnprefixedHex(hash));
   }
 
   /** Whether the transaction is held and executable now. */
   isPending(hash: Uint8Array): boolean {
     const transaction = this.get(hash);
     if (transaction === undefined) return false;
-    const queue = this.senders.get(hexOf(transaction.sender));
+    const queue = this.senders.get(bytesToUnprefixedHex(transaction.sender));
     return queue !== undefined && this.isExecutable(queue, transaction.tx.nonce);
   }
 
@@ -135,7 +132,7 @@ export class TransactionPool {
 
   /** The nonce a new transaction of `sender` takes: after its account nonce and its executable transactions. */
   async nextNonce(sender: Uint8Array): Promise<bigint> {
-    const queue = this.senders.get(hexOf(sender));
+    const queue = this.senders.get(bytesToUnprefixedHex(sender));
     let nonce = queue?.accountNonce ?? (await this.options.readAccount(sender)).nonce;
     while (queue?.byNonce.has(nonce)) nonce++;
     return nonce;
@@ -144,9 +141,9 @@ export class TransactionPool {
   /** Forgets mined transactions and moves each sender of the block past its mined nonces. */
   onBlockMined(transactions: readonly ChainTransaction[]): void {
     for (const transaction of transactions) {
-      const senderKey = hexOf(transaction.sender);
+      const senderKey = bytesToUnprefixedHex(transaction.sender);
       const queue = this.senders.get(senderKey);
-      this.byHash.delete(hexOf(transaction.hash));
+      this.byHash.delete(bytesToUnprefixedHex(transaction.hash));
       if (queue === undefined) continue;
       if (transaction.tx.nonce + 1n > queue.accountNonce) queue.accountNonce = transaction.tx.nonce + 1n;
       this.dropStale(queue);
@@ -156,10 +153,10 @@ export class TransactionPool {
 
   /** Drops a transaction the chain cannot take any more (skipped by the block builder as invalid). */
   remove(transaction: ChainTransaction): void {
-    const queue = this.senders.get(hexOf(transaction.sender));
-    this.byHash.delete(hexOf(transaction.hash));
+    const queue = this.senders.get(bytesToUnprefixedHex(transaction.sender));
+    this.byHash.delete(bytesToUnprefixedHex(transaction.hash));
     if (queue?.byNonce.get(transaction.tx.nonce) === transaction) queue.byNonce.delete(transaction.tx.nonce);
-    if (queue?.byNonce.size === 0) this.senders.delete(hexOf(transaction.sender));
+    if (queue?.byNonce.size === 0) this.senders.delete(bytesToUnprefixedHex(transaction.sender));
   }
 
   get size(): number {
@@ -175,7 +172,7 @@ export class TransactionPool {
     for (const [nonce, transaction] of queue.byNonce) {
       if (nonce < queue.accountNonce) {
         queue.byNonce.delete(nonce);
-        this.byHash.delete(hexOf(transaction.hash));
+        this.byHash.delete(bytesToUnprefixedHex(transaction.hash));
       }
     }
   }

@@ -1,0 +1,40 @@
+import { expect } from "chai";
+import { RLP } from "@ethereumjs/rlp";
+import { createLegacyTx } from "@ethereumjs/tx";
+import { Address } from "@ethereumjs/util";
+import { keccak_256 } from "@noble/hashes/sha3.js";
+import { Block } from "../../../src/chain/block.js";
+import { BlockHeader, emptyBloom, emptyBytes, emptyListHash, emptyTrieRoot, zeroHash } from "../../../src/chain/header.js";
+import { decodeRawTransaction } from "../../../src/chain/transactions.js";
+import { createExecutionRules } from "../../../src/execution/rules.js";
+
+const common = createExecutionRules(33n);
+
+function header(number: bigint, difficulty: bigint, extraData: Uint8Array): BlockHeader {
+  return new BlockHeader({
+    parentHash: zeroHash, unclesHash: emptyListHash, coinbase: new Uint8Array(20), stateRoot: emptyTrieRoot, transactionsRoot: emptyTrieRoot,
+    receiptsRoot: emptyTrieRoot, logsBloom: emptyBloom, difficulty, number, gasLimit: 10_000_000n, gasUsed: 0n, timestamp: 1n, extraData,
+    paidFees: 0n, minimumGasPrice: 0n, uncleCount: 0, mergedMiningHeader: emptyBytes, mergedMiningMerkleProof: emptyBytes, mergedMiningCoinbaseTransaction: emptyBytes,
+  });
+}
+
+describe("chain/block", () => {
+  it("size is the length of RLP([header, transactions, uncles]), and headers round-trip through RLP", () => {
+    const key = keccak_256(new TextEncoder().encode("cow"));
+    const transactions = [0n, 1n].map((nonce) =>
+      decodeRawTransaction(
+        createLegacyTx({ nonce, gasLimit: 60_000n, to: new Address(new Uint8Array(20).fill(7)), data: new Uint8Array(nonce === 0n ? 3 : 300) }, { common }).sign(key).serialize(),
+        common,
+      ),
+    );
+    const uncle = header(1n, 5n, new Uint8Array(40));
+    const block = new Block(header(2n, 3n, new Uint8Array(10)), transactions, [uncle]);
+    const expected = RLP.encode([RLP.decode(block.header.encoded), transactions.map((transaction) => RLP.decode(transaction.raw)), [RLP.decode(uncle.encoded)]] as never).length;
+    expect(block.size).to.equal(expected);
+    expect(new Block(header(0n, 1n, emptyBytes), []).size).to.equal(RLP.encode([RLP.decode(header(0n, 1n, emptyBytes).encoded), [], []] as never).length);
+    expect(block.cumulativeDifficulty).to.equal(8n);
+    const decoded = BlockHeader.decode(block.header.encoded);
+    expect(Buffer.compare(decoded.hash, block.hash)).to.equal(0);
+    expect(Buffer.compare(decoded.hashForMergedMining, block.header.hashForMergedMining)).to.equal(0);
+  });
+});
