@@ -6,13 +6,13 @@ NPM_STAMP := node_modules/.installed-from-lock
 TSC := node_modules/.bin/tsc
 RUN_ARGS ?=
 
-.PHONY: help install gen gen-check check-deps build test test-unit test-rpc test-e2e run bench bench-rpc lint clean
+.PHONY: help install gen gen-check check-deps build test test-unit test-rpc test-e2e run bench bench-rpc bench-chain lint clean
 
 help:
 	@echo "make run    install, build and start the node (regtest, 127.0.0.1:4444); RUN_ARGS='--help' for flags"
 	@echo "make test   install, build, check generated/ and run every test"
 	@echo "make gen    regenerate generated/ and the README method table from openrpc.json"
-	@echo "make bench  run the benchmarks (make bench-rpc: the JSON-RPC pipeline alone)"
+	@echo "make bench  run the benchmarks (bench-rpc: the JSON-RPC pipeline; bench-chain: transactions, reads, start-up)"
 
 $(NPM_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -55,10 +55,13 @@ lint: build gen-check check-deps
 run: build
 	node dist/src/cli/main.js $(RUN_ARGS)
 
-bench: bench-rpc
+bench: bench-rpc bench-chain
 
 bench-rpc: build
 	node dist/bench/rpc.js
+
+bench-chain: build
+	node dist/bench/chain.js
 
 clean:
 	rm -rf dist

@@ -1,11 +1,18 @@
 // The canonical chain on the store: blocks by hash and number, transaction locations, receipts,
 // total difficulty and the head. Every block is written in one atomic batch with its state-trie
 // nodes and the new head pointer, so after a crash the store holds whole blocks only.
+//
+// Blocks are appended to the tip and written behind it (group commit): while one batch is on its
+// way to disk, the blocks appended meanwhile wait and then go together in the next batch, in order.
+// The miner builds on the tip without waiting for the disk; readers see the head, the last block
+// on disk, so nothing the RPC answers can be lost to a crash. Reads use the store's synchronous
+// get: one LevelDB read costs a few microseconds, a round trip through its thread pool far more.
 import type { Common } from "@ethereumjs/common";
 import { RLP } from "@ethereumjs/rlp";
 import { bigIntToUnpaddedBytes, bytesToBigInt } from "@ethereumjs/util";
 import { bytesToUnprefixedHex } from "../common/hex.js";
 import type { StateDatabase } from "../state/stateDatabase.js";
+import type { TrieNodeBatch } from "../storage/trieNodeStore.js";
 import type { KeyValueStore, StoreOperation } from "../storage/keyValueStore.js";
 import { DataDirectoryError } from "../storage/keyValueStore.js";
 import { metadataNames, storeKeys } from "../storage/keys.js";
@@ -18,6 +25,16 @@ import { decodeBlockReceipts, encodeBlockReceipts, type ChainReceipt } from "./r
 const storeFormatVersion = 1;
 /** Blocks (and their receipts) kept decoded in memory. */
 const recentBlockCacheSize = 512;
+
+/** An appended block on its way to disk. */
+interface StagedBlock {
+  readonly block: Block;
+  readonly receipts: readonly ChainReceipt[];
+  readonly totalDifficulty: bigint;
+  readonly operations: StoreOperation[];
+  readonly trieNodes: TrieNodeBatch;
+  readonly written: { resolve: () => void; reject: (error: unknown) => void };
+}
 
 export interface TransactionLocation {
   readonly blockHash: Uint8Array;
@@ -46,8 +63,23 @@ class RecentCache<V> {
   }
 }
 
+/** A block could not be written; it and every block appended after it are gone. */
+export class BlockWriteError extends Error {}
+
 export class Chain {
   private headBlock: Block;
+  private headTotalDifficulty: bigint;
+  /** The last appended block: the head, or a block still waiting for the disk. */
+  private tipBlock: Block;
+  private tipTotalDifficulty: bigint;
+  /** Appended blocks not yet handed to a batch, oldest first. */
+  private staged: StagedBlock[] = [];
+  /** Blocks in the batch being written. */
+  private writing: StagedBlock[] = [];
+  /** The loop writing batches, while there is anything to write. */
+  private writer: Promise<void> | undefined;
+  /** Settles when the tip's batch does. */
+  private tipWritten: Promise<void> = Promise.resolve();
   private readonly blocks = new RecentCache<Block>(recentBlockCacheSize);
   private readonly receipts = new RecentCache<ChainReceipt[]>(recentBlockCacheSize);
 
@@ -57,8 +89,12 @@ export class Chain {
     private readonly common: Common,
     readonly genesis: Block,
     head: Block,
+    headTotalDifficulty: bigint,
   ) {
     this.headBlock = head;
+    this.tipBlock = head;
+    this.headTotalDifficulty = headTotalDifficulty;
+    this.tipTotalDifficulty = headTotalDifficulty;
   }
 
   /**
@@ -75,12 +111,13 @@ export class Chain {
       if (headHash !== undefined || (await store.get(storeKeys.canonicalHash(0n))) !== undefined) {
         throw new DataDirectoryError(`${store.location} holds a chain database without a format version: it was not written by this node`);
       }
-      const chain = new Chain(store, state, common, genesis, genesis);
-      const operations: StoreOperation[] = [
+      const genesisDifficulty = genesis.header.fields.difficulty;
+      const chain = new Chain(store, state, common, genesis, genesis, genesisDifficulty);
+      const written = chain.stage(genesis, [], genesisDifficulty, [
         { type: "put", key: storeKeys.metadata(metadataNames.formatVersion), value: textEncoder.encode(String(storeFormatVersion)) },
         { type: "put", key: storeKeys.metadata(metadataNames.chainIdentity), value: textEncoder.encode(identity) },
-      ];
-      await chain.writeBlock(genesis, [], genesis.header.fields.difficulty, operations);
+      ]);
+      await written;
       return chain;
     }
     const version = textDecoder.decode(storedVersion);
@@ -92,25 +129,34 @@ export class Chain {
       throw new DataDirectoryError(`${store.location} holds another chain (${storedIdentity || "unknown"}); this node runs ${identity}. Use another --data-dir.`);
     }
     const headHash = await store.get(storeKeys.metadata(metadataNames.head));
-    const chain = new Chain(store, state, common, genesis, genesis);
+    const chain = new Chain(store, state, common, genesis, genesis, 0n);
     const head = headHash === undefined ? undefined : await chain.getBlockByHash(headHash);
-    if (head === undefined) throw new DataDirectoryError(`${store.location} is damaged: the head block is missing`);
-    if (!(await state.hasRoot(head.header.fields.stateRoot))) {
+    const headTotalDifficulty = head === undefined ? undefined : await chain.getTotalDifficulty(head.hash);
+    if (head === undefined || headTotalDifficulty === undefined) throw new DataDirectoryError(`${store.location} is damaged: the head block is missing`);
+    if (!state.hasRoot(head.header.fields.stateRoot)) {
       throw new DataDirectoryError(`${store.location} is damaged: the state of head block ${head.number} is missing`);
     }
-    chain.headBlock = head;
+    chain.headBlock = chain.tipBlock = head;
+    chain.headTotalDifficulty = chain.tipTotalDifficulty = headTotalDifficulty;
     return chain;
   }
 
+  /** The last block on disk: what every reader sees. */
   get head(): Block {
     return this.headBlock;
+  }
+
+  /** The block the next block builds on: the head, or a later block still waiting for the disk. */
+  get tip(): Block {
+    return this.tipBlock;
   }
 
   async getBlockByHash(hash: Uint8Array): Promise<Block | undefined> {
     const key = bytesToUnprefixedHex(hash);
     const cached = this.blocks.get(key);
     if (cached !== undefined) return cached;
-    const [encodedHeader, encodedBody] = await Promise.all([this.store.get(storeKeys.header(hash)), this.store.get(storeKeys.body(hash))]);
+    const encodedHeader = this.store.getSync(storeKeys.header(hash));
+    const encodedBody = encodedHeader === undefined ? undefined : this.store.getSync(storeKeys.body(hash));
     if (encodedHeader === undefined || encodedBody === undefined) return undefined;
     const block = Block.decodeBody(BlockHeader.decode(encodedHeader), encodedBody, this.common);
     this.blocks.set(key, block);
@@ -120,7 +166,13 @@ export class Chain {
   async getCanonicalHash(blockNumber: bigint): Promise<Uint8Array | undefined> {
     if (blockNumber > this.headBlock.number || blockNumber < 0n) return undefined;
     if (blockNumber === this.headBlock.number) return this.headBlock.hash;
-    return this.store.get(storeKeys.canonicalHash(blockNumber));
+    return this.store.getSync(storeKeys.canonicalHash(blockNumber));
+  }
+
+  /** Canonical hash on the chain that ends at the tip (for BLOCKHASH while building). */
+  async getCanonicalHashFromTip(blockNumber: bigint): Promise<Uint8Array | undefined> {
+    for (const staged of [...this.writing, ...this.staged]) if (staged.block.number === blockNumber) return staged.block.hash;
+    return this.getCanonicalHash(blockNumber);
   }
 
   async getBlockByNumber(blockNumber: bigint): Promise<Block | undefined> {
@@ -135,7 +187,8 @@ export class Chain {
   }
 
   async getTotalDifficulty(blockHash: Uint8Array): Promise<bigint | undefined> {
-    const stored = await this.store.get(storeKeys.totalDifficulty(blockHash));
+    if (Buffer.compare(blockHash, this.headBlock.hash) === 0) return this.headTotalDifficulty;
+    const stored = this.store.getSync(storeKeys.totalDifficulty(blockHash));
     return stored === undefined ? undefined : bytesToBigInt(stored);
   }
 
@@ -143,7 +196,7 @@ export class Chain {
     const key = bytesToUnprefixedHex(blockHash);
     const cached = this.receipts.get(key);
     if (cached !== undefined) return cached;
-    const stored = await this.store.get(storeKeys.receipts(blockHash));
+    const stored = this.store.getSync(storeKeys.receipts(blockHash));
     if (stored === undefined) return undefined;
     const receipts = decodeBlockReceipts(stored);
     this.receipts.set(key, receipts);
@@ -152,7 +205,7 @@ export class Chain {
 
   /** Where a mined transaction is, if its block is canonical. */
   async getTransactionLocation(transactionHash: Uint8Array): Promise<TransactionLocation | undefined> {
-    const stored = await this.store.get(storeKeys.transactionLocation(transactionHash));
+    const stored = this.store.getSync(storeKeys.transactionLocation(transactionHash));
     if (stored === undefined) return undefined;
     const [blockHash, index] = RLP.decode(stored) as [Uint8Array, Uint8Array];
     const block = await this.getBlockByHash(blockHash);
@@ -161,18 +214,26 @@ export class Chain {
   }
 
   /**
-   * Writes a block built on the head, with its receipts and the state-trie nodes written since the
-   * last block, in one batch; then makes it the head.
+   * Appends a block built on the tip, with its receipts and the state-trie nodes written since the
+   * last append. The block is the tip at once; the promise settles once it is on disk and the head
+   * (or rejects with BlockWriteError: then the tip is back on the head).
    */
-  async appendBlock(block: Block, receipts: readonly ChainReceipt[]): Promise<void> {
-    if (Buffer.compare(block.header.fields.parentHash, this.headBlock.hash) !== 0) {
-      throw new Error(`block ${block.number} does not extend the head ${this.headBlock.number}`);
+  appendBlock(block: Block, receipts: readonly ChainReceipt[]): Promise<void> {
+    if (Buffer.compare(block.header.fields.parentHash, this.tipBlock.hash) !== 0) {
+      return Promise.reject(new Error(`block ${block.number} does not extend the tip ${this.tipBlock.number}`));
     }
-    const parentDifficulty = (await this.getTotalDifficulty(this.headBlock.hash)) ?? 0n;
-    await this.writeBlock(block, receipts, parentDifficulty + block.cumulativeDifficulty, []);
+    return this.stage(block, receipts, this.tipTotalDifficulty + block.cumulativeDifficulty, []);
   }
 
-  private async writeBlock(block: Block, receipts: readonly ChainReceipt[], totalDifficulty: bigint, operations: StoreOperation[]): Promise<void> {
+  /**
+   * Resolves once the tip (and so every block before it) is on disk; rejects with BlockWriteError
+   * when it could not be written.
+   */
+  whenTipWritten(): Promise<void> {
+    return this.tipWritten;
+  }
+
+  private stage(block: Block, receipts: readonly ChainReceipt[], totalDifficulty: bigint, operations: StoreOperation[]): Promise<void> {
     const hash = block.hash;
     operations.push(
       { type: "put", key: storeKeys.header(hash), value: block.header.encoded },
@@ -184,16 +245,58 @@ export class Chain {
     block.transactions.forEach((transaction, index) => {
       operations.push({ type: "put", key: storeKeys.transactionLocation(transaction.hash), value: RLP.encode([hash, bigIntToUnpaddedBytes(BigInt(index))]) });
     });
-    this.state.takeWrites(operations);
+    const trieNodes = this.state.takeWrites(operations);
     operations.push({ type: "put", key: storeKeys.metadata(metadataNames.head), value: hash });
+    const written = new Promise<void>((resolve, reject) => {
+      this.staged.push({ block, receipts, totalDifficulty, operations, trieNodes, written: { resolve, reject } });
+    });
+    // A failure reaches whoever waits on this block; without a waiter it must not crash the process.
+    written.catch(() => undefined);
+    this.tipWritten = written;
+    this.tipBlock = block;
+    this.tipTotalDifficulty = totalDifficulty;
+    this.writer ??= this.writeStaged();
+    return written;
+  }
+
+  /** Writes the staged blocks in one batch, then whatever was staged meanwhile, until none is left. */
+  private async writeStaged(): Promise<void> {
     try {
-      await this.store.write(operations);
+      while (this.staged.length > 0) await this.writeBatch();
     } finally {
-      this.state.writeFinished();
+      // Cleared in the same turn as the loop's last check, so a block staged after it starts a new writer.
+      this.writer = undefined;
     }
-    const key = bytesToUnprefixedHex(hash);
-    this.blocks.set(key, block);
-    this.receipts.set(key, [...receipts]);
-    this.headBlock = block;
+  }
+
+  private async writeBatch(): Promise<void> {
+    const batch = (this.writing = this.staged);
+    this.staged = [];
+    try {
+      await this.store.write(batch.length === 1 ? batch[0]!.operations : batch.flatMap((staged) => staged.operations));
+    } catch (error) {
+      // Nothing of this batch is on disk, and every later block builds on it: all of them go.
+      const failed = [...batch, ...this.staged];
+      this.writing = [];
+      this.staged = [];
+      for (const staged of failed) this.state.writeAbandoned(staged.trieNodes);
+      this.tipBlock = this.headBlock;
+      this.tipTotalDifficulty = this.headTotalDifficulty;
+      this.tipWritten = Promise.resolve();
+      const cause = new BlockWriteError(`block ${batch[0]!.block.number} could not be written: ${(error as Error).message}`);
+      for (const staged of failed) staged.written.reject(cause);
+      return;
+    }
+    for (const staged of batch) {
+      this.state.writeFinished(staged.trieNodes);
+      const key = bytesToUnprefixedHex(staged.block.hash);
+      this.blocks.set(key, staged.block);
+      this.receipts.set(key, [...staged.receipts]);
+    }
+    const last = batch.at(-1)!;
+    this.headBlock = last.block;
+    this.headTotalDifficulty = last.totalDifficulty;
+    this.writing = [];
+    for (const staged of batch) staged.written.resolve();
   }
 }

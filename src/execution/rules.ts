@@ -5,11 +5,53 @@
 // reference's. EIP-1559 stays on only so that BASEFEE exists: every block's base fee is its minimum
 // gas price, and the block builder pays that part of the fee to the miner instead of burning it.
 // Where gas accounting still differs from the reference is listed in docs/design.md.
-import { Common, createCustomCommon, Hardfork, Mainnet } from "@ethereumjs/common";
+import { Common, Hardfork, Mainnet, type CustomCrypto, type ParamsDict } from "@ethereumjs/common";
+import { recoverPublicKey, signRecoverable } from "../common/crypto.js";
 
 export const executionHardfork = Hardfork.Shanghai;
 export const extraEips = [1153, 5656] as const;
 
+/** Native signature recovery and signing (src/common/crypto.ts) for transactions, the wallet and the ECRECOVER precompile. */
+const nativeCrypto: CustomCrypto = {
+  ecrecover: recoverPublicKey,
+  ecsign: signRecoverable as unknown as CustomCrypto["ecsign"],
+};
+
+/**
+ * The engine copies its Common into every transaction and block header it constructs, and each
+ * copy merges the package's parameter table again (a JSON round trip and a cache rebuild: about a
+ * fifth of the CPU of a one-transaction block). Copies are shallow, so they share the merged
+ * table: a table merged once is not merged again, and a copy rebuilds its parameter cache only
+ * when the shared table changed after its cache was built.
+ */
+class ExecutionRules extends Common {
+  /** Shared by every copy: the tables merged so far and a count of changes to the merged table. */
+  private merged: { tables: WeakSet<ParamsDict>; version: number } | undefined;
+  /** The `merged.version` this instance's parameter cache was built from. */
+  private cacheVersion = -1;
+
+  override updateParams(params: ParamsDict): void {
+    this.merged ??= { tables: new WeakSet(), version: 0 };
+    if (!this.merged.tables.has(params)) {
+      this.merged.tables.add(params);
+      this.merged.version++;
+      super.updateParams(params);
+    } else if (this.cacheVersion !== this.merged.version) {
+      this._buildParamsCache();
+    }
+  }
+
+  protected override _buildParamsCache(): void {
+    super._buildParamsCache();
+    this.cacheVersion = this.merged?.version ?? -1;
+  }
+}
+
 export function createExecutionRules(chainId: bigint): Common {
-  return createCustomCommon({ chainId: Number(chainId), name: `chain-${chainId}` }, Mainnet, { hardfork: executionHardfork, eips: [...extraEips] });
+  return new ExecutionRules({
+    chain: { ...Mainnet, chainId: Number(chainId), name: `chain-${chainId}` },
+    hardfork: executionHardfork,
+    eips: [...extraEips],
+    customCrypto: nativeCrypto,
+  });
 }

@@ -1,11 +1,13 @@
 // Block production. Automine (the default): every accepted transaction is mined into its own
 // block before its send call returns. Interval: the pending transactions go into one block every
 // `blockTimeSeconds`. Off: blocks come only from explicit requests (the dev methods).
-// One block is built at a time; every build goes through the same queue.
+// One block is built at a time; every build goes through the same queue. A build does not wait for
+// the disk: it appends to the chain's tip and the next build starts while the chain writes. Who
+// needs the block to be durable (the send call, a dev method) waits for that afterwards.
 import type { Block } from "../chain/block.js";
 import type { Chain } from "../chain/chain.js";
 import type { ChainTransaction } from "../chain/transactions.js";
-import { bytesToHex } from "../common/hex.js";
+import { bytesToHex, bytesToUnprefixedHex } from "../common/hex.js";
 import type { Logger } from "../common/logger.js";
 import type { BlockBuilder } from "../execution/blockBuilder.js";
 import type { TransactionPool } from "../txpool/transactionPool.js";
@@ -25,6 +27,8 @@ export type InclusionOutcome = { kind: "mined"; block: Block } | { kind: "droppe
 
 export class Miner {
   private queue: Promise<unknown> = Promise.resolve();
+  /** State root the block builder's working state is on (hex). */
+  private builderRoot: string;
   private timer: NodeJS.Timeout | undefined;
   private readonly now: () => bigint;
 
@@ -36,6 +40,7 @@ export class Miner {
     private readonly log: Logger,
   ) {
     this.now = options.now ?? (() => BigInt(Math.floor(Date.now() / 1000)));
+    this.builderRoot = bytesToUnprefixedHex(chain.tip.header.fields.stateRoot);
   }
 
   get mode(): MiningMode {
@@ -63,28 +68,32 @@ export class Miner {
 
   /**
    * Automine: mines one-transaction blocks from the pending transactions, in order, until none is
-   * left (so transactions a nonce gap held back follow the one that fills it), then reports on
-   * `transaction`. A transaction still behind a gap is "waiting".
+   * left (so transactions a nonce gap held back follow the one that fills it), waits until those
+   * blocks are on disk, then reports on `transaction`. A transaction still behind a gap is "waiting".
    */
-  mineUntilIncluded(transaction: ChainTransaction): Promise<InclusionOutcome> {
-    return this.enqueue(async () => {
-      let dropReason: string | undefined;
+  async mineUntilIncluded(transaction: ChainTransaction): Promise<InclusionOutcome> {
+    const dropReason = await this.enqueue(async () => {
+      let reason: string | undefined;
       for (let next = this.pool.pending()[0]; next !== undefined; next = this.pool.pending()[0]) {
         const { skipped } = await this.buildAndAppend([next]);
         const skippedNext = skipped.find((entry) => entry.transaction === next);
         if (skippedNext?.deferred === true) break;
-        if (skippedNext !== undefined && next === transaction) dropReason = skippedNext.reason;
+        if (skippedNext !== undefined && next === transaction) reason = skippedNext.reason;
       }
-      const location = await this.chain.getTransactionLocation(transaction.hash);
-      if (location !== undefined) return { kind: "mined", block: (await this.chain.getBlockByHash(location.blockHash))! };
-      if (dropReason !== undefined) return { kind: "dropped", reason: dropReason };
-      return this.pool.get(transaction.hash) === undefined ? { kind: "dropped", reason: "transaction wasn't mined" } : { kind: "waiting" };
+      return reason;
     });
+    await this.chain.whenTipWritten();
+    const location = await this.chain.getTransactionLocation(transaction.hash);
+    if (location !== undefined) return { kind: "mined", block: (await this.chain.getBlockByHash(location.blockHash))! };
+    if (dropReason !== undefined) return { kind: "dropped", reason: dropReason };
+    return this.pool.get(transaction.hash) === undefined ? { kind: "dropped", reason: "transaction wasn't mined" } : { kind: "waiting" };
   }
 
-  /** Mines one block from `candidates` (may be empty), now. */
-  mineBlock(candidates: readonly ChainTransaction[]): Promise<Block> {
-    return this.enqueue(async () => (await this.buildAndAppend(candidates)).block);
+  /** Mines one block from `candidates` (may be empty), now, and answers it once it is on disk. */
+  async mineBlock(candidates: readonly ChainTransaction[]): Promise<Block> {
+    const { block } = await this.enqueue(() => this.buildAndAppend(candidates));
+    await this.chain.whenTipWritten();
+    return block;
   }
 
   private enqueue<T>(work: () => Promise<T>): Promise<T> {
@@ -93,29 +102,37 @@ export class Miner {
     return run;
   }
 
+  /** Builds a block on the chain's tip and appends it; the chain writes it in the background. */
   private async buildAndAppend(candidates: readonly ChainTransaction[]) {
-    const parent = this.chain.head;
+    const parent = this.chain.tip;
     const parentFields = parent.header.fields;
+    // After a failed write the tip went back: so does the working state.
+    if (bytesToUnprefixedHex(parentFields.stateRoot) !== this.builderRoot) {
+      await this.builder.resetTo(parentFields.stateRoot);
+      this.builderRoot = bytesToUnprefixedHex(parentFields.stateRoot);
+    }
     const now = this.now();
     const timestamp = now > parentFields.timestamp ? now : parentFields.timestamp + 1n;
-    const built = await this.builder.build(
-      {
-        parent,
-        coinbase: this.options.coinbase,
-        timestamp,
-        gasLimit: parentFields.gasLimit,
-        minimumGasPrice: parentFields.minimumGasPrice,
-        difficulty: parentFields.difficulty,
-        extraData: this.options.extraData,
-      },
-      candidates,
-    );
+    let built;
     try {
-      await this.chain.appendBlock(built.block, built.receipts);
+      built = await this.builder.build(
+        {
+          parent,
+          coinbase: this.options.coinbase,
+          timestamp,
+          gasLimit: parentFields.gasLimit,
+          minimumGasPrice: parentFields.minimumGasPrice,
+          difficulty: parentFields.difficulty,
+          extraData: this.options.extraData,
+        },
+        candidates,
+      );
     } catch (error) {
       await this.builder.resetTo(parentFields.stateRoot);
       throw error;
     }
+    this.builderRoot = bytesToUnprefixedHex(built.block.header.fields.stateRoot);
+    void this.chain.appendBlock(built.block, built.receipts).catch((error: unknown) => this.log.error({ err: error }, "block write failed"));
     for (const { transaction, reason, deferred } of built.skipped) {
       if (deferred) continue;
       this.log.debug({ hash: bytesToHex(transaction.hash), reason }, "transaction dropped: the block builder cannot run it");

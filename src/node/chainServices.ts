@@ -69,17 +69,16 @@ export async function openChainServices(network: NetworkProfile, storage: Storag
       if (error instanceof DataDirectoryError) throw new ChainOpeningError(error.message);
       throw error;
     }
-    const builder = await BlockBuilder.create(common, state.at(chain.head.header.fields.stateRoot), (blockNumber) => chain.getCanonicalHash(blockNumber));
+    const builder = await BlockBuilder.create(common, state.at(chain.head.header.fields.stateRoot), (blockNumber) => chain.getCanonicalHashFromTip(blockNumber));
 
-    // The pool reads senders from the head state; one view per head.
-    let headView = { hash: chain.head.hash, state: state.at(chain.head.header.fields.stateRoot) };
+    // The pool judges transactions against the block the next block builds on: the tip.
     const pool = new TransactionPool({
       async readAccount(address) {
-        if (headView.hash !== chain.head.hash) headView = { hash: chain.head.hash, state: state.at(chain.head.header.fields.stateRoot) };
-        const account = (await headView.state.getAccount(new Address(address))) ?? new Account();
+        const tipState = state.reader(chain.tip.header.fields.stateRoot)!;
+        const account = (await tipState.getAccount(new Address(address))) ?? new Account();
         return { nonce: account.nonce, balance: account.balance };
       },
-      limits: () => ({ blockGasLimit: chain.head.header.fields.gasLimit, minimumGasPrice: chain.head.header.fields.minimumGasPrice }),
+      limits: () => ({ blockGasLimit: chain.tip.header.fields.gasLimit, minimumGasPrice: chain.tip.header.fields.minimumGasPrice }),
     });
 
     const wallet = new Wallet(common);
@@ -98,6 +97,7 @@ export async function openChainServices(network: NetworkProfile, storage: Storag
       location: store.location,
       async close() {
         await miner.stop();
+        await chain.whenTipWritten().catch(() => undefined);
         await store.close();
       },
     };

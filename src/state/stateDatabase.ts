@@ -2,13 +2,19 @@
 // block ever committed to stays readable, so historical state is a state manager at that root.
 import type { Common } from "@ethereumjs/common";
 import { MerklePatriciaTrie } from "@ethereumjs/mpt";
-import { MerkleStateManager } from "@ethereumjs/statemanager";
-import { ValueEncoding } from "@ethereumjs/util";
+import { Caches, MerkleStateManager } from "@ethereumjs/statemanager";
+import { bytesToUnprefixedHex } from "../common/hex.js";
+import { equalsBytes, KECCAK256_RLP, ValueEncoding } from "@ethereumjs/util";
 import type { KeyValueStore, StoreOperation } from "../storage/keyValueStore.js";
-import { TrieNodeStore } from "../storage/trieNodeStore.js";
+import { TrieNodeStore, type TrieNodeBatch } from "../storage/trieNodeStore.js";
+
+/** Read views kept, most recent roots first (the head and the few blocks before it). */
+const readViewCount = 8;
 
 export class StateDatabase {
   private readonly nodes: TrieNodeStore;
+  /** Read-only state managers by root (hex), with their own account/storage/code caches. */
+  private readonly readViews = new Map<string, MerkleStateManager>();
 
   constructor(
     store: KeyValueStore,
@@ -17,24 +23,48 @@ export class StateDatabase {
     this.nodes = new TrieNodeStore(store);
   }
 
-  /** A state manager positioned at `root`: read it, or execute on it (changes stay in memory until `takeWrites`). */
+  private trieAt(root?: Uint8Array): MerklePatriciaTrie {
+    return new MerklePatriciaTrie({ db: this.nodes, root, common: this.common, useKeyHashing: true, valueEncoding: ValueEncoding.Bytes, useNodePruning: false });
+  }
+
+  /**
+   * A state manager positioned at `root` to execute on: it caches accounts, storage and code
+   * between blocks, and its changes stay in memory until `takeWrites`.
+   */
   at(root: Uint8Array): MerkleStateManager {
-    const trie = new MerklePatriciaTrie({ db: this.nodes, root, useKeyHashing: true, valueEncoding: ValueEncoding.Bytes, useNodePruning: false });
-    return new MerkleStateManager({ trie, common: this.common });
+    return new MerkleStateManager({ trie: this.trieAt(root), common: this.common, caches: new Caches() });
   }
 
-  /** Whether the trie root node of `root` is stored. */
-  async hasRoot(root: Uint8Array): Promise<boolean> {
-    const trie = new MerklePatriciaTrie({ db: this.nodes, useKeyHashing: true, valueEncoding: ValueEncoding.Bytes, useNodePruning: false });
-    return trie.checkRoot(root);
+  /**
+   * A shared, read-only view of the state at `root` (undefined when that root is not stored). The
+   * state of a root never changes, so the view's caches stay right; never execute on it.
+   */
+  reader(root: Uint8Array): MerkleStateManager | undefined {
+    const key = bytesToUnprefixedHex(root);
+    const known = this.readViews.get(key);
+    if (known !== undefined) return known;
+    if (!this.hasRoot(root)) return undefined;
+    const view = new MerkleStateManager({ trie: this.trieAt(root), common: this.common, caches: new Caches() });
+    this.readViews.set(key, view);
+    if (this.readViews.size > readViewCount) this.readViews.delete(this.readViews.keys().next().value!);
+    return view;
   }
 
-  /** Adds the trie nodes written since the last call to a block's batch. */
-  takeWrites(operations: StoreOperation[]): void {
-    this.nodes.takeWrites(operations);
+  /** Whether the trie root node of `root` is stored (the empty trie needs none). */
+  hasRoot(root: Uint8Array): boolean {
+    return equalsBytes(root, KECCAK256_RLP) || this.readViews.has(bytesToUnprefixedHex(root)) || this.nodes.getNode(root) !== undefined;
   }
 
-  writeFinished(): void {
-    this.nodes.writeFinished();
+  /** Adds the trie nodes written since the last call to a block's batch; see TrieNodeStore.takeWrites. */
+  takeWrites(operations: StoreOperation[]): TrieNodeBatch {
+    return this.nodes.takeWrites(operations);
+  }
+
+  writeFinished(batch: TrieNodeBatch): void {
+    this.nodes.writeFinished(batch);
+  }
+
+  writeAbandoned(batch: TrieNodeBatch): void {
+    this.nodes.writeAbandoned(batch);
   }
 }

@@ -7,6 +7,11 @@ export type StoreOperation = { type: "put"; key: Uint8Array; value: Uint8Array }
 
 export interface KeyValueStore {
   get(key: Uint8Array): Promise<Uint8Array | undefined>;
+  /**
+   * The same read without leaving the event loop: for many small reads in a row (trie nodes),
+   * where a round trip through LevelDB's thread pool per read costs more than the read itself.
+   */
+  getSync(key: Uint8Array): Uint8Array | undefined;
   /** Applies every operation or none (one LevelDB batch). */
   write(operations: readonly StoreOperation[]): Promise<void>;
   close(): Promise<void>;
@@ -26,6 +31,9 @@ export function createMemoryStore(): KeyValueStore {
   return {
     location: "memory",
     async get(key) {
+      return entries.get(keyOf(key));
+    },
+    getSync(key) {
       return entries.get(keyOf(key));
     },
     async write(operations) {
@@ -75,6 +83,9 @@ export async function openLevelStore(directory: string): Promise<KeyValueStore> 
     location: directory,
     async get(key) {
       return db.get(key);
+    },
+    getSync(key) {
+      return db.getSync(key);
     },
     async write(operations) {
       await db.batch(operations as StoreOperation[]);

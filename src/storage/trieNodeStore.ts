@@ -2,6 +2,9 @@
 // memory until the block that made them is written: `takeWrites` hands them over to that block's
 // batch, so a block and its state reach the disk together or not at all. Nodes are keyed by their
 // own hash, so a node written twice, or left over from a block that was never written, is harmless.
+// Nodes read or written recently stay in a memory cache (nodes never change, so it cannot go
+// stale), and a miss is read synchronously: a state access walks several nodes in a row, and a
+// round trip through LevelDB's thread pool per node would cost more than the reads themselves.
 import type { BatchDBOp, DB } from "@ethereumjs/util";
 import { bytesToUnprefixedHex } from "../common/hex.js";
 import type { KeyValueStore, StoreOperation } from "./keyValueStore.js";
@@ -23,19 +26,70 @@ function keyText(key: TrieKey): string {
   return typeof key === "string" ? key : bytesToUnprefixedHex(key);
 }
 
+/** Trie nodes taken into one block's batch (hex key -> node). */
+export type TrieNodeBatch = ReadonlyMap<string, Uint8Array>;
+
+/** Default size of the node cache: about 64 MiB of node bytes. */
+export const defaultNodeCacheBytes = 64 * 1024 * 1024;
+
+/**
+ * A cache bounded by bytes, in two generations: entries go into the young map; when it is full it
+ * becomes the old one and the previous old one is dropped. A hit in the old map moves the entry
+ * back to the young one. Nearly an LRU, at the cost of two Map operations.
+ */
+class GenerationalCache {
+  private young = new Map<string, Uint8Array>();
+  private old = new Map<string, Uint8Array>();
+  private youngBytes = 0;
+
+  constructor(private readonly generationBytes: number) {}
+
+  get(key: string): Uint8Array | undefined {
+    const hit = this.young.get(key);
+    if (hit !== undefined) return hit;
+    const aged = this.old.get(key);
+    if (aged !== undefined) this.set(key, aged);
+    return aged;
+  }
+
+  set(key: string, value: Uint8Array): void {
+    if (this.young.has(key)) return;
+    this.young.set(key, value);
+    this.youngBytes += value.length + key.length;
+    if (this.youngBytes >= this.generationBytes) {
+      this.old = this.young;
+      this.young = new Map();
+      this.youngBytes = 0;
+    }
+  }
+}
+
 export class TrieNodeStore implements DB<string, TrieValue> {
   /** Written by the tries, not yet on disk (hex key -> node). */
   private unwritten = new Map<string, Uint8Array>();
   /** Handed to a batch that is being written: still served until the write completes. */
   private inFlight = new Map<string, Uint8Array>();
+  private readonly cache: GenerationalCache;
 
-  constructor(private readonly store: KeyValueStore) {}
+  constructor(
+    private readonly store: KeyValueStore,
+    cacheBytes = defaultNodeCacheBytes,
+  ) {
+    this.cache = new GenerationalCache(cacheBytes / 2);
+  }
 
   async get(key: TrieKey): Promise<Uint8Array | undefined> {
+    return this.getNode(key);
+  }
+
+  /** A node by hash, from memory when it can, else from the store without leaving the event loop. */
+  getNode(key: TrieKey): Uint8Array | undefined {
     const text = keyText(key);
-    const held = this.unwritten.get(text) ?? this.inFlight.get(text);
+    const held = this.unwritten.get(text) ?? this.inFlight.get(text) ?? this.cache.get(text);
     if (held !== undefined) return held;
-    return this.store.get(storeKeys.trieNode(keyBytes(key)));
+    const stored = this.store.getSync(storeKeys.trieNode(keyBytes(key)));
+    if (stored !== undefined) this.cache.set(text, stored);
+    return stored;
   }
 
   async put(key: TrieKey, value: TrieValue): Promise<void> {
@@ -59,18 +113,29 @@ export class TrieNodeStore implements DB<string, TrieValue> {
   async open(): Promise<void> {}
 
   /**
-   * Moves every unwritten node into `operations`. Call `writeFinished` once the batch holding them
-   * is on disk; until then the nodes are still served from memory.
+   * Moves every unwritten node into `operations`, and answers them as a batch: hand it to
+   * `writeFinished` once the store holds it, or to `writeAbandoned` if the write failed. Until
+   * then the nodes are still served from memory.
    */
-  takeWrites(operations: StoreOperation[]): void {
-    for (const [text, value] of this.unwritten) {
+  takeWrites(operations: StoreOperation[]): TrieNodeBatch {
+    const batch = this.unwritten;
+    for (const [text, value] of batch) {
       this.inFlight.set(text, value);
       operations.push({ type: "put", key: storeKeys.trieNode(Buffer.from(text, "hex")), value });
     }
     this.unwritten = new Map();
+    return batch;
   }
 
-  writeFinished(): void {
-    this.inFlight = new Map();
+  writeFinished(batch: TrieNodeBatch): void {
+    for (const [text, value] of batch) {
+      this.cache.set(text, value);
+      this.inFlight.delete(text);
+    }
+  }
+
+  /** The batch never reached the store: its nodes are forgotten (the states they belong to are gone too). */
+  writeAbandoned(batch: TrieNodeBatch): void {
+    for (const text of batch.keys()) this.inFlight.delete(text);
   }
 }

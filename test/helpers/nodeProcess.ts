@@ -15,14 +15,17 @@ export interface NodeProcess {
   stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<number | null>;
 }
 
-/** Starts `chain-node <args>` and resolves once it logs its URL (fails after timeoutMs). */
-export function startNodeProcess(args: string[], timeoutMs = 15_000): Promise<NodeProcess> {
-  return startListeningProcess(cliPath, args, timeoutMs);
+/**
+ * Starts `chain-node <args>` and resolves once it logs its URL (fails after timeoutMs).
+ * `nodeFlags` go to the node runtime (say, --cpu-prof).
+ */
+export function startNodeProcess(args: string[], timeoutMs = 15_000, nodeFlags: readonly string[] = []): Promise<NodeProcess> {
+  return startListeningProcess(cliPath, args, timeoutMs, nodeFlags);
 }
 
 /** Starts a script that logs the node's listening line, and waits for it. */
-export async function startListeningProcess(script: string, args: string[], timeoutMs = 15_000): Promise<NodeProcess> {
-  const child = spawn(process.execPath, [script, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+export async function startListeningProcess(script: string, args: string[], timeoutMs = 15_000, nodeFlags: readonly string[] = []): Promise<NodeProcess> {
+  const child = spawn(process.execPath, [...nodeFlags, script, ...args], { stdio: ["ignore", "pipe", "pipe"] });
   const lines: string[] = [];
   let stderr = "";
   child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));

@@ -45,9 +45,10 @@ export interface EthDependencies {
 export function createEthHandlers(deps: EthDependencies): NamespaceHandlers<"eth", RpcCallContext> {
   const { chain, state, pool, miner, wallet, common } = deps;
 
-  async function stateAt(block: Block) {
-    if (!(await state.hasRoot(block.header.fields.stateRoot))) throw stateNotFoundError(bytesToHex(block.hash));
-    return state.at(block.header.fields.stateRoot);
+  function stateAt(block: Block) {
+    const view = state.reader(block.header.fields.stateRoot);
+    if (view === undefined) throw stateNotFoundError(bytesToHex(block.hash));
+    return view;
   }
 
   async function formatBlockWithDifficulty(block: Block | undefined, fullTransactions: boolean) {
@@ -108,24 +109,24 @@ export function createEthHandlers(deps: EthDependencies): NamespaceHandlers<"eth
     eth_blockNumber: () => toQuantity(chain.head.number),
 
     eth_getBalance: async ([address, block]) => {
-      const view = await stateAt(await resolveStateBlock(chain, block));
+      const view = stateAt(await resolveStateBlock(chain, block));
       const account = await view.getAccount(new Address(hexToBytes(address)));
       return toQuantity(account?.balance ?? 0n);
     },
     eth_getTransactionCount: async ([address, block]) => {
       if (block === "pending") return toQuantity(await pool.nextNonce(hexToBytes(address)));
-      const view = await stateAt(await resolveStateBlock(chain, block));
+      const view = stateAt(await resolveStateBlock(chain, block));
       const account = await view.getAccount(new Address(hexToBytes(address)));
       return toQuantity(account?.nonce ?? 0n);
     },
     eth_getStorageAt: async ([address, position, block]) => {
-      const view = await stateAt(await resolveStateBlock(chain, block));
+      const view = stateAt(await resolveStateBlock(chain, block));
       const slot = setLengthLeft(hexToBytes(position.length % 2 === 0 ? position : `0x0${position.slice(2)}`), 32);
       const value = await view.getStorage(new Address(hexToBytes(address)), slot);
       return bytesToHex(setLengthLeft(value, 32));
     },
     eth_getCode: async ([address, block]) => {
-      const view = await stateAt(await resolveStateBlock(chain, block));
+      const view = stateAt(await resolveStateBlock(chain, block));
       return bytesToHex(await view.getCode(new Address(hexToBytes(address))));
     },
 

@@ -1,0 +1,7 @@
+// The part of the secp256k1 package's native binding (libsecp256k1) the node uses.
+declare module "secp256k1/bindings.js" {
+  /** 64-byte compact signature (r || s, low s) and its recovery id. */
+  export function ecdsaSign(messageHash: Uint8Array, privateKey: Uint8Array): { signature: Uint8Array; recid: number };
+  /** The signer's public key: 65 bytes uncompressed (0x04 || x || y) unless `compressed`. Throws on a bad signature. */
+  export function ecdsaRecover(signature: Uint8Array, recid: number, messageHash: Uint8Array, compressed: boolean): Uint8Array;
+}
