@@ -3,7 +3,7 @@
 import type { Common } from "@ethereumjs/common";
 import { createLegacyTx } from "@ethereumjs/tx";
 import { Address } from "@ethereumjs/util";
-import { keccak_256 } from "@noble/hashes/sha3.js";
+import { keccak256 } from "../common/crypto.js";
 import { bytesToUnprefixedHex } from "../common/hex.js";
 
 export interface UnsignedTransaction {
@@ -29,7 +29,7 @@ export class Wallet {
 
   /** Adds an account whose key is keccak-256 of `seed`, unlocked (the reference's regtest accounts). */
   addSeededAccount(seed: string, address: string): void {
-    const privateKey = keccak_256(new TextEncoder().encode(seed));
+    const privateKey = keccak256(new TextEncoder().encode(seed));
     this.accounts.set(address, { address: Buffer.from(address, "hex"), privateKey, unlocked: true });
   }
 

@@ -2,7 +2,7 @@
 // of the RLP) and the hash the parent chain's miners commit to (`hashForMergedMining`).
 import { RLP } from "@ethereumjs/rlp";
 import { bigIntToUnpaddedBytes, bytesToBigInt } from "@ethereumjs/util";
-import { keccak_256 } from "@noble/hashes/sha3.js";
+import { keccak256 } from "../common/crypto.js";
 
 export interface HeaderFields {
   parentHash: Uint8Array;
@@ -33,9 +33,9 @@ export const emptyBytes = new Uint8Array(0);
 export const zeroHash = new Uint8Array(32);
 export const emptyBloom = new Uint8Array(256);
 /** keccak-256 of RLP([]): the uncles hash of a block without uncles. */
-export const emptyListHash = keccak_256(RLP.encode([]));
+export const emptyListHash = keccak256(RLP.encode([]));
 /** Root of an empty Merkle-Patricia trie: keccak-256 of RLP(""). */
-export const emptyTrieRoot = keccak_256(RLP.encode(emptyBytes));
+export const emptyTrieRoot = keccak256(RLP.encode(emptyBytes));
 
 type RlpFields = Uint8Array[];
 
@@ -68,7 +68,7 @@ export class BlockHeader {
 
   constructor(readonly fields: Readonly<HeaderFields>) {
     this.encoded = RLP.encode([...fieldsWithoutMergedMining(fields), fields.mergedMiningHeader, fields.mergedMiningMerkleProof, fields.mergedMiningCoinbaseTransaction]);
-    this.hash = keccak_256(this.encoded);
+    this.hash = keccak256(this.encoded);
   }
 
   get number(): bigint {
@@ -77,7 +77,7 @@ export class BlockHeader {
 
   /** keccak-256 of the header RLP without the three merged-mining fields (facts 1.4, step 1). */
   get hashForMergedMining(): Uint8Array {
-    this.mergedMiningHash ??= keccak_256(RLP.encode(fieldsWithoutMergedMining(this.fields)));
+    this.mergedMiningHash ??= keccak256(RLP.encode(fieldsWithoutMergedMining(this.fields)));
     return this.mergedMiningHash;
   }
 

@@ -4,13 +4,12 @@
 import { createBlock } from "@ethereumjs/block";
 import type { Common } from "@ethereumjs/common";
 import type { EVMMockBlockchainInterface } from "@ethereumjs/evm";
-import { MerklePatriciaTrie } from "@ethereumjs/mpt";
-import { RLP } from "@ethereumjs/rlp";
 import type { MerkleStateManager } from "@ethereumjs/statemanager";
 import { Account, Address, bigIntToBytes, setLengthLeft } from "@ethereumjs/util";
 import { createVM, runTx, type VM } from "@ethereumjs/vm";
 import { Block } from "../chain/block.js";
 import { BlockHeader, emptyBytes, emptyListHash } from "../chain/header.js";
+import { indexedTrieRoot } from "../chain/indexedTrie.js";
 import { encodeReceiptForTrie, type ChainReceipt } from "../chain/receipts.js";
 import type { ChainTransaction } from "../chain/transactions.js";
 import { bytesToUnprefixedHex } from "../common/hex.js";
@@ -43,15 +42,6 @@ export interface BuiltBlock {
 export type CanonicalHashLookup = (blockNumber: bigint) => Promise<Uint8Array | undefined>;
 
 const intrinsicTransferGas = 21_000n;
-
-/** Root of a trie keyed by RLP(index), as the transactions and receipts tries are. */
-async function indexedTrieRoot(values: readonly Uint8Array[]): Promise<Uint8Array> {
-  const trie = new MerklePatriciaTrie();
-  for (let index = 0; index < values.length; index++) {
-    await trie.put(RLP.encode(index), values[index]!);
-  }
-  return trie.root();
-}
 
 function orBloom(target: Uint8Array, source: Uint8Array): void {
   for (let index = 0; index < target.length; index++) target[index]! |= source[index]!;
@@ -167,8 +157,8 @@ export class BlockBuilder {
       unclesHash: emptyListHash,
       coinbase: template.coinbase,
       stateRoot,
-      transactionsRoot: await indexedTrieRoot(included.map((transaction) => transaction.raw)),
-      receiptsRoot: await indexedTrieRoot(receipts.map(encodeReceiptForTrie)),
+      transactionsRoot: indexedTrieRoot(included.map((transaction) => transaction.raw)),
+      receiptsRoot: indexedTrieRoot(receipts.map(encodeReceiptForTrie)),
       logsBloom,
       difficulty: template.difficulty,
       number,

@@ -5,14 +5,19 @@
 // reference's. EIP-1559 stays on only so that BASEFEE exists: every block's base fee is its minimum
 // gas price, and the block builder pays that part of the fee to the miner instead of burning it.
 // Where gas accounting still differs from the reference is listed in docs/design.md.
+import { paramsBlock } from "@ethereumjs/block";
 import { Common, Hardfork, Mainnet, type CustomCrypto, type ParamsDict } from "@ethereumjs/common";
-import { recoverPublicKey, signRecoverable } from "../common/crypto.js";
+import { paramsEVM } from "@ethereumjs/evm";
+import { paramsTx } from "@ethereumjs/tx";
+import { paramsVM } from "@ethereumjs/vm";
+import { keccak256, recoverPublicKey, signRecoverable } from "../common/crypto.js";
 
 export const executionHardfork = Hardfork.Shanghai;
 export const extraEips = [1153, 5656] as const;
 
-/** Native signature recovery and signing (src/common/crypto.ts) for transactions, the wallet and the ECRECOVER precompile. */
+/** Native keccak-256, signature recovery and signing (src/common/crypto.ts) for the tries, transactions, the EVM and the wallet. */
 const nativeCrypto: CustomCrypto = {
+  keccak256,
   ecrecover: recoverPublicKey,
   ecsign: signRecoverable as unknown as CustomCrypto["ecsign"],
 };
@@ -48,10 +53,13 @@ class ExecutionRules extends Common {
 }
 
 export function createExecutionRules(chainId: bigint): Common {
-  return new ExecutionRules({
+  const rules = new ExecutionRules({
     chain: { ...Mainnet, chainId: Number(chainId), name: `chain-${chainId}` },
     hardfork: executionHardfork,
     eips: [...extraEips],
     customCrypto: nativeCrypto,
   });
+  // Merged here, on the instance every copy comes from, so that no copy has to rebuild its cache.
+  for (const table of [paramsTx, paramsBlock, paramsEVM, paramsVM]) rules.updateParams(table);
+  return rules;
 }

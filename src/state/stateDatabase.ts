@@ -1,12 +1,12 @@
 // World state: Merkle-Patricia tries (accounts, storage, code) over the trie-node store. Any root a
 // block ever committed to stays readable, so historical state is a state manager at that root.
 import type { Common } from "@ethereumjs/common";
-import { MerklePatriciaTrie } from "@ethereumjs/mpt";
 import { Caches, MerkleStateManager } from "@ethereumjs/statemanager";
 import { bytesToUnprefixedHex } from "../common/hex.js";
 import { equalsBytes, KECCAK256_RLP, ValueEncoding } from "@ethereumjs/util";
 import type { KeyValueStore, StoreOperation } from "../storage/keyValueStore.js";
 import { TrieNodeStore, type TrieNodeBatch } from "../storage/trieNodeStore.js";
+import { StateTrie } from "./stateTrie.js";
 
 /** Read views kept, most recent roots first (the head and the few blocks before it). */
 const readViewCount = 8;
@@ -23,8 +23,8 @@ export class StateDatabase {
     this.nodes = new TrieNodeStore(store);
   }
 
-  private trieAt(root?: Uint8Array): MerklePatriciaTrie {
-    return new MerklePatriciaTrie({ db: this.nodes, root, common: this.common, useKeyHashing: true, valueEncoding: ValueEncoding.Bytes, useNodePruning: false });
+  private trieAt(root?: Uint8Array): StateTrie {
+    return new StateTrie({ db: this.nodes, root, common: this.common, useKeyHashing: true, valueEncoding: ValueEncoding.Bytes, useNodePruning: false });
   }
 
   /**

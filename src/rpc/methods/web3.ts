@@ -1,5 +1,5 @@
 // web3_: client identity and hashing.
-import { keccak_256 } from "@noble/hashes/sha3.js";
+import { keccak256 } from "../../common/crypto.js";
 import type { NamespaceHandlers } from "../../../generated/methods.js";
 import { bytesToHex, hexToBytes } from "../../common/hex.js";
 import type { RpcCallContext } from "../dispatch.js";
@@ -11,6 +11,6 @@ export interface Web3Dependencies {
 export function createWeb3Handlers(deps: Web3Dependencies): NamespaceHandlers<"web3", RpcCallContext> {
   return {
     web3_clientVersion: () => deps.clientVersion,
-    web3_sha3: ([data]) => bytesToHex(keccak_256(hexToBytes(data))),
+    web3_sha3: ([data]) => bytesToHex(keccak256(hexToBytes(data))),
   };
 }

@@ -1,0 +1,61 @@
+import { expect } from "chai";
+import { MerklePatriciaTrie } from "@ethereumjs/mpt";
+import { bytesToHex, ValueEncoding } from "@ethereumjs/util";
+import { StateTrie } from "../../../src/state/stateTrie.js";
+import { createMemoryStore } from "../../../src/storage/keyValueStore.js";
+import { TrieNodeStore } from "../../../src/storage/trieNodeStore.js";
+
+/** A small deterministic generator, so a failure can be replayed. */
+function generator(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+    return state;
+  };
+}
+
+function randomBytes(next: () => number, length: number): Uint8Array {
+  return Uint8Array.from({ length }, () => next() & 0xff);
+}
+
+describe("state/stateTrie", () => {
+  it("gives the package's roots, values and paths over random puts and deletes, hashed keys or not", async () => {
+    for (const useKeyHashing of [true, false]) {
+      const next = generator(useKeyHashing ? 7 : 11);
+      const options = { useKeyHashing, valueEncoding: ValueEncoding.Bytes, useNodePruning: false } as const;
+      const reference = new MerklePatriciaTrie({ ...options, db: new TrieNodeStore(createMemoryStore()) });
+      const fast = new StateTrie({ ...options, db: new TrieNodeStore(createMemoryStore()) });
+      // Short keys with shared prefixes force extensions and branch values; 20-byte keys are the accounts' case.
+      const keys = Array.from({ length: 120 }, (_, index) => randomBytes(next, index % 3 === 0 ? 1 + (next() % 3) : 20));
+      for (let step = 0; step < 600; step++) {
+        const key = keys[next() % keys.length]!;
+        if (next() % 4 === 0) {
+          await reference.del(key);
+          await fast.del(key);
+        } else {
+          const value = randomBytes(next, 1 + (next() % 40));
+          await reference.put(key, value);
+          await fast.put(key, value);
+        }
+        expect(bytesToHex(fast.root()), `root after step ${step}`).to.equal(bytesToHex(reference.root()));
+      }
+      for (const key of keys) {
+        const [expected, actual] = [await reference.get(key), await fast.get(key)];
+        expect(actual === null ? null : bytesToHex(actual)).to.equal(expected === null ? null : bytesToHex(expected));
+        const probe = useKeyHashing ? reference["hash"](key) : key;
+        const [expectedPath, actualPath] = [await reference.findPath(probe), await fast.findPath(probe)];
+        expect(actualPath.remaining).to.deep.equal(expectedPath.remaining);
+        expect(actualPath.stack.map((node) => bytesToHex(node.serialize()))).to.deep.equal(expectedPath.stack.map((node) => bytesToHex(node.serialize())));
+        expect(actualPath.node?.serialize()).to.deep.equal(expectedPath.node?.serialize());
+      }
+    }
+  });
+
+  it("copies (the storage tries) are StateTries on the same nodes", async () => {
+    const trie = new StateTrie({ useKeyHashing: true, valueEncoding: ValueEncoding.Bytes, db: new TrieNodeStore(createMemoryStore()) });
+    await trie.put(new Uint8Array([1]), new Uint8Array([2]));
+    const copy = trie.shallowCopy(false);
+    expect(copy).to.be.instanceOf(StateTrie);
+    expect(await copy.get(new Uint8Array([1]))).to.deep.equal(new Uint8Array([2]));
+  });
+});
