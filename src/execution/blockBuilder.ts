@@ -47,8 +47,21 @@ function orBloom(target: Uint8Array, source: Uint8Array): void {
   for (let index = 0; index < target.length; index++) target[index]! |= source[index]!;
 }
 
+/** What running a block's candidates produced. */
+interface Execution {
+  included: ChainTransaction[];
+  receipts: ChainReceipt[];
+  skipped: SkippedTransaction[];
+  logsBloom: Uint8Array;
+  gasUsed: bigint;
+  paidFees: bigint;
+}
+
 /** Executes blocks on one state manager, the chain's working state. */
 export class BlockBuilder {
+  /** Checkpoints a simulation holds open. */
+  private simulating = 0;
+
   private constructor(
     private readonly vm: VM,
     private readonly state: MerkleStateManager,
@@ -74,83 +87,16 @@ export class BlockBuilder {
    * room, wrong nonce, too little balance) is skipped and reported; the state keeps the others.
    */
   async build(template: BlockTemplate, candidates: Iterable<ChainTransaction>): Promise<BuiltBlock> {
-    const common = this.vm.common;
-    const number = template.parent.number + 1n;
-    const coinbase = new Address(template.coinbase);
-    // The engine's view of the block: BASEFEE answers the minimum gas price, DIFFICULTY the difficulty.
-    const executionBlock = createBlock(
-      {
-        header: {
-          number,
-          coinbase,
-          timestamp: template.timestamp,
-          gasLimit: template.gasLimit,
-          baseFeePerGas: template.minimumGasPrice,
-          difficulty: 0n,
-          mixHash: setLengthLeft(bigIntToBytes(template.difficulty), 32),
-        },
-      },
-      { common, skipConsensusFormatValidation: true },
-    );
-
-    const included: ChainTransaction[] = [];
-    const receipts: ChainReceipt[] = [];
-    const skipped: SkippedTransaction[] = [];
-    const logsBloom = new Uint8Array(256);
-    let gasUsed = 0n;
-    let paidFees = 0n;
-    /** Senders with a skipped transaction: their later nonces cannot run in this block. */
-    const blockedSenders = new Set<string>();
-    const skip = (transaction: ChainTransaction, reason: string, deferred: boolean) => {
-      skipped.push({ transaction, reason, deferred });
-      blockedSenders.add(bytesToUnprefixedHex(transaction.sender));
-    };
-
     await this.state.checkpoint();
+    let execution: Execution;
     try {
-      for (const transaction of candidates) {
-        const { tx } = transaction;
-        if (blockedSenders.has(bytesToUnprefixedHex(transaction.sender))) {
-          skip(transaction, "an earlier transaction of the sender was not included", true);
-          continue;
-        }
-        if (tx.gasLimit > template.gasLimit - gasUsed) {
-          if (template.gasLimit - gasUsed < intrinsicTransferGas) break;
-          skip(transaction, "not enough gas left in the block", true);
-          continue;
-        }
-        let result;
-        try {
-          result = await runTx(this.vm, { tx, block: executionBlock, blockGasUsed: gasUsed, skipHardForkValidation: true });
-        } catch (error) {
-          skip(transaction, (error as Error).message.replace(/ \(tx type=.*$/s, ""), false);
-          continue;
-        }
-        const transactionGas = result.totalGasSpent;
-        gasUsed += transactionGas;
-        paidFees += transactionGas * tx.gasPrice;
-        if (template.minimumGasPrice > 0n) {
-          // The engine burns the base fee (EIP-1559); on this chain the miner is paid all of it.
-          const miner = (await this.state.getAccount(coinbase)) ?? new Account();
-          miner.balance += transactionGas * template.minimumGasPrice;
-          await this.state.putAccount(coinbase, miner);
-        }
-        orBloom(logsBloom, result.bloom.bitvector);
-        included.push(transaction);
-        receipts.push({
-          success: result.execResult.exceptionError === undefined,
-          gasUsed: transactionGas,
-          cumulativeGasUsed: gasUsed,
-          logsBloom: result.bloom.bitvector,
-          logs: result.execResult.logs?.map(([address, topics, data]) => ({ address, topics, data })) ?? [],
-          contractAddress: result.createdAddress?.bytes,
-        });
-      }
+      execution = await this.execute(template, candidates);
       await this.state.commit();
     } catch (error) {
       await this.state.revert();
       throw error;
     }
+    const { included, receipts, skipped, logsBloom, gasUsed, paidFees } = execution;
     const stateRoot = await this.state.getStateRoot();
     const header = new BlockHeader({
       parentHash: template.parent.hash,
@@ -161,7 +107,7 @@ export class BlockBuilder {
       receiptsRoot: indexedTrieRoot(receipts.map(encodeReceiptForTrie)),
       logsBloom,
       difficulty: template.difficulty,
-      number,
+      number: template.parent.number + 1n,
       gasLimit: template.gasLimit,
       gasUsed,
       timestamp: template.timestamp,
@@ -174,6 +120,91 @@ export class BlockBuilder {
       mergedMiningCoinbaseTransaction: emptyBytes,
     });
     return { block: new Block(header, included), receipts, skipped };
+  }
+
+  /**
+   * Runs `candidates` on the parent's state as `build` would, but keeps the result uncommitted:
+   * the builder's state then reads as the state after them (the pending state). Its changes never
+   * reach the tries. Call again to replace the simulation.
+   */
+  async simulate(template: BlockTemplate, candidates: Iterable<ChainTransaction>): Promise<MerkleStateManager> {
+    while (this.simulating > 0) {
+      await this.state.revert();
+      this.simulating--;
+    }
+    await this.state.setStateRoot(template.parent.header.fields.stateRoot);
+    await this.state.checkpoint();
+    this.simulating++;
+    await this.execute(template, candidates);
+    return this.state;
+  }
+
+  private async execute(template: BlockTemplate, candidates: Iterable<ChainTransaction>): Promise<Execution> {
+    const common = this.vm.common;
+    const coinbase = new Address(template.coinbase);
+    // The engine's view of the block: BASEFEE answers the minimum gas price, DIFFICULTY the difficulty.
+    const executionBlock = createBlock(
+      {
+        header: {
+          number: template.parent.number + 1n,
+          coinbase,
+          timestamp: template.timestamp,
+          gasLimit: template.gasLimit,
+          baseFeePerGas: template.minimumGasPrice,
+          difficulty: 0n,
+          mixHash: setLengthLeft(bigIntToBytes(template.difficulty), 32),
+        },
+      },
+      { common, skipConsensusFormatValidation: true },
+    );
+
+    const execution: Execution = { included: [], receipts: [], skipped: [], logsBloom: new Uint8Array(256), gasUsed: 0n, paidFees: 0n };
+    /** Senders with a skipped transaction: their later nonces cannot run in this block. */
+    const blockedSenders = new Set<string>();
+    const skip = (transaction: ChainTransaction, reason: string, deferred: boolean) => {
+      execution.skipped.push({ transaction, reason, deferred });
+      blockedSenders.add(bytesToUnprefixedHex(transaction.sender));
+    };
+
+    for (const transaction of candidates) {
+      const { tx } = transaction;
+      if (blockedSenders.has(bytesToUnprefixedHex(transaction.sender))) {
+        skip(transaction, "an earlier transaction of the sender was not included", true);
+        continue;
+      }
+      if (tx.gasLimit > template.gasLimit - execution.gasUsed) {
+        if (template.gasLimit - execution.gasUsed < intrinsicTransferGas) break;
+        skip(transaction, "not enough gas left in the block", true);
+        continue;
+      }
+      let result;
+      try {
+        result = await runTx(this.vm, { tx, block: executionBlock, blockGasUsed: execution.gasUsed, skipHardForkValidation: true });
+      } catch (error) {
+        skip(transaction, (error as Error).message.replace(/ \(tx type=.*$/s, ""), false);
+        continue;
+      }
+      const transactionGas = result.totalGasSpent;
+      execution.gasUsed += transactionGas;
+      execution.paidFees += transactionGas * tx.gasPrice;
+      if (template.minimumGasPrice > 0n) {
+        // The engine burns the base fee (EIP-1559); on this chain the miner is paid all of it.
+        const miner = (await this.state.getAccount(coinbase)) ?? new Account();
+        miner.balance += transactionGas * template.minimumGasPrice;
+        await this.state.putAccount(coinbase, miner);
+      }
+      orBloom(execution.logsBloom, result.bloom.bitvector);
+      execution.included.push(transaction);
+      execution.receipts.push({
+        success: result.execResult.exceptionError === undefined,
+        gasUsed: transactionGas,
+        cumulativeGasUsed: execution.gasUsed,
+        logsBloom: result.bloom.bitvector,
+        logs: result.execResult.logs?.map(([address, topics, data]) => ({ address, topics, data })) ?? [],
+        contractAddress: result.createdAddress?.bytes,
+      });
+    }
+    return execution;
   }
 
   /** Puts the working state back on a committed root (after a block that was not written). */

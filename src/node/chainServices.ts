@@ -11,6 +11,7 @@ import type { Logger } from "../common/logger.js";
 import { BlockBuilder } from "../execution/blockBuilder.js";
 import { createExecutionRules } from "../execution/rules.js";
 import { Miner } from "../mining/miner.js";
+import { PendingState } from "../mining/pendingState.js";
 import { StateDatabase } from "../state/stateDatabase.js";
 import { createMemoryStore, DataDirectoryError, openLevelStore, type KeyValueStore } from "../storage/keyValueStore.js";
 import { TransactionPool } from "../txpool/transactionPool.js";
@@ -23,6 +24,7 @@ export interface ChainServices {
   readonly pool: TransactionPool;
   readonly wallet: Wallet;
   readonly miner: Miner;
+  readonly pendingState: PendingState;
   readonly location: string;
   close(): Promise<void>;
 }
@@ -69,7 +71,8 @@ export async function openChainServices(network: NetworkProfile, storage: Storag
       if (error instanceof DataDirectoryError) throw new ChainOpeningError(error.message);
       throw error;
     }
-    const builder = await BlockBuilder.create(common, state.at(chain.head.header.fields.stateRoot), (blockNumber) => chain.getCanonicalHashFromTip(blockNumber));
+    const createBuilder = () => BlockBuilder.create(common, state.at(chain.tip.header.fields.stateRoot), (blockNumber) => chain.getCanonicalHashFromTip(blockNumber));
+    const builder = await createBuilder();
 
     // The pool judges transactions against the block the next block builds on: the tip.
     const pool = new TransactionPool({
@@ -86,6 +89,7 @@ export async function openChainServices(network: NetworkProfile, storage: Storag
 
     const miner = new Miner(chain, pool, builder, { mode: options.mining, coinbase: options.coinbase, extraData: options.extraData }, log.child({ module: "miner" }));
     miner.start();
+    const pendingState = new PendingState(chain, pool, state, createBuilder, { coinbase: options.coinbase, extraData: options.extraData });
     log.info({ location: store.location, head: Number(chain.head.number), mining: options.mining.kind }, "chain opened");
     return {
       common,
@@ -94,6 +98,7 @@ export async function openChainServices(network: NetworkProfile, storage: Storag
       pool,
       wallet,
       miner,
+      pendingState,
       location: store.location,
       async close() {
         await miner.stop();

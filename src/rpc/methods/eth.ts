@@ -2,6 +2,8 @@
 import type { Common } from "@ethereumjs/common";
 import { Address, setLengthLeft } from "@ethereumjs/util";
 import type { NamespaceHandlers } from "../../../generated/methods.js";
+import type { BlockParameter } from "../../../generated/types.js";
+import type { MerkleStateManager } from "@ethereumjs/statemanager";
 import { Block } from "../../chain/block.js";
 import type { Chain } from "../../chain/chain.js";
 import type { NetworkProfile } from "../../chain/networks.js";
@@ -9,6 +11,7 @@ import { decodeRawTransaction, MalformedTransactionError, type ChainTransaction 
 import { bytesToHex, hexToBytes, toQuantity } from "../../common/hex.js";
 import type { Wallet } from "../../accounts/wallet.js";
 import type { Miner } from "../../mining/miner.js";
+import type { PendingState } from "../../mining/pendingState.js";
 import type { StateDatabase } from "../../state/stateDatabase.js";
 import { TransactionRejectedError, type TransactionPool } from "../../txpool/transactionPool.js";
 import { findBlockByNumberOrTag, resolveStateBlock } from "../blockParameters.js";
@@ -39,16 +42,20 @@ export interface EthDependencies {
   state: StateDatabase;
   pool: TransactionPool;
   miner: Miner;
+  pendingState: PendingState;
   wallet: Wallet;
 }
 
 export function createEthHandlers(deps: EthDependencies): NamespaceHandlers<"eth", RpcCallContext> {
-  const { chain, state, pool, miner, wallet, common } = deps;
+  const { chain, state, pool, miner, wallet, common, pendingState } = deps;
 
-  function stateAt(block: Block) {
-    const view = state.reader(block.header.fields.stateRoot);
-    if (view === undefined) throw stateNotFoundError(bytesToHex(block.hash));
-    return view;
+  /** Reads the state a block parameter selects: "pending" is the tip after the executable pool transactions. */
+  async function readState<T>(block: BlockParameter | undefined, read: (view: MerkleStateManager) => Promise<T>): Promise<T> {
+    if (block === "pending") return pendingState.read(read);
+    const selected = await resolveStateBlock(chain, block);
+    const view = state.reader(selected.header.fields.stateRoot);
+    if (view === undefined) throw stateNotFoundError(bytesToHex(selected.hash));
+    return read(view);
   }
 
   async function formatBlockWithDifficulty(block: Block | undefined, fullTransactions: boolean) {
@@ -108,27 +115,18 @@ export function createEthHandlers(deps: EthDependencies): NamespaceHandlers<"eth
     eth_syncing: () => false,
     eth_blockNumber: () => toQuantity(chain.head.number),
 
-    eth_getBalance: async ([address, block]) => {
-      const view = stateAt(await resolveStateBlock(chain, block));
-      const account = await view.getAccount(new Address(hexToBytes(address)));
-      return toQuantity(account?.balance ?? 0n);
-    },
+    eth_getBalance: ([address, block]) =>
+      readState(block, async (view) => toQuantity((await view.getAccount(new Address(hexToBytes(address))))?.balance ?? 0n)),
     eth_getTransactionCount: async ([address, block]) => {
+      // The pool's next nonce also counts queued transactions that a filled gap made executable.
       if (block === "pending") return toQuantity(await pool.nextNonce(hexToBytes(address)));
-      const view = stateAt(await resolveStateBlock(chain, block));
-      const account = await view.getAccount(new Address(hexToBytes(address)));
-      return toQuantity(account?.nonce ?? 0n);
+      return readState(block, async (view) => toQuantity((await view.getAccount(new Address(hexToBytes(address))))?.nonce ?? 0n));
     },
-    eth_getStorageAt: async ([address, position, block]) => {
-      const view = stateAt(await resolveStateBlock(chain, block));
+    eth_getStorageAt: ([address, position, block]) => {
       const slot = setLengthLeft(hexToBytes(position.length % 2 === 0 ? position : `0x0${position.slice(2)}`), 32);
-      const value = await view.getStorage(new Address(hexToBytes(address)), slot);
-      return bytesToHex(setLengthLeft(value, 32));
+      return readState(block, async (view) => bytesToHex(setLengthLeft(await view.getStorage(new Address(hexToBytes(address)), slot), 32)));
     },
-    eth_getCode: async ([address, block]) => {
-      const view = stateAt(await resolveStateBlock(chain, block));
-      return bytesToHex(await view.getCode(new Address(hexToBytes(address))));
-    },
+    eth_getCode: ([address, block]) => readState(block, async (view) => bytesToHex(await view.getCode(new Address(hexToBytes(address))))),
 
     eth_getBlockByHash: async ([blockHash, fullTransactions]) => formatBlockWithDifficulty(await chain.getBlockByHash(hexToBytes(blockHash)), fullTransactions),
     eth_getBlockByNumber: async ([block, fullTransactions]) => formatBlockWithDifficulty(await findBlockByNumberOrTag(chain, block), fullTransactions),

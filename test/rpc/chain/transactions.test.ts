@@ -170,6 +170,19 @@ describe("chain: pool rules without automine", () => {
     expect(await node.client.eth_blockNumber()).to.equal("0x0");
   });
 
+  it("reads the pending state: the head after the pool's executable transactions", async () => {
+    const recipient = "0x00000000000000000000000000000000000000bb";
+    const nonce = Number(await node.client.eth_getTransactionCount(cow, "pending"));
+    const cowBefore = BigInt(await node.client.eth_getBalance(cow, "pending"));
+    await node.client.eth_sendRawTransaction(await signed({ nonce, to: recipient, value: 5n, gasPrice: 2_000_000_000n }));
+    expect(await node.client.eth_getBalance(recipient, "latest")).to.equal("0x0");
+    expect(await node.client.eth_getBalance(recipient, "pending")).to.equal("0x5");
+    expect(BigInt(await node.client.eth_getBalance(cow, "pending"))).to.equal(cowBefore - 5n - 21_000n * 2_000_000_000n);
+    expect(await node.client.eth_getTransactionCount(cow, "latest")).to.equal("0x0");
+    expect(await node.client.eth_getTransactionCount(cow, "pending")).to.equal(`0x${(nonce + 1).toString(16)}`);
+    expect(await node.client.eth_getStorageAt(recipient, "0x0", "pending")).to.equal(`0x${"0".repeat(64)}`);
+  });
+
   it("works with ethers' JsonRpcProvider", async () => {
     const provider = new JsonRpcProvider(node.url, 33, { staticNetwork: true });
     expect(await provider.getBlockNumber()).to.equal(0);
