@@ -4,7 +4,8 @@ import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { createInterface } from "node:readline";
 
-export const cliPath = fileURLToPath(new URL("../../src/cli/main.js", import.meta.url));
+/** The bundled command (make build), as `make run` starts it. */
+export const cliPath = fileURLToPath(new URL("../../bundle/cli/chain-node.mjs", import.meta.url));
 
 export interface NodeProcess {
   readonly child: ChildProcess;
