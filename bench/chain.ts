@@ -101,7 +101,7 @@ function report(name: string, result: LoadResult, unit: string, target: number):
   if (result.firstError !== undefined) console.log(`  first error: ${result.firstError.slice(0, 300)}`);
 }
 
-async function waitForReceipt(url: string, hash: string): Promise<{ contractAddress: `0x${string}`; status: string }> {
+async function minedReceipt(url: string, hash: string): Promise<{ contractAddress: `0x${string}`; status: string }> {
   const receipt = await rpc<{ contractAddress: `0x${string}`; status: string } | null>(url, "eth_getTransactionReceipt", [hash]);
   if (receipt === null) throw new Error(`no receipt for ${hash}: is the node automining?`);
   return receipt;
@@ -124,7 +124,7 @@ async function benchTokenTransfers(node: NodeProcess): Promise<void> {
   const owner = signers[9]!;
   const constructorArguments = encodeTokenConstructor(10n ** 30n);
   const deployHash = await rpc<string>(node.url, "eth_sendRawTransaction", [signedRaw(owner, { data: `${token.bytecode as `0x${string}`}${constructorArguments}`, gasLimit: 3_000_000n })]);
-  const { contractAddress, status } = await waitForReceipt(node.url, deployHash);
+  const { contractAddress, status } = await minedReceipt(node.url, deployHash);
   if (status !== "0x1") throw new Error("the token deployment failed");
   const recipients = signers.slice(0, 8).map((signer) => signer.address.slice(2).padStart(64, "0"));
   const bodies = Array.from({ length: tokenTransfers }, (_, index) => {

@@ -4,6 +4,7 @@
 import { RLP, type Input } from "@ethereumjs/rlp";
 import { KECCAK256_RLP } from "@ethereumjs/util";
 import { keccak256 } from "../common/crypto.js";
+import { bytesToNibbles } from "../common/hex.js";
 
 interface Entry {
   readonly nibbles: number[];
@@ -11,15 +12,6 @@ interface Entry {
 }
 
 const emptyValue = new Uint8Array(0);
-
-function nibblesOf(bytes: Uint8Array): number[] {
-  const nibbles = new Array<number>(bytes.length * 2);
-  for (let index = 0; index < bytes.length; index++) {
-    nibbles[2 * index] = bytes[index]! >> 4;
-    nibbles[2 * index + 1] = bytes[index]! & 0x0f;
-  }
-  return nibbles;
-}
 
 /** Hex-prefix encoding of a path (yellow paper appendix C): a flag nibble for leaf/odd, then the nibbles. */
 function hexPrefix(nibbles: readonly number[], leaf: boolean): Uint8Array {
@@ -56,6 +48,6 @@ function nodeFor(entries: readonly Entry[], depth: number): Input[] {
 
 export function indexedTrieRoot(values: readonly Uint8Array[]): Uint8Array {
   if (values.length === 0) return KECCAK256_RLP;
-  const entries = values.map((value, index) => ({ nibbles: nibblesOf(RLP.encode(index)), value }));
+  const entries = values.map((value, index) => ({ nibbles: bytesToNibbles(RLP.encode(index)), value }));
   return keccak256(RLP.encode(nodeFor(entries, 0)));
 }

@@ -70,3 +70,13 @@ export function toQuantity(value: bigint | number): string {
 export function quantityToBigInt(quantity: string): bigint {
   return BigInt(quantity);
 }
+
+/** The nibbles of `bytes`, high half of each byte first (trie paths). */
+export function bytesToNibbles(bytes: Uint8Array): number[] {
+  const nibbles = new Array<number>(bytes.length * 2);
+  for (let index = 0; index < bytes.length; index++) {
+    nibbles[2 * index] = bytes[index]! >> 4;
+    nibbles[2 * index + 1] = bytes[index]! & 0x0f;
+  }
+  return nibbles;
+}

@@ -59,8 +59,8 @@ interface Execution {
 
 /** Executes blocks on one state manager, the chain's working state. */
 export class BlockBuilder {
-  /** Checkpoints a simulation holds open. */
-  private simulating = 0;
+  /** Whether a simulation holds its checkpoint open. */
+  private simulating = false;
 
   private constructor(
     private readonly vm: VM,
@@ -128,13 +128,13 @@ export class BlockBuilder {
    * reach the tries. Call again to replace the simulation.
    */
   async simulate(template: BlockTemplate, candidates: Iterable<ChainTransaction>): Promise<MerkleStateManager> {
-    while (this.simulating > 0) {
+    if (this.simulating) {
       await this.state.revert();
-      this.simulating--;
+      this.simulating = false;
     }
     await this.state.setStateRoot(template.parent.header.fields.stateRoot);
     await this.state.checkpoint();
-    this.simulating++;
+    this.simulating = true;
     await this.execute(template, candidates);
     return this.state;
   }

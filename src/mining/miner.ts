@@ -9,7 +9,7 @@ import type { Chain } from "../chain/chain.js";
 import type { ChainTransaction } from "../chain/transactions.js";
 import { bytesToHex, bytesToUnprefixedHex } from "../common/hex.js";
 import type { Logger } from "../common/logger.js";
-import type { BlockBuilder } from "../execution/blockBuilder.js";
+import type { BlockBuilder, BlockTemplate } from "../execution/blockBuilder.js";
 import type { TransactionPool } from "../txpool/transactionPool.js";
 
 export type MiningMode = { kind: "auto" } | { kind: "interval"; blockTimeSeconds: number } | { kind: "off" };
@@ -24,6 +24,20 @@ export interface MinerOptions {
 
 /** What happened to a transaction handed to automine. */
 export type InclusionOutcome = { kind: "mined"; block: Block } | { kind: "dropped"; reason: string } | { kind: "waiting" };
+
+/** The next block on `parent`: wall-clock time (at least parent + 1), the parent's limits, our miner fields. */
+export function nextBlockTemplate(parent: Block, fields: Pick<MinerOptions, "coinbase" | "extraData">, now: bigint): BlockTemplate {
+  const parentFields = parent.header.fields;
+  return {
+    parent,
+    coinbase: fields.coinbase,
+    timestamp: now > parentFields.timestamp ? now : parentFields.timestamp + 1n,
+    gasLimit: parentFields.gasLimit,
+    minimumGasPrice: parentFields.minimumGasPrice,
+    difficulty: parentFields.difficulty,
+    extraData: fields.extraData,
+  };
+}
 
 export class Miner {
   private queue: Promise<unknown> = Promise.resolve();
@@ -111,22 +125,9 @@ export class Miner {
       await this.builder.resetTo(parentFields.stateRoot);
       this.builderRoot = bytesToUnprefixedHex(parentFields.stateRoot);
     }
-    const now = this.now();
-    const timestamp = now > parentFields.timestamp ? now : parentFields.timestamp + 1n;
     let built;
     try {
-      built = await this.builder.build(
-        {
-          parent,
-          coinbase: this.options.coinbase,
-          timestamp,
-          gasLimit: parentFields.gasLimit,
-          minimumGasPrice: parentFields.minimumGasPrice,
-          difficulty: parentFields.difficulty,
-          extraData: this.options.extraData,
-        },
-        candidates,
-      );
+      built = await this.builder.build(nextBlockTemplate(parent, this.options, this.now()), candidates);
     } catch (error) {
       await this.builder.resetTo(parentFields.stateRoot);
       throw error;

@@ -7,7 +7,7 @@ import { bytesToUnprefixedHex } from "../common/hex.js";
 import type { BlockBuilder } from "../execution/blockBuilder.js";
 import type { StateDatabase } from "../state/stateDatabase.js";
 import type { TransactionPool } from "../txpool/transactionPool.js";
-import type { MinerOptions } from "./miner.js";
+import { nextBlockTemplate, type MinerOptions } from "./miner.js";
 
 export class PendingState {
   private simulation: { key: string; state: MerkleStateManager } | undefined;
@@ -32,21 +32,9 @@ export class PendingState {
     const key = [tip.hash, ...pending.map((transaction) => transaction.hash)].map(bytesToUnprefixedHex).join(":");
     const run = this.queue.then(async () => {
       if (this.simulation?.key === key) return read(this.simulation.state);
-      const fields = tip.header.fields;
-      const now = BigInt(Math.floor(Date.now() / 1000));
       this.builder ??= this.createBuilder();
-      const state = await (await this.builder).simulate(
-        {
-          parent: tip,
-          coinbase: this.blockOptions.coinbase,
-          timestamp: now > fields.timestamp ? now : fields.timestamp + 1n,
-          gasLimit: fields.gasLimit,
-          minimumGasPrice: fields.minimumGasPrice,
-          difficulty: fields.difficulty,
-          extraData: this.blockOptions.extraData,
-        },
-        pending,
-      );
+      const now = BigInt(Math.floor(Date.now() / 1000));
+      const state = await (await this.builder).simulate(nextBlockTemplate(tip, this.blockOptions, now), pending);
       this.simulation = { key, state };
       return read(state);
     });

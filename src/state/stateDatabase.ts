@@ -44,7 +44,7 @@ export class StateDatabase {
     const known = this.readViews.get(key);
     if (known !== undefined) return known;
     if (!this.hasRoot(root)) return undefined;
-    const view = new MerkleStateManager({ trie: this.trieAt(root), common: this.common, caches: new Caches() });
+    const view = this.at(root);
     this.readViews.set(key, view);
     if (this.readViews.size > readViewCount) this.readViews.delete(this.readViews.keys().next().value!);
     return view;

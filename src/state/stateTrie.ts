@@ -13,18 +13,9 @@ import {
   type Path,
 } from "@ethereumjs/mpt";
 import { equalsBytes } from "@ethereumjs/util";
+import { bytesToNibbles } from "../common/hex.js";
 
 const missingNodeMessage = "Missing node in DB";
-
-/** A key's nibbles, high half of each byte first (the package's export of this name adds a terminator). */
-function keyNibbles(key: Uint8Array): number[] {
-  const nibbles = new Array<number>(key.length * 2);
-  for (let index = 0; index < key.length; index++) {
-    nibbles[2 * index] = key[index]! >> 4;
-    nibbles[2 * index + 1] = key[index]! & 0x0f;
-  }
-  return nibbles;
-}
 
 export class StateTrie extends MerklePatriciaTrie {
   constructor(options: MPTOpts) {
@@ -34,7 +25,8 @@ export class StateTrie extends MerklePatriciaTrie {
   override async findPath(key: Uint8Array, throwIfMissing = false, partialPath: { stack: MPTNode[] } = { stack: [] }): Promise<Path> {
     // Resuming from a partial path is rare (proof building); the package's walk handles it.
     if (partialPath.stack.length > 0) return super.findPath(key, throwIfMissing, partialPath);
-    const target = keyNibbles(key);
+    // Our helper: the package exports a bytesToNibbles that appends a terminator nibble.
+    const target = bytesToNibbles(key);
     const stack: MPTNode[] = [];
     const root = this.root();
     if (equalsBytes(root, this.EMPTY_TRIE_ROOT)) return { node: null, remaining: [], stack };
