@@ -32,6 +32,8 @@ export class PendingState {
     const key = [tip.hash, ...pending.map((transaction) => transaction.hash)].map(bytesToUnprefixedHex).join(":");
     const run = this.queue.then(async () => {
       if (this.simulation?.key === key) return read(this.simulation.state);
+      // The builder's state is about to change: a failed simulation must not be served as the old one.
+      this.simulation = undefined;
       this.builder ??= this.createBuilder();
       const now = BigInt(Math.floor(Date.now() / 1000));
       const state = await (await this.builder).simulate(nextBlockTemplate(tip, this.blockOptions, now), pending);
