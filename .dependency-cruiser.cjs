@@ -13,7 +13,7 @@ const allowed = {
   mining: ["txpool", "execution", "chain", "common", "state"],
   p2p: ["common"],
   sync: ["p2p", "common", "chain"],
-  rpc: ["common", "chain", "state", "txpool", "mining", "tracing", "accounts", "p2p"],
+  rpc: ["common", "chain", "state", "execution", "txpool", "mining", "tracing", "accounts", "p2p"],
   node: ["common", "storage", "state", "execution", "chain", "accounts", "txpool", "tracing", "mining", "p2p", "sync", "rpc"],
   cli: ["node", "common"],
 };

@@ -1,18 +1,17 @@
 // Builds a block on a parent: runs candidate transactions through @ethereumjs/vm on the state at
 // the parent's root, skips those the block cannot hold, and assembles the header with real
 // transaction and receipt trie roots, the logs bloom, the fees paid and the new state root.
-import { createBlock } from "@ethereumjs/block";
 import type { Common } from "@ethereumjs/common";
-import type { EVMMockBlockchainInterface } from "@ethereumjs/evm";
 import type { MerkleStateManager } from "@ethereumjs/statemanager";
-import { Account, Address, bigIntToBytes, setLengthLeft } from "@ethereumjs/util";
-import { createVM, runTx, type VM } from "@ethereumjs/vm";
+import { Account, Address } from "@ethereumjs/util";
+import { runTx, type VM } from "@ethereumjs/vm";
 import { Block } from "../chain/block.js";
 import { BlockHeader, emptyBytes, emptyListHash } from "../chain/header.js";
 import { indexedTrieRoot } from "../chain/indexedTrie.js";
 import { encodeReceiptForTrie, type ChainReceipt } from "../chain/receipts.js";
 import type { ChainTransaction } from "../chain/transactions.js";
 import { bytesToUnprefixedHex } from "../common/hex.js";
+import { createExecutionBlock, createExecutionEngine, type CanonicalHashLookup, type ExecutionEngine } from "./engine.js";
 
 export interface BlockTemplate {
   parent: Block;
@@ -38,9 +37,6 @@ export interface BuiltBlock {
   readonly skipped: SkippedTransaction[];
 }
 
-/** Hash of a canonical block by number, for the BLOCKHASH opcode. */
-export type CanonicalHashLookup = (blockNumber: bigint) => Promise<Uint8Array | undefined>;
-
 const intrinsicTransferGas = 21_000n;
 
 function orBloom(target: Uint8Array, source: Uint8Array): void {
@@ -62,24 +58,19 @@ export class BlockBuilder {
   /** Whether a simulation holds its checkpoint open. */
   private simulating = false;
 
+  private readonly vm: VM;
+  private readonly state: MerkleStateManager;
+
   private constructor(
-    private readonly vm: VM,
-    private readonly state: MerkleStateManager,
-  ) {}
+    /** The engine the builder executes on; a simulation's state is readable and callable through it. */
+    readonly engine: ExecutionEngine,
+  ) {
+    this.vm = engine.vm;
+    this.state = engine.state;
+  }
 
   static async create(common: Common, state: MerkleStateManager, canonicalHash: CanonicalHashLookup): Promise<BlockBuilder> {
-    const blockchain: EVMMockBlockchainInterface = {
-      async getBlock(blockNumber: number) {
-        const hash = (await canonicalHash(BigInt(blockNumber))) ?? new Uint8Array(32);
-        return { hash: () => hash };
-      },
-      async putBlock() {},
-      shallowCopy() {
-        return blockchain;
-      },
-    };
-    const vm = await createVM({ common, stateManager: state, blockchain });
-    return new BlockBuilder(vm, state);
+    return new BlockBuilder(await createExecutionEngine(common, state, canonicalHash));
   }
 
   /**
@@ -142,21 +133,14 @@ export class BlockBuilder {
   private async execute(template: BlockTemplate, candidates: Iterable<ChainTransaction>): Promise<Execution> {
     const common = this.vm.common;
     const coinbase = new Address(template.coinbase);
-    // The engine's view of the block: BASEFEE answers the minimum gas price, DIFFICULTY the difficulty.
-    const executionBlock = createBlock(
-      {
-        header: {
-          number: template.parent.number + 1n,
-          coinbase,
-          timestamp: template.timestamp,
-          gasLimit: template.gasLimit,
-          baseFeePerGas: template.minimumGasPrice,
-          difficulty: 0n,
-          mixHash: setLengthLeft(bigIntToBytes(template.difficulty), 32),
-        },
-      },
-      { common, skipConsensusFormatValidation: true },
-    );
+    const executionBlock = createExecutionBlock(common, {
+      number: template.parent.number + 1n,
+      coinbase: template.coinbase,
+      timestamp: template.timestamp,
+      gasLimit: template.gasLimit,
+      baseFee: template.minimumGasPrice,
+      difficulty: template.difficulty,
+    });
 
     const execution: Execution = { included: [], receipts: [], skipped: [], logsBloom: new Uint8Array(256), gasUsed: 0n, paidFees: 0n };
     /** Senders with a skipped transaction: their later nonces cannot run in this block. */

@@ -1,10 +1,12 @@
 // The pending state: the tip's state after the executable pool transactions, as the next block
-// would run them. Reads with the "pending" block parameter see it. It is computed on a builder of
-// its own, never committed, and kept until the tip or the pending transactions change.
+// would run them. Reads with the "pending" block parameter see it, and calls run on it in the
+// next block's context. It is computed on a builder of its own, never committed, and kept until
+// the tip or the pending transactions change.
 import type { MerkleStateManager } from "@ethereumjs/statemanager";
 import type { Chain } from "../chain/chain.js";
 import { bytesToUnprefixedHex } from "../common/hex.js";
-import type { BlockBuilder } from "../execution/blockBuilder.js";
+import type { BlockBuilder, BlockTemplate } from "../execution/blockBuilder.js";
+import { ExecutionTimeoutError, type ExecutionBlockContext, type ExecutionEngine } from "../execution/engine.js";
 import type { StateDatabase } from "../state/stateDatabase.js";
 import type { TransactionPool } from "../txpool/transactionPool.js";
 import { nextBlockTemplate, type MinerOptions } from "./miner.js";
@@ -15,7 +17,7 @@ export class PendingState {
   private queue: Promise<unknown> = Promise.resolve();
   private builder: Promise<BlockBuilder> | undefined;
 
-  /** `createBuilder` is called once, on the first pending read that has transactions to run. */
+  /** `createBuilder` is called on the first use that needs a simulation (and after a timed-out call). */
   constructor(
     private readonly chain: Chain,
     private readonly pool: TransactionPool,
@@ -29,16 +31,45 @@ export class PendingState {
     const tip = this.chain.tip;
     const pending = this.pool.pending();
     if (pending.length === 0) return read(this.state.reader(tip.header.fields.stateRoot)!);
+    return this.onSimulation(async (builder) => read(builder.engine.state));
+  }
+
+  /**
+   * Runs `run` on the engine holding the pending state, in the context of the next block. Work
+   * that changes the state must leave it as it found it (checkpoint and revert).
+   */
+  execute<T>(run: (engine: ExecutionEngine, context: ExecutionBlockContext) => Promise<T>): Promise<T> {
+    return this.onSimulation(async (builder, template) => {
+      const { coinbase, timestamp, gasLimit, minimumGasPrice, difficulty } = template;
+      const context: ExecutionBlockContext = { number: template.parent.number + 1n, coinbase, timestamp, gasLimit, baseFee: minimumGasPrice, difficulty };
+      try {
+        return await run(builder.engine, context);
+      } catch (error) {
+        // A timed-out run leaves the engine mid-checkpoint: start over with a new builder.
+        if (error instanceof ExecutionTimeoutError) {
+          this.builder = undefined;
+          this.simulation = undefined;
+        }
+        throw error;
+      }
+    });
+  }
+
+  /** Runs `use` after the builder's state is the pending state of the current tip and pool. */
+  private onSimulation<T>(use: (builder: BlockBuilder, template: BlockTemplate) => Promise<T>): Promise<T> {
+    const tip = this.chain.tip;
+    const pending = this.pool.pending();
     const key = [tip.hash, ...pending.map((transaction) => transaction.hash)].map(bytesToUnprefixedHex).join(":");
     const run = this.queue.then(async () => {
-      if (this.simulation?.key === key) return read(this.simulation.state);
-      // The builder's state is about to change: a failed simulation must not be served as the old one.
-      this.simulation = undefined;
+      const template = nextBlockTemplate(tip, this.blockOptions, BigInt(Math.floor(Date.now() / 1000)));
       this.builder ??= this.createBuilder();
-      const now = BigInt(Math.floor(Date.now() / 1000));
-      const state = await (await this.builder).simulate(nextBlockTemplate(tip, this.blockOptions, now), pending);
-      this.simulation = { key, state };
-      return read(state);
+      const builder = await this.builder;
+      if (this.simulation?.key !== key) {
+        // The builder's state is about to change: a failed simulation must not be served as the old one.
+        this.simulation = undefined;
+        this.simulation = { key, state: await builder.simulate(template, pending) };
+      }
+      return use(builder, template);
     });
     this.queue = run.catch(() => undefined);
     return run;

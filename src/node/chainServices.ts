@@ -9,6 +9,7 @@ import { GenesisFileError, parseGenesisDocument, type GenesisSpec } from "../cha
 import type { NetworkProfile } from "../chain/networks.js";
 import type { Logger } from "../common/logger.js";
 import { BlockBuilder } from "../execution/blockBuilder.js";
+import { CallService } from "../execution/callService.js";
 import { createExecutionRules } from "../execution/rules.js";
 import { Miner } from "../mining/miner.js";
 import { PendingState } from "../mining/pendingState.js";
@@ -25,6 +26,7 @@ export interface ChainServices {
   readonly wallet: Wallet;
   readonly miner: Miner;
   readonly pendingState: PendingState;
+  readonly calls: CallService;
   readonly location: string;
   close(): Promise<void>;
 }
@@ -71,7 +73,8 @@ export async function openChainServices(network: NetworkProfile, storage: Storag
       if (error instanceof DataDirectoryError) throw new ChainOpeningError(error.message);
       throw error;
     }
-    const createBuilder = () => BlockBuilder.create(common, state.at(chain.tip.header.fields.stateRoot), (blockNumber) => chain.getCanonicalHashFromTip(blockNumber));
+    const canonicalHashFromTip = (blockNumber: bigint) => chain.getCanonicalHashFromTip(blockNumber);
+    const createBuilder = () => BlockBuilder.create(common, state.at(chain.tip.header.fields.stateRoot), canonicalHashFromTip);
     const builder = await createBuilder();
 
     // The pool judges transactions against the block the next block builds on: the tip.
@@ -90,6 +93,7 @@ export async function openChainServices(network: NetworkProfile, storage: Storag
     const miner = new Miner(chain, pool, builder, { mode: options.mining, coinbase: options.coinbase, extraData: options.extraData }, log.child({ module: "miner" }));
     miner.start();
     const pendingState = new PendingState(chain, pool, state, createBuilder, { coinbase: options.coinbase, extraData: options.extraData });
+    const calls = new CallService(common, state, canonicalHashFromTip, pendingState, options.calls);
     log.info({ location: store.location, head: Number(chain.head.number), mining: options.mining.kind }, "chain opened");
     return {
       common,
@@ -99,6 +103,7 @@ export async function openChainServices(network: NetworkProfile, storage: Storag
       wallet,
       miner,
       pendingState,
+      calls,
       location: store.location,
       async close() {
         await miner.stop();

@@ -12,10 +12,16 @@ export const RpcErrorCode = {
   MethodNotImplemented: -32004,
   /** The reference node's code for a response over the size limit. */
   ResponseTooLarge: -32011,
+  /** The reference node's code for an execution past its time limit (the same as above). */
+  ExecutionTimeout: -32011,
   /** A transaction the pool or the chain refuses (reference: the pool's message verbatim). */
   TransactionRejected: -32010,
   /** An automined transaction that did not make it into a block. */
   TransactionNotMined: -32009,
+  /** eth_call / eth_estimateGas whose execution reverts (reference). */
+  ExecutionReverted: -32015,
+  /** A call that cannot run as a transaction at all (geth's code for such calls). */
+  CallNotExecutable: -32000,
 } as const;
 export type RpcErrorCode = (typeof RpcErrorCode)[keyof typeof RpcErrorCode];
 
@@ -109,4 +115,35 @@ export function senderAccountNotFoundError(address: string): RpcError {
 
 export function transactionNotMinedError(reason: string): RpcError {
   return new RpcError(RpcErrorCode.TransactionNotMined, `Unknown error when sending transaction: ${reason}`);
+}
+
+// --- calls and gas estimation ---
+
+/** Reference wording: the reason when the payload is Error(string) (or a Panic), a generic text otherwise. */
+export function executionRevertedError(reason: string | undefined, payload: string): RpcError {
+  const message = `VM Exception while processing transaction: ${reason === undefined ? "transaction reverted" : `revert ${reason}`}`;
+  return new RpcError(RpcErrorCode.ExecutionReverted, message, payload === "0x" ? undefined : payload);
+}
+
+export function invalidBlockNumberError(blockNumber: bigint): RpcError {
+  return new RpcError(RpcErrorCode.InvalidParams, `Invalid block number ${blockNumber}`);
+}
+
+export function callGasCapExceededError(gas: bigint, cap: bigint): RpcError {
+  return new RpcError(RpcErrorCode.InvalidParams, `invalid argument 0: gas ${gas} exceeds the call gas cap of ${cap}`);
+}
+
+export function movePrecompileNotSupportedError(): RpcError {
+  return new RpcError(RpcErrorCode.InvalidParams, "invalid argument 2: movePrecompileToAddress is not supported");
+}
+
+export const executionTimeoutError = new RpcError(RpcErrorCode.ExecutionTimeout, "Execution has got timeout out.");
+
+/** A call the engine refuses to run as a transaction (funds, intrinsic gas), in its words. */
+export function callNotExecutableError(reason: string): RpcError {
+  return new RpcError(RpcErrorCode.CallNotExecutable, reason);
+}
+
+export function gasEstimationFailedError(reason: string): RpcError {
+  return new RpcError(RpcErrorCode.TransactionRejected, reason);
 }

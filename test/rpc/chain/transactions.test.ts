@@ -5,27 +5,13 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { JsonRpcProvider, Transaction, Wallet, keccak256, toUtf8Bytes } from "ethers";
-import { RpcResponseError } from "../../../generated/client.js";
 import { expectValidResult } from "../../helpers/results.js";
+import { expectRpcError } from "../../helpers/rpcErrors.js";
 import { startTestNode, type TestNode } from "../../helpers/testNode.js";
 
 const cowKey = keccak256(toUtf8Bytes("cow"));
 const cow = "0xcd2a3d9f938e13cd947ec05abc7fe734df8dd826";
 const stranger = "0x00000000000000000000000000000000000000aa";
-
-async function expectRpcError(call: Promise<unknown>, code: number, message: string | RegExp): Promise<void> {
-  try {
-    await call;
-  } catch (error) {
-    expect(error).to.be.instanceOf(RpcResponseError);
-    const { code: actualCode, message: actualMessage } = error as RpcResponseError;
-    expect(actualCode, actualMessage).to.equal(code);
-    if (typeof message === "string") expect(actualMessage).to.equal(message);
-    else expect(actualMessage).to.match(message);
-    return;
-  }
-  expect.fail("the call succeeded");
-}
 
 /** Signs a legacy transaction of `cow` with ethers. */
 async function signed(fields: { nonce: number; to?: string; value?: bigint; gasLimit?: bigint; gasPrice?: bigint; data?: string; chainId?: bigint }): Promise<string> {

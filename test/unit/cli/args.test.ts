@@ -26,7 +26,7 @@ describe("cli/args", () => {
     const options = runOptions([
       "--host", "0.0.0.0", "--port", "8545", "--network", "31", "--data-dir", "/tmp/x", "--rpc-modules", "eth,net",
       "--cors", "http://a.test, http://b.test", "--log-level", "debug", "--rpc-batch-limit", "7", "--rpc-body-limit", "2048",
-      "--rpc-response-limit", "4096",
+      "--rpc-response-limit", "4096", "--call-gas-cap", "1000000", "--call-timeout", "250",
     ]);
     expect(options.rpc).to.deep.equal({
       host: "0.0.0.0", port: 8545, modules: "eth,net", corsOrigins: ["http://a.test", "http://b.test"], batchLimit: 7, bodyLimitBytes: 2048, responseLimitBytes: 4096,
@@ -34,6 +34,7 @@ describe("cli/args", () => {
     expect(options.networkId).to.equal(31);
     expect(options.storage).to.deep.equal({ dataDir: "/tmp/x", inMemory: false });
     expect(options.logLevel).to.equal("debug");
+    expect(options.chain.calls).to.deep.equal({ gasCap: 1_000_000n, timeLimitMs: 250 });
   });
 
   it("accepts network names", () => {

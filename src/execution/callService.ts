@@ -1,0 +1,177 @@
+// Calls and gas estimates against any stored block or the pending block. Each stored state root
+// that is called gets an engine of its own (kept for the few most recent roots), and calls on one
+// engine run one after another: the engine's state manager holds one checkpoint at a time.
+import type { Common } from "@ethereumjs/common";
+import { Address } from "@ethereumjs/util";
+import type { Block } from "../chain/block.js";
+import { bytesToUnprefixedHex } from "../common/hex.js";
+import type { StateDatabase } from "../state/stateDatabase.js";
+import { createExecutionBlock, createExecutionEngine, ExecutionTimeoutError, type CanonicalHashLookup, type ExecutionBlockContext, type ExecutionEngine } from "./engine.js";
+import { CallNotExecutableError, runMessageCall, type MessageCall, type MessageCallResult, type StateOverrides } from "./messageCall.js";
+
+export interface CallLimits {
+  /** Largest gas a call may ask for; also the gas of calls that name none. */
+  gasCap: bigint;
+  /** Longest a call (or a whole estimate) may run, in milliseconds. */
+  timeLimitMs: number;
+}
+
+/** Where a call runs: on the state after a stored block, in that block's context, or on the pending block. */
+export type CallTarget = { kind: "block"; block: Block } | { kind: "pending" };
+
+/** Runs work on the pending block's engine (see PendingState.execute). */
+export interface PendingExecution {
+  execute<T>(run: (engine: ExecutionEngine, context: ExecutionBlockContext) => Promise<T>): Promise<T>;
+}
+
+/** A call asks for more gas than the node allows. */
+export class CallGasCapExceededError extends Error {
+  constructor(
+    readonly gas: bigint,
+    readonly cap: bigint,
+  ) {
+    super(`gas ${gas} exceeds the call gas cap of ${cap}`);
+  }
+}
+
+/** The estimate's simulation fails at the upper bound (not by a revert: that is a MessageCallResult). */
+export class GasEstimationError extends Error {}
+
+/** The simulation reverts at the upper bound of the estimate. */
+export class EstimateRevertedError extends Error {
+  constructor(readonly payload: Uint8Array) {
+    super("execution reverted");
+  }
+}
+
+/** Gas of a value transfer to an account without code. */
+const transferGas = 21_000n;
+/** Gas a CALL with value hands to the callee for free; part of geth's optimistic first guess. */
+const callStipend = 2_300n;
+/** Stored roots with an engine kept ready. */
+const engineCount = 4;
+
+interface StoredRootEngine {
+  readonly engine: Promise<ExecutionEngine>;
+  /** Calls on this engine, one after another. */
+  queue: Promise<unknown>;
+}
+
+export type EstimateCall = Omit<MessageCall, "gasLimit"> & { gasLimit: bigint | undefined };
+
+export class CallService {
+  private readonly engines = new Map<string, StoredRootEngine>();
+
+  constructor(
+    private readonly common: Common,
+    private readonly state: StateDatabase,
+    private readonly canonicalHash: CanonicalHashLookup,
+    private readonly pending: PendingExecution,
+    readonly limits: CallLimits,
+  ) {}
+
+  /** Runs `call` (gas undefined: the cap) on the target's state; nothing it does is kept. */
+  async call(target: CallTarget, call: Omit<MessageCall, "gasLimit"> & { gasLimit: bigint | undefined }, overrides?: StateOverrides): Promise<MessageCallResult> {
+    const gasLimit = call.gasLimit ?? this.limits.gasCap;
+    if (gasLimit > this.limits.gasCap) throw new CallGasCapExceededError(gasLimit, this.limits.gasCap);
+    const deadline = performance.now() + this.limits.timeLimitMs;
+    return this.onTarget(target, (engine, context) => this.runOnce(engine, context, { ...call, gasLimit }, overrides, deadline));
+  }
+
+  /**
+   * The smallest gas limit with which `call` succeeds as a transaction, searched between its
+   * intrinsic gas and the upper bound (its gas, else the block's gas limit; at most the cap).
+   */
+  async estimateGas(target: CallTarget, call: EstimateCall): Promise<bigint> {
+    const deadline = performance.now() + this.limits.timeLimitMs;
+    return this.onTarget(target, async (engine, context) => {
+      let upper = call.gasLimit ?? context.gasLimit;
+      if (upper > this.limits.gasCap) upper = this.limits.gasCap;
+      if (call.gasPrice > 0n) {
+        // No more gas than the sender can pay for at the given price.
+        const balance = (await engine.state.getAccount(new Address(call.from)))?.balance ?? 0n;
+        const allowance = balance > call.value ? (balance - call.value) / call.gasPrice : 0n;
+        if (upper > allowance) upper = allowance;
+      }
+      const run = (gasLimit: bigint) => this.runOnce(engine, context, { ...call, gasLimit }, undefined, deadline);
+
+      // A value transfer to an account without code needs exactly the transfer gas.
+      if (call.to !== undefined && call.data.length === 0 && (await engine.state.getCode(new Address(call.to))).length === 0) {
+        const transfer = await this.tryRun(run, transferGas <= upper ? transferGas : upper);
+        if (transfer?.kind === "success") return transferGas;
+      }
+
+      const atUpper = await this.tryRun(run, upper);
+      if (atUpper === undefined) throw new GasEstimationError(`gas required exceeds allowance (${upper})`);
+      if (atUpper.kind === "revert") throw new EstimateRevertedError(atUpper.returnData);
+      if (atUpper.kind === "halt") throw new GasEstimationError(atUpper.reason === "out of gas" ? `gas required exceeds allowance (${upper})` : atUpper.reason);
+
+      // Less than what the run consumed (refunds included) cannot be enough; try that much, then a
+      // guess with room for the 1/64 each call level keeps back, then search in between.
+      let failing = atUpper.gasConsumed - 1n;
+      let succeeding = upper;
+      for (const guess of [atUpper.gasConsumed, ((atUpper.gasConsumed + callStipend) * 64n) / 63n]) {
+        if (guess <= failing || guess >= succeeding) continue;
+        if ((await this.tryRun(run, guess))?.kind === "success") succeeding = guess;
+        else failing = guess;
+      }
+      while (succeeding - failing > 1n) {
+        const middle = (failing + succeeding) / 2n;
+        if ((await this.tryRun(run, middle))?.kind === "success") succeeding = middle;
+        else failing = middle;
+      }
+      return succeeding;
+    });
+  }
+
+  /** A run at `gasLimit`; undefined when the transaction cannot even start with that much gas. */
+  private async tryRun(run: (gasLimit: bigint) => Promise<MessageCallResult>, gasLimit: bigint): Promise<MessageCallResult | undefined> {
+    try {
+      return await run(gasLimit);
+    } catch (error) {
+      if (error instanceof CallNotExecutableError && /gas limit|intrinsic/i.test(error.message)) return undefined;
+      throw error;
+    }
+  }
+
+  private async runOnce(engine: ExecutionEngine, context: ExecutionBlockContext, call: MessageCall, overrides: StateOverrides | undefined, deadline: number) {
+    const timeLeft = deadline - performance.now();
+    if (timeLeft <= 0) throw new ExecutionTimeoutError("execution time limit reached");
+    // A call that pays no gas price runs with a base fee of zero, as a free call must be able to.
+    const block = createExecutionBlock(this.common, { ...context, baseFee: call.gasPrice === 0n ? 0n : context.baseFee });
+    return runMessageCall(engine, block, call, overrides, timeLeft);
+  }
+
+  private onTarget<T>(target: CallTarget, run: (engine: ExecutionEngine, context: ExecutionBlockContext) => Promise<T>): Promise<T> {
+    if (target.kind === "pending") return this.pending.execute(run);
+    const { block } = target;
+    const fields = block.header.fields;
+    const context: ExecutionBlockContext = {
+      number: block.number,
+      coinbase: fields.coinbase,
+      timestamp: fields.timestamp,
+      gasLimit: fields.gasLimit,
+      baseFee: fields.minimumGasPrice,
+      difficulty: fields.difficulty,
+    };
+    const key = bytesToUnprefixedHex(fields.stateRoot);
+    let entry = this.engines.get(key);
+    if (entry === undefined) {
+      entry = { engine: createExecutionEngine(this.common, this.state.at(fields.stateRoot), this.canonicalHash), queue: Promise.resolve() };
+      this.engines.set(key, entry);
+      if (this.engines.size > engineCount) this.engines.delete(this.engines.keys().next().value!);
+    }
+    const current = entry;
+    const job = current.queue.then(async () => {
+      try {
+        return await run(await current.engine, context);
+      } catch (error) {
+        // A timed-out run leaves the engine mid-checkpoint: the next call gets a fresh one.
+        if (error instanceof ExecutionTimeoutError && this.engines.get(key) === current) this.engines.delete(key);
+        throw error;
+      }
+    });
+    current.queue = job.catch(() => undefined);
+    return job;
+  }
+}

@@ -1,0 +1,125 @@
+// eth_call and eth_estimateGas: the call object and state overrides mapped onto the call service,
+// its outcomes onto the reference's answers.
+import type { NamespaceHandlers } from "../../../generated/methods.js";
+import type { AccountOverride as AccountOverrideParam, BlockNumberOrTag, CallObject, EstimateGasCallObject, StateOverrideSet } from "../../../generated/types.js";
+import type { Chain } from "../../chain/chain.js";
+import { bytesToHex, hexToBytes, toQuantity } from "../../common/hex.js";
+import { CallGasCapExceededError, EstimateRevertedError, GasEstimationError, type CallService, type CallTarget } from "../../execution/callService.js";
+import { ExecutionTimeoutError } from "../../execution/engine.js";
+import { CallNotExecutableError, decodeRevertReason, type AccountOverride, type MessageCall, type StateOverrides } from "../../execution/messageCall.js";
+import type { StateDatabase } from "../../state/stateDatabase.js";
+import { findBlockByNumberOrTag } from "../blockParameters.js";
+import type { RpcCallContext } from "../dispatch.js";
+import {
+  callGasCapExceededError,
+  callNotExecutableError,
+  executionRevertedError,
+  executionTimeoutError,
+  gasEstimationFailedError,
+  invalidBlockNumberError,
+  invalidParamsError,
+  movePrecompileNotSupportedError,
+  stateNotFoundError,
+} from "../errors.js";
+
+export interface EthCallDependencies {
+  chain: Chain;
+  state: StateDatabase;
+  calls: CallService;
+}
+
+type CallHandlers = Pick<NamespaceHandlers<"eth", RpcCallContext>, "eth_call" | "eth_estimateGas">;
+
+const zeroAddress = new Uint8Array(20);
+
+/** The call's fields with the defaults of a call; gas stays undefined when not given. */
+function toMessageCall(callObject: CallObject | EstimateGasCallObject): Omit<MessageCall, "gasLimit"> & { gasLimit: bigint | undefined } {
+  const { data, input } = callObject;
+  if (data !== undefined && input !== undefined && data.toLowerCase() !== input.toLowerCase()) {
+    throw invalidParamsError('invalid argument 0: "data" and "input" are both given and differ');
+  }
+  return {
+    from: callObject.from === undefined ? zeroAddress : hexToBytes(callObject.from),
+    to: callObject.to === undefined || callObject.to === null ? undefined : hexToBytes(callObject.to),
+    gasLimit: callObject.gas === undefined ? undefined : BigInt(callObject.gas),
+    gasPrice: callObject.gasPrice === undefined ? 0n : BigInt(callObject.gasPrice),
+    value: callObject.value === undefined ? 0n : BigInt(callObject.value),
+    data: hexToBytes(input ?? data ?? "0x"),
+  };
+}
+
+function toStorageMap(slots: Record<string, string>): Map<Uint8Array, Uint8Array> {
+  return new Map(Object.entries(slots).map(([slot, value]) => [hexToBytes(slot), hexToBytes(value)]));
+}
+
+/** The override set as the engine applies it; two spellings of one address are refused. */
+function toStateOverrides(overrides: StateOverrideSet): StateOverrides {
+  const seen = new Set<string>();
+  return Object.entries(overrides).map(([address, fields]: [string, AccountOverrideParam]) => {
+    const normalised = address.toLowerCase();
+    if (seen.has(normalised)) throw invalidParamsError(`invalid argument 2: the account ${normalised} is overridden twice`);
+    seen.add(normalised);
+    if (fields.movePrecompileToAddress !== undefined) throw movePrecompileNotSupportedError();
+    const override: AccountOverride = {
+      balance: fields.balance === undefined ? undefined : BigInt(fields.balance),
+      nonce: fields.nonce === undefined ? undefined : BigInt(fields.nonce),
+      code: fields.code === undefined ? undefined : hexToBytes(fields.code),
+      replaceStorage: fields.state === undefined ? undefined : toStorageMap(fields.state),
+      storageChanges: fields.stateDiff === undefined ? undefined : toStorageMap(fields.stateDiff),
+    };
+    return [hexToBytes(address), override] as const;
+  });
+}
+
+function revertedError(payload: Uint8Array) {
+  return executionRevertedError(decodeRevertReason(payload), bytesToHex(payload));
+}
+
+/** Maps what the call service throws onto the reference's errors. */
+function mapExecutionError(error: unknown, whenNotExecutable: (reason: string) => Error): never {
+  if (error instanceof ExecutionTimeoutError) throw executionTimeoutError;
+  if (error instanceof CallGasCapExceededError) throw callGasCapExceededError(error.gas, error.cap);
+  if (error instanceof EstimateRevertedError) throw revertedError(error.payload);
+  if (error instanceof GasEstimationError || error instanceof CallNotExecutableError) throw whenNotExecutable(error.message);
+  throw error;
+}
+
+export function createEthCallHandlers(deps: EthCallDependencies): CallHandlers {
+  const { chain, state, calls } = deps;
+
+  /** The block a call runs after; a number beyond the head is an invalid argument (reference). */
+  async function resolveCallTarget(block: BlockNumberOrTag | undefined): Promise<CallTarget> {
+    if (block === "pending") return { kind: "pending" };
+    const found = await findBlockByNumberOrTag(chain, block ?? "latest");
+    if (found === undefined) throw invalidBlockNumberError(BigInt(block as string));
+    if (!state.hasRoot(found.header.fields.stateRoot)) throw stateNotFoundError(bytesToHex(found.hash));
+    return { kind: "block", block: found };
+  }
+
+  return {
+    eth_call: async ([callObject, block, overrides]) => {
+      const call = toMessageCall(callObject);
+      const stateOverrides = overrides === undefined ? undefined : toStateOverrides(overrides);
+      const target = await resolveCallTarget(block);
+      let result;
+      try {
+        result = await calls.call(target, call, stateOverrides);
+      } catch (error) {
+        mapExecutionError(error, callNotExecutableError);
+      }
+      if (result.kind === "revert") throw revertedError(result.returnData);
+      // Other halts (out of gas, invalid opcode) are not errors for a call: no return data (reference).
+      return result.kind === "success" ? bytesToHex(result.returnData) : "0x";
+    },
+
+    eth_estimateGas: async ([callObject, block]) => {
+      const call = toMessageCall(callObject);
+      const target = await resolveCallTarget(block);
+      try {
+        return toQuantity(await calls.estimateGas(target, call));
+      } catch (error) {
+        mapExecutionError(error, gasEstimationFailedError);
+      }
+    },
+  };
+}

@@ -1,0 +1,253 @@
+// eth_call and eth_estimateGas as a contract developer meets them: return data, every kind of
+// revert through ethers v6, state overrides that leave nothing behind, the gas cap and time limit,
+// and estimates that, used as gas limits, make transactions succeed (and are the smallest that do).
+import { expect } from "chai";
+import { AbiCoder, Contract, ContractFactory, Interface, JsonRpcProvider, NonceManager, Wallet, keccak256, toUtf8Bytes, zeroPadValue, type ContractTransactionResponse } from "ethers";
+import { expectValidResult } from "../../helpers/results.js";
+import { expectRpcError } from "../../helpers/rpcErrors.js";
+import { compileFixture, type CompiledContract } from "../../helpers/solidity.js";
+import { startTestNode, type TestNode } from "../../helpers/testNode.js";
+
+const cowKey = keccak256(toUtf8Bytes("cow"));
+const cow = "0xcd2a3d9f938e13cd947ec05abc7fe734df8dd826";
+const pauper = "0x00000000000000000000000000000000000000aa";
+const storedSlot = zeroPadValue("0x00", 32);
+
+interface Deployment {
+  provider: JsonRpcProvider;
+  signer: NonceManager;
+  probe: Contract;
+  address: string;
+  iface: Interface;
+}
+
+async function deployProbe(node: TestNode, compiled: CompiledContract): Promise<Deployment> {
+  const provider = new JsonRpcProvider(node.url, 33, { staticNetwork: true });
+  provider.pollingInterval = 20;
+  const signer = new NonceManager(new Wallet(cowKey, provider));
+  const factory = new ContractFactory(compiled.abi as never, compiled.bytecode, signer);
+  const probe = (await factory.deploy({ gasLimit: 3_000_000n })) as Contract;
+  await probe.waitForDeployment();
+  return { provider, signer, probe, address: (await probe.getAddress()).toLowerCase(), iface: new Interface(compiled.abi as never) };
+}
+
+/** What ethers reports for a failed call. */
+async function ethersFailure(call: Promise<unknown>): Promise<{ code?: string; reason?: string | null; data?: string; revert?: { name: string; args: unknown[] } | null }> {
+  try {
+    await call;
+  } catch (error) {
+    return error as never;
+  }
+  return expect.fail("the call succeeded");
+}
+
+describe("execution: eth_call and eth_estimateGas", function () {
+  this.timeout(60_000);
+  let compiled: CompiledContract;
+  let node: TestNode;
+  let deployment: Deployment;
+  before(async () => {
+    compiled = compileFixture("Probe.sol", "Probe");
+    node = await startTestNode();
+    deployment = await deployProbe(node, compiled);
+  });
+  after(() => node.stop());
+
+  function data(name: string, args: unknown[] = []): string {
+    return deployment.iface.encodeFunctionData(name, args);
+  }
+
+  describe("eth_call", () => {
+    it("returns the return data, on the latest state and on older blocks", async () => {
+      expect(await deployment.probe.getFunction("stored")()).to.equal(7n);
+      const before = await node.client.eth_blockNumber();
+      await (await (deployment.probe.getFunction("setStored") as (value: bigint) => Promise<ContractTransactionResponse>)(42n)).wait();
+      const latest = await node.client.eth_call({ to: deployment.address, data: data("stored") }, "latest");
+      expectValidResult("eth_call", latest);
+      expect(BigInt(latest)).to.equal(42n);
+      expect(BigInt(await node.client.eth_call({ to: deployment.address, input: data("stored") }, before))).to.equal(7n);
+      await (await (deployment.probe.getFunction("setStored") as (value: bigint) => Promise<ContractTransactionResponse>)(7n)).wait();
+    });
+
+    it("runs in the block's context with the named sender; a call changes nothing", async () => {
+      const head = BigInt(await node.client.eth_blockNumber());
+      const answer = await node.client.eth_call({ from: cow, to: deployment.address, data: data("context"), value: "0x5" }, "latest");
+      const [sender, senderBalance, blockNumber, value] = AbiCoder.defaultAbiCoder().decode(["address", "uint256", "uint256", "uint256"], answer);
+      expect((sender as string).toLowerCase()).to.equal(cow);
+      expect(senderBalance).to.equal(BigInt(await node.client.eth_getBalance(cow, "latest")) - 5n);
+      expect(blockNumber).to.equal(head);
+      expect(value).to.equal(5n);
+      expect(await node.client.eth_getBalance(deployment.address, "latest")).to.equal("0x0");
+      expect(BigInt(await node.client.eth_blockNumber())).to.equal(head);
+    });
+
+    it("surfaces Error(string) reverts in ethers and in the raw answer", async () => {
+      const failure = await ethersFailure(deployment.probe.getFunction("failWithReason").staticCall("not today"));
+      expect(failure.code).to.equal("CALL_EXCEPTION");
+      expect(failure.reason).to.equal("not today");
+      const payload = deployment.iface.encodeErrorResult("Error", ["not today"]);
+      const raw = await expectRpcError(node.client.eth_call({ to: deployment.address, data: data("failWithReason", ["not today"]) }, "latest"), -32015, "VM Exception while processing transaction: revert not today");
+      expect(raw.data).to.equal(payload);
+    });
+
+    it("decodes Panic(uint256) to its meaning", async () => {
+      const raw = await expectRpcError(
+        node.client.eth_call({ to: deployment.address, data: data("divide", [1, 0]) }, "latest"),
+        -32015,
+        "VM Exception while processing transaction: revert panic code 0x12 (division or modulo by zero)",
+      );
+      expect(raw.data).to.equal(deployment.iface.encodeErrorResult("Panic", [0x12]));
+      const failure = await ethersFailure(deployment.probe.getFunction("divide").staticCall(1, 0));
+      expect(failure.revert?.name).to.equal("Panic");
+    });
+
+    it("answers custom errors and empty reverts as 'transaction reverted', with the payload when there is one", async () => {
+      const custom = await expectRpcError(
+        node.client.eth_call({ from: cow, to: deployment.address, data: data("failWithCustomError") }, "latest"),
+        -32015,
+        "VM Exception while processing transaction: transaction reverted",
+      );
+      expect(custom.data).to.equal(deployment.iface.encodeErrorResult("Unauthorized", [cow]));
+      const failure = await ethersFailure(deployment.probe.getFunction("failWithCustomError").staticCall({ from: cow }));
+      expect(failure.revert?.name).to.equal("Unauthorized");
+      const empty = await expectRpcError(node.client.eth_call({ to: deployment.address, data: data("failWithoutData") }, "latest"), -32015, "VM Exception while processing transaction: transaction reverted");
+      expect(empty.data).to.equal(undefined);
+    });
+
+    it("returns 0x when the call runs out of gas", async () => {
+      expect(await node.client.eth_call({ to: deployment.address, data: data("spin", [1000]), gas: "0x186a0" }, "latest")).to.equal("0x");
+    });
+
+    it("applies balance, code, state and stateDiff overrides for the call only", async () => {
+      const context = await node.client.eth_call({ from: pauper, to: deployment.address, data: data("context") }, "latest", { [pauper]: { balance: "0x3e8" } });
+      expect(AbiCoder.defaultAbiCoder().decode(["address", "uint256", "uint256", "uint256"], context)[1]).to.equal(1000n);
+
+      const creditSlot = keccak256(AbiCoder.defaultAbiCoder().encode(["address", "uint256"], [cow, 1]));
+      const creditCall = { to: deployment.address, data: data("credit", [cow]) };
+      expect(BigInt(await node.client.eth_call(creditCall, "latest"))).to.equal(100n);
+      const diff = { [deployment.address]: { stateDiff: { [storedSlot]: zeroPadValue("0x2a", 32) } } };
+      expect(BigInt(await node.client.eth_call({ to: deployment.address, data: data("stored") }, "latest", diff))).to.equal(42n);
+      expect(BigInt(await node.client.eth_call(creditCall, "latest", diff))).to.equal(100n);
+      const replaced = { [deployment.address]: { state: { [storedSlot]: zeroPadValue("0x2a", 32) } } };
+      expect(BigInt(await node.client.eth_call({ to: deployment.address, data: data("stored") }, "latest", replaced))).to.equal(42n);
+      expect(BigInt(await node.client.eth_call(creditCall, "latest", replaced)), "state replaces every slot").to.equal(0n);
+
+      const runtime = await node.client.eth_getCode(deployment.address, "latest");
+      const elsewhere = "0x00000000000000000000000000000000000000bb";
+      const withCode = { [elsewhere]: { code: runtime, stateDiff: { [creditSlot]: zeroPadValue("0x05", 32) } } };
+      expect(BigInt(await node.client.eth_call({ to: elsewhere, data: data("credit", [cow]) }, "latest", withCode))).to.equal(5n);
+
+      // Nothing stayed behind.
+      expect(BigInt(await node.client.eth_call({ to: deployment.address, data: data("stored") }, "latest"))).to.equal(7n);
+      expect(BigInt(await node.client.eth_call(creditCall, "latest"))).to.equal(100n);
+      expect(await node.client.eth_getCode(elsewhere, "latest")).to.equal("0x");
+      expect(await node.client.eth_getBalance(pauper, "latest")).to.equal("0x0");
+    });
+
+    it("refuses malformed overrides and bad calls with clear errors", async () => {
+      const call = { to: deployment.address, data: data("stored") };
+      await expectRpcError(
+        node.client.eth_call(call, "latest", { [deployment.address]: { state: {}, stateDiff: {} } } as never),
+        -32602,
+        /^invalid argument 2: .*state.*stateDiff/,
+      );
+      await expectRpcError(node.client.eth_call(call, "latest", { [deployment.address]: { movePrecompileToAddress: pauper } }), -32602, "invalid argument 2: movePrecompileToAddress is not supported");
+      await expectRpcError(node.client.eth_call(call, "latest", { "0x1234": { balance: "0x1" } } as never), -32602, /^invalid argument 2: /);
+      await expectRpcError(node.client.eth_call(call, "latest", { [deployment.address]: { stateDiff: { "0x01": "0x02" } } } as never), -32602, /^invalid argument 2: /);
+      await expectRpcError(node.client.eth_call(call, "latest", { [deployment.address]: { balance: "0x1" }, [deployment.address.toUpperCase().replace("0X", "0x")]: { balance: "0x2" } }), -32602, /overridden twice/);
+      await expectRpcError(node.client.eth_call({ ...call, input: "0x01" }, "latest"), -32602, 'invalid argument 0: "data" and "input" are both given and differ');
+      await expectRpcError(node.client.eth_call({ ...call, gas: "0x2faf081" }, "latest"), -32602, "invalid argument 0: gas 50000001 exceeds the call gas cap of 50000000");
+      await expectRpcError(node.client.eth_call(call, "0x3e8"), -32602, "Invalid block number 1000");
+      await expectRpcError(node.client.eth_call({ from: pauper, ...call, value: "0x1" }, "latest"), -32000, /^sender doesn't have enough funds/);
+      expect(BigInt(await node.client.eth_call(call, "latest"))).to.equal(7n);
+    });
+
+    it("stops a call past the time limit, and the next call runs", async () => {
+      const limited = await startTestNode({ chain: { calls: { gasCap: 50_000_000n, timeLimitMs: 300 } } });
+      try {
+        const { address } = await deployProbe(limited, compiled);
+        const started = performance.now();
+        await expectRpcError(limited.client.eth_call({ to: address, data: data("spinForever") }, "latest"), -32011, "Execution has got timeout out.");
+        expect(performance.now() - started).to.be.lessThan(5_000);
+        expect(BigInt(await limited.client.eth_call({ to: address, data: data("stored") }, "latest"))).to.equal(7n);
+        await expectRpcError(limited.client.eth_call({ to: address, data: data("spinForever") }, "pending"), -32011, "Execution has got timeout out.");
+        expect(BigInt(await limited.client.eth_call({ to: address, data: data("stored") }, "pending"))).to.equal(7n);
+      } finally {
+        await limited.stop();
+      }
+    });
+  });
+
+  describe("eth_estimateGas", () => {
+    async function expectSmallest(call: { from: string; to: string; data: string }): Promise<bigint> {
+      const estimate = await node.client.eth_estimateGas(call);
+      expectValidResult("eth_estimateGas", estimate);
+      const gas = BigInt(estimate);
+      // One gas less and the simulation fails: out of gas, or the contract's own check reverts.
+      const short = await expectRpcError(node.client.eth_estimateGas({ ...call, gas: `0x${(gas - 1n).toString(16)}` }), -32010, `gas required exceeds allowance (${gas - 1n})`).catch(
+        () => expectRpcError(node.client.eth_estimateGas({ ...call, gas: `0x${(gas - 1n).toString(16)}` }), -32015, /^VM Exception while processing transaction: /),
+      );
+      expect(short).to.not.equal(undefined);
+      const sent = await deployment.signer.sendTransaction({ to: call.to, data: call.data, gasLimit: gas, type: 0 });
+      expect((await sent.wait())!.status, "the estimate as gas limit").to.equal(1);
+      return gas;
+    }
+
+    it("answers 21000 for a plain transfer", async () => {
+      expect(await node.client.eth_estimateGas({ from: cow, to: pauper, value: "0x1" })).to.equal("0x5208");
+    });
+
+    it("gives the smallest gas that makes a loop succeed", async () => {
+      const gas = await expectSmallest({ from: cow, to: deployment.address, data: data("spin", [200]) });
+      expect(gas > 100_000n, `${gas} gas`).to.equal(true);
+    });
+
+    it("gives the smallest gas when a call forwards all but 1/64 of its gas to a child", async () => {
+      const child = await new ContractFactory(compiled.abi as never, compiled.bytecode, deployment.signer).deploy({ gasLimit: 3_000_000n });
+      await child.waitForDeployment();
+      await expectSmallest({ from: cow, to: deployment.address, data: data("forward", [await child.getAddress(), 30]) });
+    });
+
+    it("counts the gas a refund gives back", async () => {
+      await expectSmallest({ from: cow, to: deployment.address, data: data("clearStored") });
+      await (await (deployment.probe.getFunction("setStored") as (value: bigint) => Promise<ContractTransactionResponse>)(7n)).wait();
+    });
+
+    it("lets ethers send without a gas limit, and estimates contract creation", async () => {
+      const sent = (await deployment.probe.getFunction("spin")(25)) as ContractTransactionResponse;
+      expect((await sent.wait())!.status).to.equal(1);
+      const creation = BigInt(await node.client.eth_estimateGas({ from: cow, data: compiled.bytecode }));
+      const deployed = await new ContractFactory(compiled.abi as never, compiled.bytecode, deployment.signer).deploy({ gasLimit: creation });
+      expect((await deployed.deploymentTransaction()!.wait())!.status).to.equal(1);
+    });
+
+    it("answers a revert with -32015 and other failures with -32010", async () => {
+      const reverted = await expectRpcError(
+        node.client.eth_estimateGas({ from: cow, to: deployment.address, data: data("failWithReason", ["no estimate"]) }),
+        -32015,
+        "VM Exception while processing transaction: revert no estimate",
+      );
+      expect(reverted.data).to.equal(deployment.iface.encodeErrorResult("Error", ["no estimate"]));
+      await expectRpcError(node.client.eth_estimateGas({ from: pauper, to: cow, value: "0x1" }), -32010, /^sender doesn't have enough funds/);
+      await expectRpcError(node.client.eth_estimateGas({ from: cow, to: deployment.address, data: data("spin", [100_000]), gas: "0x100000" }), -32010, "gas required exceeds allowance (1048576)");
+      await expectRpcError(node.client.eth_estimateGas({ from: cow, to: cow }, "0x3e8"), -32602, "Invalid block number 1000");
+    });
+  });
+});
+
+describe("execution: calls on the pending block", function () {
+  this.timeout(60_000);
+  let node: TestNode;
+  before(async () => (node = await startTestNode({ chain: { mining: { kind: "off" } } })));
+  after(() => node.stop());
+
+  it("sees the pool's transactions with 'pending' and not with 'latest'", async () => {
+    const wallet = new Wallet(cowKey);
+    const raw = await wallet.signTransaction({ type: 0, chainId: 33n, nonce: 0, gasLimit: 21_000n, gasPrice: 0n, to: pauper, value: 1_000n });
+    await node.client.eth_sendRawTransaction(raw);
+    const spend = { from: pauper, to: cow, value: "0x3e8" };
+    await expectRpcError(node.client.eth_call(spend, "latest"), -32000, /^sender doesn't have enough funds/);
+    expect(await node.client.eth_call(spend, "pending")).to.equal("0x");
+    expect(await node.client.eth_estimateGas(spend, "pending")).to.equal("0x5208");
+  });
+});
