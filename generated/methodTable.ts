@@ -71,7 +71,7 @@ export const rpcMethodTable: ReadonlyMap<string, RpcMethodEntry> = new Map([
   entry("eth_getBlockByNumber", "eth", ["block","fullTransactions"], 2, ["validateBlockNumberOrTagNoPending","validateEthGetBlockByNumberFullTransactionsParam"], true),
   entry("eth_getTransactionByBlockNumberAndIndex", "eth", ["block","index"], 2, ["validateBlockNumberOrTagNoPending","validateUint64"], true),
   entry("eth_getUncleByBlockNumberAndIndex", "eth", ["block","uncleIndex"], 2, ["validateBlockNumberOrTagNoPending","validateUint64"], true),
-  entry("eth_sign", "eth", ["address","message"], 2, ["validateAddress","validateData"], false),
+  entry("eth_sign", "eth", ["address","message"], 2, ["validateAddress","validateData"], true),
   entry("eth_sendTransaction", "eth", ["transaction"], 1, ["validateTransactionSubmission"], true),
   entry("eth_sendRawTransaction", "eth", ["signedTransaction"], 1, ["validateData"], true),
   entry("eth_call", "eth", ["callObject","block","stateOverrides"], 2, ["validateCallObject","validateBlockNumberOrTag","validateStateOverrideSet"], false),

@@ -110,3 +110,10 @@ export function senderAccountNotFoundError(address: string): RpcError {
 export function transactionNotMinedError(reason: string): RpcError {
   return new RpcError(RpcErrorCode.TransactionNotMined, `Unknown error when sending transaction: ${reason}`);
 }
+
+// --- pool, signing, proofs, raw data ---
+
+/** eth_sign from an account the node does not hold, or holds locked (openrpc AccountNotFound). */
+export function accountNotFoundError(): RpcError {
+  return new RpcError(RpcErrorCode.InvalidParams, "Account not found");
+}
