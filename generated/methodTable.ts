@@ -94,7 +94,7 @@ export const rpcMethodTable: ReadonlyMap<string, RpcMethodEntry> = new Map([
   entry("eth_getWork", "eth", [], 0, [], false),
   entry("eth_submitWork", "eth", ["nonce","powHash","mixDigest"], 3, ["validateBytes8","validateBytes32","validateBytes32"], false),
   entry("eth_submitHashrate", "eth", ["hashrate","clientId"], 2, ["validateBytes32","validateBytes32"], false),
-  entry("eth_getProof", "eth", ["address","storageKeys","block"], 3, ["validateAddress","validateEthGetProofStorageKeysParam","validateBlockNumberOrTagNoPending"], false),
+  entry("eth_getProof", "eth", ["address","storageKeys","block"], 3, ["validateAddress","validateEthGetProofStorageKeysParam","validateBlockNumberOrTagNoPending"], true),
   entry("debug_traceTransaction", "debug", ["transactionHash","options"], 1, ["validateHash32","validateTraceOptions"], false),
   entry("debug_traceBlockByHash", "debug", ["blockHash","options"], 1, ["validateHash32","validateTraceOptions"], false),
   entry("debug_wireProtocolQueueSize", "debug", [], 0, [], false),
