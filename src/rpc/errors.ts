@@ -147,3 +147,10 @@ export function callNotExecutableError(reason: string): RpcError {
 export function gasEstimationFailedError(reason: string): RpcError {
   return new RpcError(RpcErrorCode.TransactionRejected, reason);
 }
+
+// --- pool, signing, proofs, raw data ---
+
+/** eth_sign from an account the node does not hold, or holds locked (openrpc AccountNotFound). */
+export function accountNotFoundError(): RpcError {
+  return new RpcError(RpcErrorCode.InvalidParams, "Account not found");
+}

@@ -6,6 +6,7 @@ import { bytesToUnprefixedHex } from "../common/hex.js";
 import { equalsBytes, KECCAK256_RLP, ValueEncoding } from "@ethereumjs/util";
 import type { KeyValueStore, StoreOperation } from "../storage/keyValueStore.js";
 import { TrieNodeStore, type TrieNodeBatch } from "../storage/trieNodeStore.js";
+import { proveAccount, type AccountProof } from "./stateProof.js";
 import { StateTrie } from "./stateTrie.js";
 
 /** Read views kept, most recent roots first (the head and the few blocks before it). */
@@ -48,6 +49,12 @@ export class StateDatabase {
     this.readViews.set(key, view);
     if (this.readViews.size > readViewCount) this.readViews.delete(this.readViews.keys().next().value!);
     return view;
+  }
+
+  /** EIP-1186 proofs of `address` and its storage `slots` at `root` (undefined when that root is not stored). */
+  async prove(root: Uint8Array, address: Uint8Array, slots: readonly Uint8Array[]): Promise<AccountProof | undefined> {
+    if (!this.hasRoot(root)) return undefined;
+    return proveAccount((trieRoot) => this.trieAt(trieRoot), root, address, slots);
   }
 
   /** Whether the trie root node of `root` is stored (the empty trie needs none). */

@@ -15,6 +15,7 @@ import type { PendingState } from "../../mining/pendingState.js";
 import type { StateDatabase } from "../../state/stateDatabase.js";
 import { TransactionRejectedError, type TransactionPool } from "../../txpool/transactionPool.js";
 import { findBlockByNumberOrTag, resolveStateBlock } from "../blockParameters.js";
+import { createEthAccountHandlers } from "./ethAccounts.js";
 import type { RpcCallContext } from "../dispatch.js";
 import {
   blockHashNotFoundError,
@@ -105,6 +106,7 @@ export function createEthHandlers(deps: EthDependencies): NamespaceHandlers<"eth
 
   return {
     ...createEthCallHandlers(deps),
+    ...createEthAccountHandlers(deps),
     eth_chainId: () => toQuantity(deps.network.chainId),
     eth_protocolVersion: () => toQuantity(protocolVersion),
     eth_accounts: () => wallet.addresses().map(bytesToHex),

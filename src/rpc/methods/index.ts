@@ -1,15 +1,19 @@
 // All handlers, one factory per module; each gets only the dependencies it uses.
 import type { RpcHandlerSet } from "../dispatch.js";
 import { createEthHandlers, type EthDependencies } from "./eth.js";
+import { createExtHandlers, type ExtDependencies } from "./ext.js";
 import { createNetHandlers, type NetDependencies } from "./net.js";
+import { createTxpoolHandlers, type TxpoolDependencies } from "./txpool.js";
 import { createWeb3Handlers, type Web3Dependencies } from "./web3.js";
 
-export type HandlerDependencies = Web3Dependencies & NetDependencies & EthDependencies;
+export type HandlerDependencies = Web3Dependencies & NetDependencies & EthDependencies & ExtDependencies & TxpoolDependencies;
 
 export function createHandlers(deps: HandlerDependencies): RpcHandlerSet {
   return {
     ...createWeb3Handlers(deps),
     ...createNetHandlers(deps),
     ...createEthHandlers(deps),
+    ...createExtHandlers(deps),
+    ...createTxpoolHandlers(deps),
   };
 }

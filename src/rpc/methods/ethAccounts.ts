@@ -1,0 +1,53 @@
+// eth_ methods about one account: signing a message with a held key, and proving the account and
+// its storage against a block's state root.
+import { bytesToBigInt } from "@ethereumjs/util";
+import type { NamespaceHandlers } from "../../../generated/methods.js";
+import type { Proof as ProofJson } from "../../../generated/types.js";
+import type { Wallet } from "../../accounts/wallet.js";
+import type { Chain } from "../../chain/chain.js";
+import { bytesToHex, hexToBytes, toQuantity } from "../../common/hex.js";
+import type { AccountProof } from "../../state/stateProof.js";
+import type { StateDatabase } from "../../state/stateDatabase.js";
+import { resolveStateBlock } from "../blockParameters.js";
+import type { RpcCallContext } from "../dispatch.js";
+import { accountNotFoundError, stateNotFoundError } from "../errors.js";
+
+export interface EthAccountDependencies {
+  chain: Chain;
+  state: StateDatabase;
+  wallet: Wallet;
+}
+
+function formatProof(proof: AccountProof): ProofJson {
+  return {
+    address: bytesToHex(proof.address),
+    balance: toQuantity(proof.balance),
+    codeHash: bytesToHex(proof.codeHash),
+    nonce: toQuantity(proof.nonce),
+    storageHash: bytesToHex(proof.storageRoot),
+    accountProof: proof.accountProof.map(bytesToHex),
+    storageProof: proof.storageProofs.map((slot) => ({
+      key: toQuantity(bytesToBigInt(slot.key)),
+      value: toQuantity(slot.value),
+      proof: slot.proof.map(bytesToHex),
+    })),
+  };
+}
+
+export function createEthAccountHandlers(deps: EthAccountDependencies): Pick<NamespaceHandlers<"eth", RpcCallContext>, "eth_sign" | "eth_getProof"> {
+  const { chain, state, wallet } = deps;
+  return {
+    eth_sign: ([address, message]) => {
+      const signature = wallet.signMessage(hexToBytes(address), hexToBytes(message));
+      if (signature === undefined) throw accountNotFoundError();
+      return bytesToHex(signature);
+    },
+    // "pending" never gets here: the parameter schema leaves it out (PendingTagNotSupported).
+    eth_getProof: async ([address, storageKeys, block]) => {
+      const selected = await resolveStateBlock(chain, block);
+      const proof = await state.prove(selected.header.fields.stateRoot, hexToBytes(address), storageKeys.map(hexToBytes));
+      if (proof === undefined) throw stateNotFoundError(bytesToHex(selected.hash));
+      return formatProof(proof);
+    },
+  };
+}
