@@ -6,8 +6,11 @@
 //     block per transaction);
 //   - ERC-20 transfers: pre-signed, one after another from one sender;
 //   - eth_getBalance at 32 keep-alive connections;
+//   - eth_call of the token's balanceOf at 32 keep-alive connections;
+//   - eth_getLogs over 1,000 Transfer logs in 1,000 blocks (the ERC-20 workload's, else its own);
+//   - eth_estimateGas of a call that needs about 400,000 gas (a loop of hashes and storage writes);
 //   - the node's resident memory (now and peak) at the end.
-// BENCH_ONLY=start-up,transfers,erc20,reads picks workloads; BENCH_NODE_FLAGS="--cpu-prof
+// BENCH_ONLY=start-up,transfers,erc20,reads,call,logs,estimate picks workloads; BENCH_NODE_FLAGS="--cpu-prof
 // --cpu-prof-dir=DIR" profiles the node under load.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -26,7 +29,7 @@ const transfersPerSender = Number(process.env.BENCH_TRANSFERS_PER_SENDER ?? 250)
 const tokenTransfers = Number(process.env.BENCH_TOKEN_TRANSFERS ?? 1_000);
 const readSeconds = Number(process.env.BENCH_SECONDS ?? 10);
 const senderCount = 8;
-const selected = new Set((process.env.BENCH_ONLY ?? "start-up,transfers,erc20,reads").split(","));
+const selected = new Set((process.env.BENCH_ONLY ?? "start-up,transfers,erc20,reads,call,logs,estimate").split(","));
 const nodeFlags = process.env.BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? [];
 const common = createExecutionRules(33n);
 const textEncoder = new TextEncoder();
@@ -119,20 +122,90 @@ async function benchTransfers(node: NodeProcess): Promise<void> {
   console.log(`  ${result.requests} transactions, ${blocks} blocks mined`);
 }
 
-async function benchTokenTransfers(node: NodeProcess): Promise<void> {
-  const token = compileFixture("Token.sol", "Token");
-  const owner = signers[9]!;
-  const constructorArguments = encodeTokenConstructor(10n ** 30n);
-  const deployHash = await rpc<string>(node.url, "eth_sendRawTransaction", [signedRaw(owner, { data: `${token.bytecode as `0x${string}`}${constructorArguments}`, gasLimit: 3_000_000n })]);
+/** Deploys a contract from `owner` and answers its address. */
+async function deploy(node: NodeProcess, owner: Signer, code: string): Promise<`0x${string}`> {
+  const deployHash = await rpc<string>(node.url, "eth_sendRawTransaction", [signedRaw(owner, { data: code as `0x${string}`, gasLimit: 3_000_000n })]);
   const { contractAddress, status } = await minedReceipt(node.url, deployHash);
-  if (status !== "0x1") throw new Error("the token deployment failed");
+  if (status !== "0x1") throw new Error("a deployment failed");
+  return contractAddress;
+}
+
+const tokenOwner = signers[9]!;
+let tokenAddress: Promise<`0x${string}`> | undefined;
+function deployedToken(node: NodeProcess): Promise<`0x${string}`> {
+  tokenAddress ??= deploy(node, tokenOwner, `${compileFixture("Token.sol", "Token").bytecode}${encodeTokenConstructor(10n ** 30n)}`);
+  return tokenAddress;
+}
+
+/** Blocks holding one Transfer log each, once transfers were sent. */
+let transferBlocks: { from: bigint; to: bigint } | undefined;
+
+async function sendTokenTransfers(node: NodeProcess, count: number): Promise<LoadResult> {
+  const token = await deployedToken(node);
   const recipients = signers.slice(0, 8).map((signer) => signer.address.slice(2).padStart(64, "0"));
-  const bodies = Array.from({ length: tokenTransfers }, (_, index) => {
+  const bodies = Array.from({ length: count }, (_, index) => {
     const data: `0x${string}` = `0xa9059cbb${recipients[index % recipients.length]}${(1n).toString(16).padStart(64, "0")}`;
-    return rpcBody("eth_sendRawTransaction", [signedRaw(owner, { to: contractAddress, data, gasLimit: 100_000n })], index);
+    return rpcBody("eth_sendRawTransaction", [signedRaw(tokenOwner, { to: token, data, gasLimit: 100_000n })], index);
   });
+  const before = BigInt(await rpc<string>(node.url, "eth_blockNumber", []));
   const result = await runSequences({ url: node.url, bodies: [bodies] });
+  transferBlocks = { from: before + 1n, to: BigInt(await rpc<string>(node.url, "eth_blockNumber", [])) };
+  return result;
+}
+
+async function benchTokenTransfers(node: NodeProcess): Promise<void> {
+  const result = await sendTokenTransfers(node, tokenTransfers);
   report("ERC-20 transfers (sequential)", result, "tx/s", 800);
+}
+
+/** Median, best and worst of `rounds` timed runs of `work`, in milliseconds. */
+async function timeRuns(rounds: number, work: () => Promise<unknown>): Promise<{ medianMs: number; bestMs: number; worstMs: number }> {
+  const times: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const started = performance.now();
+    await work();
+    times.push(performance.now() - started);
+  }
+  return { medianMs: median(times), bestMs: Math.min(...times), worstMs: Math.max(...times) };
+}
+
+function reportTime(name: string, timing: { medianMs: number; bestMs: number; worstMs: number }, targetMs: number, detail: string): void {
+  const verdict = `<= ${targetMs} ms: ${timing.medianMs <= targetMs ? "met" : "NOT met"}`;
+  console.log(`${name.padEnd(34)} median ${timing.medianMs.toFixed(1).padStart(7)} ms  best ${timing.bestMs.toFixed(1)} ms  worst ${timing.worstMs.toFixed(1)} ms  ${verdict}`);
+  console.log(`  ${detail}`);
+}
+
+async function benchBalanceOfCalls(node: NodeProcess): Promise<void> {
+  const token = await deployedToken(node);
+  const body = rpcBody("eth_call", [{ to: token, data: `0x70a08231${tokenOwner.address.slice(2).padStart(64, "0")}` }, "latest"]);
+  const answer = await rpc<string>(node.url, "eth_call", JSON.parse(body).params);
+  if (BigInt(answer) === 0n) throw new Error("balanceOf answered 0: the call does not read the token");
+  await runLoad({ url: node.url, body, connections: 32, durationMs: 3_000 });
+  const result = await runLoad({ url: node.url, body, connections: 32, durationMs: readSeconds * 1000 });
+  report("eth_call balanceOf (32 connections)", result, "req/s", 5_000);
+}
+
+const transferTopic = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef";
+
+async function benchLogQueries(node: NodeProcess): Promise<void> {
+  if (transferBlocks === undefined || transferBlocks.to - transferBlocks.from + 1n < 1_000n) await sendTokenTransfers(node, 1_000);
+  const range = transferBlocks!;
+  const filter = { fromBlock: `0x${(range.to - 999n).toString(16)}`, toBlock: `0x${range.to.toString(16)}`, address: await deployedToken(node), topics: [transferTopic] };
+  const logs = await rpc<unknown[]>(node.url, "eth_getLogs", [filter]);
+  if (logs.length !== 1_000) throw new Error(`eth_getLogs found ${logs.length} logs, not 1000`);
+  const timing = await timeRuns(30, () => rpc(node.url, "eth_getLogs", [filter]));
+  reportTime("eth_getLogs (1,000 logs, 1,000 blocks)", timing, 20, `${logs.length} logs per answer, ${JSON.stringify(logs).length} bytes`);
+}
+
+async function benchGasEstimates(node: NodeProcess): Promise<void> {
+  const probe = await deploy(node, signers[8]!, compileFixture("Probe.sol", "Probe").bytecode);
+  // spin(rounds): a hash and a storage write per round; the rounds that need about 400,000 gas.
+  const spinCall = (rounds: number) => ({ from: signers[8]!.address, to: probe, data: `0xa5b6ea8f${rounds.toString(16).padStart(64, "0")}` });
+  const perRound = Number(BigInt(await rpc<string>(node.url, "eth_estimateGas", [spinCall(101)])) - BigInt(await rpc<string>(node.url, "eth_estimateGas", [spinCall(1)]))) / 100;
+  const rounds = Math.round((400_000 - 45_000) / perRound);
+  const estimate = BigInt(await rpc<string>(node.url, "eth_estimateGas", [spinCall(rounds)]));
+  const timing = await timeRuns(20, () => rpc(node.url, "eth_estimateGas", [spinCall(rounds)]));
+  reportTime("eth_estimateGas (~400k gas)", timing, 30, `spin(${rounds}) estimated at ${estimate} gas`);
 }
 
 /** ABI encoding of Token(string name, string symbol, uint256 supply) with name "Bench", symbol "BNC". */
@@ -158,6 +231,9 @@ try {
     if (selected.has("transfers")) await benchTransfers(node);
     if (selected.has("erc20")) await benchTokenTransfers(node);
     if (selected.has("reads")) await benchBalanceReads(node);
+    if (selected.has("call")) await benchBalanceOfCalls(node);
+    if (selected.has("logs")) await benchLogQueries(node);
+    if (selected.has("estimate")) await benchGasEstimates(node);
     const memory = memoryOf(node.child.pid!);
     console.log(`${"node memory".padEnd(34)} RSS ${memory.rssMiB.toFixed(0)} MiB now, ${memory.peakMiB.toFixed(0)} MiB peak`);
   } finally {

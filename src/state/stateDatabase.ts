@@ -1,12 +1,13 @@
 // World state: Merkle-Patricia tries (accounts, storage, code) over the trie-node store. Any root a
 // block ever committed to stays readable, so historical state is a state manager at that root.
 import type { Common } from "@ethereumjs/common";
-import { Caches, MerkleStateManager } from "@ethereumjs/statemanager";
+import { Caches, type MerkleStateManager } from "@ethereumjs/statemanager";
 import { bytesToUnprefixedHex } from "../common/hex.js";
 import { equalsBytes, KECCAK256_RLP, ValueEncoding } from "@ethereumjs/util";
 import type { KeyValueStore, StoreOperation } from "../storage/keyValueStore.js";
 import { TrieNodeStore, type TrieNodeBatch } from "../storage/trieNodeStore.js";
 import { proveAccount, type AccountProof } from "./stateProof.js";
+import { ChainStateManager } from "./chainStateManager.js";
 import { StateTrie } from "./stateTrie.js";
 
 /** Read views kept, most recent roots first (the head and the few blocks before it). */
@@ -33,7 +34,7 @@ export class StateDatabase {
    * between blocks, and its changes stay in memory until `takeWrites`.
    */
   at(root: Uint8Array): MerkleStateManager {
-    return new MerkleStateManager({ trie: this.trieAt(root), common: this.common, caches: new Caches() });
+    return new ChainStateManager({ trie: this.trieAt(root), common: this.common, caches: new Caches() });
   }
 
   /**
