@@ -28,6 +28,7 @@ const nativeCrypto: CustomCrypto = {
  * fifth of the CPU of a one-transaction block). Copies are shallow, so they share the merged
  * table: a table merged once is not merged again, and a copy rebuilds its parameter cache only
  * when the shared table changed after its cache was built.
+ * Copies share the activated-EIP array too until one rebuilds it; each keeps a set of its own.
  */
 class ExecutionRules extends Common {
   /** Shared by every copy: the tables merged so far and a count of changes to the merged table. */
@@ -44,6 +45,16 @@ class ExecutionRules extends Common {
     } else if (this.cacheVersion !== this.merged.version) {
       this._buildParamsCache();
     }
+  }
+
+  /** The activated EIPs as a set, for the array the package last built. */
+  private activatedEips: { source: number[]; set: Set<number> } | undefined;
+
+  /** The interpreter asks this for every step: a set lookup instead of the package's array search. */
+  override isActivatedEIP(eip: number): boolean {
+    const source = this._activatedEIPsCache;
+    if (this.activatedEips?.source !== source) this.activatedEips = { source, set: new Set(source) };
+    return this.activatedEips.set.has(eip);
   }
 
   protected override _buildParamsCache(): void {
