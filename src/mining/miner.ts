@@ -9,7 +9,7 @@ import type { Chain } from "../chain/chain.js";
 import type { ChainTransaction } from "../chain/transactions.js";
 import { bytesToHex, bytesToUnprefixedHex } from "../common/hex.js";
 import type { Logger } from "../common/logger.js";
-import type { BlockBuilder, BlockTemplate } from "../execution/blockBuilder.js";
+import type { BlockBuilder, BlockTemplate, BuiltBlock } from "../execution/blockBuilder.js";
 import type { TransactionPool } from "../txpool/transactionPool.js";
 
 export type MiningMode = { kind: "auto" } | { kind: "interval"; blockTimeSeconds: number } | { kind: "off" };
@@ -86,17 +86,20 @@ export class Miner {
    * blocks are on disk, then reports on `transaction`. A transaction still behind a gap is "waiting".
    */
   async mineUntilIncluded(transaction: ChainTransaction): Promise<InclusionOutcome> {
-    const dropReason = await this.enqueue(async () => {
+    const { dropReason, lastWritten } = await this.enqueue(async () => {
       let reason: string | undefined;
+      let written: Promise<void> | undefined;
       for (let next = this.pool.pending()[0]; next !== undefined; next = this.pool.pending()[0]) {
-        const { skipped } = await this.buildAndAppend([next]);
-        const skippedNext = skipped.find((entry) => entry.transaction === next);
+        const { built, written: blockWritten } = await this.buildAndAppend([next]);
+        written = blockWritten;
+        const skippedNext = built.skipped.find((entry) => entry.transaction === next);
         if (skippedNext?.deferred === true) break;
         if (skippedNext !== undefined && next === transaction) reason = skippedNext.reason;
       }
-      return reason;
+      return { dropReason: reason, lastWritten: written };
     });
-    await this.chain.whenTipWritten();
+    // A failed write fails every block after it: the last block on disk means all of them are.
+    await (lastWritten ?? this.chain.whenTipWritten());
     const location = await this.chain.getTransactionLocation(transaction.hash);
     if (location !== undefined) return { kind: "mined", block: (await this.chain.getBlockByHash(location.blockHash))! };
     if (dropReason !== undefined) return { kind: "dropped", reason: dropReason };
@@ -105,9 +108,9 @@ export class Miner {
 
   /** Mines one block from `candidates` (may be empty), now, and answers it once it is on disk. */
   async mineBlock(candidates: readonly ChainTransaction[]): Promise<Block> {
-    const { block } = await this.enqueue(() => this.buildAndAppend(candidates));
-    await this.chain.whenTipWritten();
-    return block;
+    const { built, written } = await this.enqueue(() => this.buildAndAppend(candidates));
+    await written;
+    return built.block;
   }
 
   private enqueue<T>(work: () => Promise<T>): Promise<T> {
@@ -116,30 +119,55 @@ export class Miner {
     return run;
   }
 
-  /** Builds a block on the chain's tip and appends it; the chain writes it in the background. */
-  private async buildAndAppend(candidates: readonly ChainTransaction[]) {
-    const parent = this.chain.tip;
-    const parentFields = parent.header.fields;
-    // After a failed write the tip went back: so does the working state.
-    if (bytesToUnprefixedHex(parentFields.stateRoot) !== this.builderRoot) {
-      await this.builder.resetTo(parentFields.stateRoot);
-      this.builderRoot = bytesToUnprefixedHex(parentFields.stateRoot);
+  /**
+   * Builds a block on the chain's tip and appends it; the chain writes it in the background. When
+   * a failed write took the tip back while the block was being built, the block is thrown away
+   * and built again on the new tip: its transactions are still in the pool.
+   */
+  private async buildAndAppend(candidates: readonly ChainTransaction[]): Promise<{ built: BuiltBlock; written: Promise<void> }> {
+    for (;;) {
+      const parent = this.chain.tip;
+      const built = await this.buildOn(parent, candidates);
+      if (this.chain.tip !== parent) {
+        this.log.warn({ number: Number(built.block.number) }, "the tip went back while the block was built; building again");
+        continue;
+      }
+      const written = this.chain.appendBlock(built.block, built.receipts);
+      written.catch((error: unknown) => this.returnToPool(built.block, error));
+      for (const { transaction, reason, deferred } of built.skipped) {
+        if (deferred) continue;
+        this.log.debug({ hash: bytesToHex(transaction.hash), reason }, "transaction dropped: the block builder cannot run it");
+        this.pool.remove(transaction);
+      }
+      this.pool.onBlockMined(built.block.transactions);
+      return { built, written };
     }
-    let built;
+  }
+
+  /** A block that could not be written: its transactions go back to the pool, checked against the tip again. */
+  private returnToPool(block: Block, error: unknown): void {
+    this.log.error({ err: error, number: Number(block.number) }, "block write failed; its transactions go back to the pool");
+    for (const transaction of block.transactions) {
+      this.pool.add(transaction).catch((rejection: unknown) => {
+        this.log.warn({ hash: bytesToHex(transaction.hash), reason: (rejection as Error).message }, "transaction of an unwritten block not taken back");
+      });
+    }
+  }
+
+  private async buildOn(parent: Block, candidates: readonly ChainTransaction[]): Promise<BuiltBlock> {
+    const parentRoot = parent.header.fields.stateRoot;
+    // After a failed write the tip went back: so does the working state.
+    if (bytesToUnprefixedHex(parentRoot) !== this.builderRoot) {
+      await this.builder.resetTo(parentRoot);
+      this.builderRoot = bytesToUnprefixedHex(parentRoot);
+    }
     try {
-      built = await this.builder.build(nextBlockTemplate(parent, this.options, this.now()), candidates);
+      const built = await this.builder.build(nextBlockTemplate(parent, this.options, this.now()), candidates);
+      this.builderRoot = bytesToUnprefixedHex(built.block.header.fields.stateRoot);
+      return built;
     } catch (error) {
-      await this.builder.resetTo(parentFields.stateRoot);
+      await this.builder.resetTo(parentRoot);
       throw error;
     }
-    this.builderRoot = bytesToUnprefixedHex(built.block.header.fields.stateRoot);
-    void this.chain.appendBlock(built.block, built.receipts).catch((error: unknown) => this.log.error({ err: error }, "block write failed"));
-    for (const { transaction, reason, deferred } of built.skipped) {
-      if (deferred) continue;
-      this.log.debug({ hash: bytesToHex(transaction.hash), reason }, "transaction dropped: the block builder cannot run it");
-      this.pool.remove(transaction);
-    }
-    this.pool.onBlockMined(built.block.transactions);
-    return built;
   }
 }
