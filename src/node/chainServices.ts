@@ -10,6 +10,7 @@ import type { NetworkProfile } from "../chain/networks.js";
 import type { Logger } from "../common/logger.js";
 import { BlockBuilder } from "../execution/blockBuilder.js";
 import { createExecutionRules } from "../execution/rules.js";
+import { FilterManager, type LogQueryLimits } from "../logs/index.js";
 import { Miner } from "../mining/miner.js";
 import { PendingState } from "../mining/pendingState.js";
 import { StateDatabase } from "../state/stateDatabase.js";
@@ -25,6 +26,8 @@ export interface ChainServices {
   readonly wallet: Wallet;
   readonly miner: Miner;
   readonly pendingState: PendingState;
+  readonly filters: FilterManager;
+  readonly logLimits: LogQueryLimits;
   readonly location: string;
   close(): Promise<void>;
 }
@@ -90,6 +93,11 @@ export async function openChainServices(network: NetworkProfile, storage: Storag
     const miner = new Miner(chain, pool, builder, { mode: options.mining, coinbase: options.coinbase, extraData: options.extraData }, log.child({ module: "miner" }));
     miner.start();
     const pendingState = new PendingState(chain, pool, state, createBuilder, { coinbase: options.coinbase, extraData: options.extraData });
+    const filtersLog = log.child({ module: "filters" });
+    const filters = new FilterManager(chain, pool, {
+      filterTimeoutMs: options.logs.filterTimeoutMs,
+      reportError: (error) => filtersLog.error({ err: error }, "delivery to filters failed"),
+    });
     log.info({ location: store.location, head: Number(chain.head.number), mining: options.mining.kind }, "chain opened");
     return {
       common,
@@ -99,8 +107,11 @@ export async function openChainServices(network: NetworkProfile, storage: Storag
       wallet,
       miner,
       pendingState,
+      filters,
+      logLimits: { blockRangeLimit: options.logs.blockRangeLimit, resultLimit: options.logs.resultLimit },
       location: store.location,
       async close() {
+        filters.close();
         await miner.stop();
         await chain.whenTipWritten().catch(() => undefined);
         await store.close();

@@ -1,6 +1,7 @@
 // Everything a node is built from; the CLI maps flags onto it, tests build it directly.
 import { defaultNetworkId } from "../chain/networks.js";
 import type { LogLevel } from "../common/logger.js";
+import { defaultLogOptions, type LogOptions } from "../logs/index.js";
 import type { MiningMode } from "../mining/miner.js";
 import { defaultRpcOptions, type RpcOptions } from "../rpc/options.js";
 
@@ -19,6 +20,8 @@ export interface ChainOptions {
   coinbase: Uint8Array;
   /** extraData of the blocks this node mines (at most 32 bytes). */
   extraData: Uint8Array;
+  /** Limits of log queries and the lifetime of filters. */
+  logs: LogOptions;
 }
 
 export interface NodeOptions {
@@ -38,6 +41,7 @@ export const defaultChainOptions: ChainOptions = {
   mining: { kind: "auto" },
   coinbase: new Uint8Array(Buffer.from(defaultCoinbase, "hex")),
   extraData: new TextEncoder().encode("chain-node"),
+  logs: defaultLogOptions,
 };
 
 export const defaultNodeOptions: NodeOptions = {

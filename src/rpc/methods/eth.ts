@@ -27,6 +27,7 @@ import {
   transactionRejectedError,
 } from "../errors.js";
 import { formatBlock, formatReceipt, formatTransaction } from "../format.js";
+import { createEthFilterHandlers, type EthFilterDependencies } from "./ethFilters.js";
 
 /** Version of the peer protocol this node speaks (62, as the reference node). */
 export const protocolVersion = 62;
@@ -35,7 +36,7 @@ export const protocolVersion = 62;
 export const defaultSendGas = 90_000n;
 export const defaultSendGasPrice = 0n;
 
-export interface EthDependencies {
+export interface EthDependencies extends EthFilterDependencies {
   network: NetworkProfile;
   common: Common;
   chain: Chain;
@@ -103,6 +104,7 @@ export function createEthHandlers(deps: EthDependencies): NamespaceHandlers<"eth
   }
 
   return {
+    ...createEthFilterHandlers(deps),
     eth_chainId: () => toQuantity(deps.network.chainId),
     eth_protocolVersion: () => toQuantity(protocolVersion),
     eth_accounts: () => wallet.addresses().map(bytesToHex),
