@@ -8,6 +8,7 @@ import type { Chain } from "../chain/chain.js";
 import type { BlockWithReceipts, ChainHeadListener } from "../chain/events.js";
 import type { ChainTransaction } from "../chain/transactions.js";
 import type { TransactionPool } from "../txpool/transactionPool.js";
+import { blockLogsOf } from "./blockLogs.js";
 import type { LogMatcher } from "./logCriteria.js";
 import { collectBlockLogs, isWithinBounds, type BlockBound, type LocatedLog } from "./logQuery.js";
 import type { LogOptions } from "./options.js";
@@ -131,10 +132,12 @@ export class FilterManager implements ChainHeadListener {
   }
 
   private deliverBlocks(blocks: readonly BlockWithReceipts[], removed: boolean): void {
+    if (this.filters.size === 0) return;
+    const blockLogs = blocks.map(({ block, receipts }) => blockLogsOf(block, receipts));
     for (const filter of this.filters.values()) {
       if (filter.kind === "logs") {
         const { matcher, from, to } = filter.query;
-        for (const { block, receipts } of blocks) if (isWithinBounds(block.number, from, to)) collectBlockLogs(matcher, block, receipts, removed, filter.logs);
+        for (const logs of blockLogs) if (isWithinBounds(logs.number, from, to)) collectBlockLogs(matcher, logs, removed, filter.logs);
       } else if (filter.kind === "blocks" && !removed) {
         // Block filters report new blocks only, as geth's: a removed block's hash is not news.
         for (const { block } of blocks) filter.hashes.push(block.hash);

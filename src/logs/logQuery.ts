@@ -1,16 +1,16 @@
 // Logs of blocks that match criteria: the header bloom first, then each receipt's bloom, then the
-// logs themselves, from the chain's decoded receipts. Used by eth_getLogs, eth_getFilterLogs and
-// the delivery of new blocks to log filters.
-import type { Block } from "../chain/block.js";
-import type { Chain } from "../chain/chain.js";
-import type { ChainLog, ChainReceipt } from "../chain/receipts.js";
+// logs themselves, from the recent-block index (or the chain's decoded receipts below it). Used by
+// eth_getLogs, eth_getFilterLogs and the delivery of new blocks to log filters.
+import type { ChainLog } from "../chain/receipts.js";
+import type { BlockLogIndex } from "./blockLogIndex.js";
+import type { BlockLogs, TransactionLogs } from "./blockLogs.js";
 import type { LogMatcher } from "./logCriteria.js";
 
-/** A log with its place in the chain. */
+/** A log with its place in the chain (shared block and transaction records, nothing copied). */
 export interface LocatedLog {
   readonly log: ChainLog;
-  readonly block: Block;
-  readonly transactionIndex: number;
+  readonly block: BlockLogs;
+  readonly transaction: TransactionLogs;
   /** Position among all logs of the block. */
   readonly logIndex: number;
   /** true when the block left the canonical chain after the log was delivered. */
@@ -70,19 +70,15 @@ export function isWithinBounds(blockNumber: bigint, from: BlockBound, to: BlockB
 }
 
 /** Appends the block's logs that match to `found`, in block order. */
-export function collectBlockLogs(matcher: LogMatcher, block: Block, receipts: readonly ChainReceipt[], removed: boolean, found: LocatedLog[]): void {
-  if (!matcher.bloomMayMatch(block.header.fields.logsBloom)) return;
-  let logIndex = 0;
-  for (let transactionIndex = 0; transactionIndex < receipts.length; transactionIndex++) {
-    const receipt = receipts[transactionIndex]!;
-    const logs = receipt.logs;
-    if (logs.length > 0 && matcher.bloomMayMatch(receipt.logsBloom)) {
-      for (let offset = 0; offset < logs.length; offset++) {
-        const log = logs[offset]!;
-        if (matcher.matches(log)) found.push({ log, block, transactionIndex, logIndex: logIndex + offset, removed });
-      }
+export function collectBlockLogs(matcher: LogMatcher, block: BlockLogs, removed: boolean, found: LocatedLog[]): void {
+  if (block.transactions.length === 0 || !matcher.bloomMayMatch(block.bloom)) return;
+  for (const transaction of block.transactions) {
+    if (!matcher.bloomMayMatch(transaction.bloom)) continue;
+    const logs = transaction.logs;
+    for (let offset = 0; offset < logs.length; offset++) {
+      const log = logs[offset]!;
+      if (matcher.matches(log)) found.push({ log, block, transaction, logIndex: transaction.firstLogIndex + offset, removed });
     }
-    logIndex += logs.length;
   }
 }
 
@@ -90,27 +86,23 @@ export function collectBlockLogs(matcher: LogMatcher, block: Block, receipts: re
  * The matching logs of canonical blocks `from`..`to` (inclusive, within the head), in chain order.
  * Refuses a range longer than the limit before reading, and stops as soon as the result is over it.
  */
-export async function queryLogRange(chain: Chain, matcher: LogMatcher, from: bigint, to: bigint, limits: LogQueryLimits): Promise<LocatedLog[]> {
+export async function queryLogRange(index: BlockLogIndex, matcher: LogMatcher, from: bigint, to: bigint, limits: LogQueryLimits): Promise<LocatedLog[]> {
   if (to - from + 1n > BigInt(limits.blockRangeLimit)) throw new LogBlockRangeExceededError(limits.blockRangeLimit);
   const found: LocatedLog[] = [];
   for (let number = from; number <= to; number++) {
-    const block = await chain.getBlockByNumber(number);
+    const block = index.held(number) ?? (await index.canonical(number));
     // The head moved back under the query (a revert): the rest of the range is gone.
     if (block === undefined) break;
-    if (!matcher.bloomMayMatch(block.header.fields.logsBloom)) continue;
-    const receipts = await chain.getReceipts(block.hash);
-    if (receipts === undefined) throw new Error(`the receipts of block ${block.number} are missing from the store`);
-    collectBlockLogs(matcher, block, receipts, false, found);
+    collectBlockLogs(matcher, block, false, found);
     if (found.length > limits.resultLimit) throw new LogResultLimitExceededError(limits.resultLimit);
   }
   return found;
 }
 
 /** The matching logs of one block (any block, canonical or not). */
-export async function queryBlockLogs(chain: Chain, matcher: LogMatcher, block: Block, limits: LogQueryLimits): Promise<LocatedLog[]> {
-  const receipts = (await chain.getReceipts(block.hash)) ?? [];
+export function queryBlockLogs(block: BlockLogs, matcher: LogMatcher, limits: LogQueryLimits): LocatedLog[] {
   const found: LocatedLog[] = [];
-  collectBlockLogs(matcher, block, receipts, false, found);
+  collectBlockLogs(matcher, block, false, found);
   if (found.length > limits.resultLimit) throw new LogResultLimitExceededError(limits.resultLimit);
   return found;
 }

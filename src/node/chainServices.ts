@@ -10,7 +10,7 @@ import type { NetworkProfile } from "../chain/networks.js";
 import type { Logger } from "../common/logger.js";
 import { BlockBuilder } from "../execution/blockBuilder.js";
 import { createExecutionRules } from "../execution/rules.js";
-import { FilterManager, type LogQueryLimits } from "../logs/index.js";
+import { BlockLogIndex, FilterManager, type LogQueryLimits } from "../logs/index.js";
 import { Miner } from "../mining/miner.js";
 import { PendingState } from "../mining/pendingState.js";
 import { StateDatabase } from "../state/stateDatabase.js";
@@ -27,6 +27,7 @@ export interface ChainServices {
   readonly miner: Miner;
   readonly pendingState: PendingState;
   readonly filters: FilterManager;
+  readonly logIndex: BlockLogIndex;
   readonly logLimits: LogQueryLimits;
   readonly location: string;
   close(): Promise<void>;
@@ -93,11 +94,10 @@ export async function openChainServices(network: NetworkProfile, storage: Storag
     const miner = new Miner(chain, pool, builder, { mode: options.mining, coinbase: options.coinbase, extraData: options.extraData }, log.child({ module: "miner" }));
     miner.start();
     const pendingState = new PendingState(chain, pool, state, createBuilder, { coinbase: options.coinbase, extraData: options.extraData });
-    const filtersLog = log.child({ module: "filters" });
-    const filters = new FilterManager(chain, pool, {
-      filterTimeoutMs: options.logs.filterTimeoutMs,
-      reportError: (error) => filtersLog.error({ err: error }, "delivery to filters failed"),
-    });
+    const logsLog = log.child({ module: "logs" });
+    const reportLogsError = (error: unknown) => logsLog.error({ err: error }, "following the chain failed");
+    const logIndex = new BlockLogIndex(chain, reportLogsError);
+    const filters = new FilterManager(chain, pool, { filterTimeoutMs: options.logs.filterTimeoutMs, reportError: reportLogsError });
     log.info({ location: store.location, head: Number(chain.head.number), mining: options.mining.kind }, "chain opened");
     return {
       common,
@@ -108,10 +108,12 @@ export async function openChainServices(network: NetworkProfile, storage: Storag
       miner,
       pendingState,
       filters,
+      logIndex,
       logLimits: { blockRangeLimit: options.logs.blockRangeLimit, resultLimit: options.logs.resultLimit },
       location: store.location,
       async close() {
         filters.close();
+        logIndex.close();
         await miner.stop();
         await chain.whenTipWritten().catch(() => undefined);
         await store.close();

@@ -4,7 +4,7 @@ import type { Block as BlockJson, Log as LogJson, Receipt as ReceiptJson, Transa
 import type { Block } from "../chain/block.js";
 import type { ChainLog, ChainReceipt } from "../chain/receipts.js";
 import type { ChainTransaction } from "../chain/transactions.js";
-import type { LocatedLog } from "../logs/index.js";
+import type { BlockLogs, LocatedLog, TransactionLogs } from "../logs/index.js";
 import { bytesToHex, toQuantity } from "../common/hex.js";
 
 /** The reference's proof-of-work nonce placeholder. */
@@ -94,26 +94,55 @@ function formatLog(log: ChainLog, logIndex: number, place: LogPlace, removed: bo
   };
 }
 
-/** Logs found by a query or a filter; the strings of a block and a transaction are made once. */
+/** A log's own wire strings. */
+interface LogStrings {
+  readonly address: string;
+  readonly data: string;
+  readonly topics: LogJson["topics"];
+}
+
+// Wire strings of logs and of their transactions' places, made once per object: logs held by the
+// chain's caches and the recent-block index are served many times (filters, repeated queries), and
+// hex conversion is most of the cost of answering them. Entries go when the objects do.
+const logStrings = new WeakMap<ChainLog, LogStrings>();
+const placeStrings = new WeakMap<TransactionLogs, LogPlace>();
+
+function stringsOf(log: ChainLog): LogStrings {
+  let strings = logStrings.get(log);
+  if (strings === undefined) {
+    strings = { address: bytesToHex(log.address), data: bytesToHex(log.data), topics: log.topics.map(bytesToHex) as LogJson["topics"] };
+    logStrings.set(log, strings);
+  }
+  return strings;
+}
+
+function placeOf(block: BlockLogs, transaction: TransactionLogs): LogPlace {
+  let place = placeStrings.get(transaction);
+  if (place === undefined) {
+    place = { blockHash: bytesToHex(block.hash), blockNumber: toQuantity(block.number), transactionHash: bytesToHex(transaction.hash), transactionIndex: toQuantity(transaction.index) };
+    placeStrings.set(transaction, place);
+  }
+  return place;
+}
+
+/** Logs found by a query or a filter, in their order. */
 export function formatLocatedLogs(logs: readonly LocatedLog[]): LogJson[] {
   const result = new Array<LogJson>(logs.length);
-  let place: LogPlace | undefined;
-  let placeBlock: Block | undefined;
-  let placeIndex = -1;
   for (let index = 0; index < logs.length; index++) {
-    const located = logs[index]!;
-    if (located.block !== placeBlock || located.transactionIndex !== placeIndex) {
-      const sameBlock = located.block === placeBlock && place !== undefined;
-      placeBlock = located.block;
-      placeIndex = located.transactionIndex;
-      place = {
-        blockHash: sameBlock ? place!.blockHash : bytesToHex(located.block.hash),
-        blockNumber: sameBlock ? place!.blockNumber : toQuantity(located.block.number),
-        transactionHash: bytesToHex(located.block.transactions[placeIndex]!.hash),
-        transactionIndex: toQuantity(placeIndex),
-      };
-    }
-    result[index] = formatLog(located.log, located.logIndex, place!, located.removed);
+    const { block, transaction, log, logIndex, removed } = logs[index]!;
+    const place = placeOf(block, transaction);
+    const strings = stringsOf(log);
+    result[index] = {
+      removed,
+      logIndex: toQuantity(logIndex),
+      transactionIndex: place.transactionIndex,
+      transactionHash: place.transactionHash,
+      blockHash: place.blockHash,
+      blockNumber: place.blockNumber,
+      address: strings.address,
+      data: strings.data,
+      topics: strings.topics,
+    };
   }
   return result;
 }

@@ -4,7 +4,18 @@ import type { NamespaceHandlers } from "../../../generated/methods.js";
 import type { BlockNumberOrTag, FilterAddress, FilterOptions, Topics } from "../../../generated/types.js";
 import type { Chain } from "../../chain/chain.js";
 import { bytesToHex, hexToBytes } from "../../common/hex.js";
-import { LogMatcher, queryBlockLogs, queryLogRange, resolveBlockRange, type BlockBound, type FilterManager, type LocatedLog, type LogQueryLimits } from "../../logs/index.js";
+import {
+  blockLogsOf,
+  LogMatcher,
+  queryBlockLogs,
+  queryLogRange,
+  resolveBlockRange,
+  type BlockBound,
+  type BlockLogIndex,
+  type FilterManager,
+  type LocatedLog,
+  type LogQueryLimits,
+} from "../../logs/index.js";
 import type { RpcCallContext } from "../dispatch.js";
 import { blockHashNotFoundError, filterNotFoundError, logQueryErrorToRpc } from "../errors.js";
 import { formatLocatedLogs } from "../format.js";
@@ -12,6 +23,7 @@ import { formatLocatedLogs } from "../format.js";
 export interface EthFilterDependencies {
   chain: Chain;
   filters: FilterManager;
+  logIndex: BlockLogIndex;
   logLimits: LogQueryLimits;
 }
 
@@ -57,13 +69,13 @@ function matcherOf(options: Pick<FilterOptions, "address" | "topics">): LogMatch
 }
 
 export function createEthFilterHandlers(deps: EthFilterDependencies): Pick<NamespaceHandlers<"eth", RpcCallContext>, EthFilterMethod> {
-  const { chain, filters, logLimits } = deps;
+  const { chain, filters, logIndex, logLimits } = deps;
 
   /** Runs a query over a range judged at the current head; domain errors become their JSON-RPC errors. */
   async function logsInRange(matcher: LogMatcher, from: BlockBound, to: BlockBound): Promise<LocatedLog[]> {
     try {
       const range = resolveBlockRange(from, to, chain.head.number);
-      return range === undefined ? [] : await queryLogRange(chain, matcher, range.from, range.to, logLimits);
+      return range === undefined ? [] : await queryLogRange(logIndex, matcher, range.from, range.to, logLimits);
     } catch (error) {
       throw logQueryErrorToRpc(error);
     }
@@ -75,9 +87,10 @@ export function createEthFilterHandlers(deps: EthFilterDependencies): Pick<Names
       const matcher = matcherOf(options);
       if (blockHash === undefined) return formatLocatedLogs(await logsInRange(matcher, blockBound(options.fromBlock), blockBound(options.toBlock)));
       const block = await chain.getBlockByHash(hexToBytes(blockHash));
-      if (block === undefined) throw blockHashNotFoundError(blockHash);
+      const receipts = block === undefined ? undefined : await chain.getReceipts(block.hash);
+      if (block === undefined || receipts === undefined) throw blockHashNotFoundError(blockHash);
       try {
-        return formatLocatedLogs(await queryBlockLogs(chain, matcher, block, logLimits));
+        return formatLocatedLogs(queryBlockLogs(blockLogsOf(block, receipts), matcher, logLimits));
       } catch (error) {
         throw logQueryErrorToRpc(error);
       }

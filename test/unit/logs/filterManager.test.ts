@@ -44,7 +44,7 @@ class StandIns {
 
 function placesOf(changes: FilterChanges | undefined): [bigint, number, number, boolean][] {
   expect(changes?.kind).to.equal("logs");
-  return (changes as unknown as { logs: LocatedLog[] }).logs.map((log) => [log.block.number, log.transactionIndex, log.logIndex, log.removed]);
+  return (changes as unknown as { logs: LocatedLog[] }).logs.map((log) => [log.block.number, log.transaction.index, log.logIndex, log.removed]);
 }
 
 describe("logs/filterManager", () => {
