@@ -158,7 +158,9 @@ describe("filters", function () {
         const later = await stopped.client.eth_sendTransaction({ from: cow, to: stranger, value: "0x1", nonce: "0x1" });
         expect(await stopped.client.eth_getFilterChanges(id)).to.deep.equal([]);
         const gapFiller = await stopped.client.eth_sendTransaction({ from: cow, to: stranger, value: "0x1", nonce: "0x0" });
-        expect(await stopped.client.eth_getFilterChanges(id)).to.deep.equal([gapFiller, later]);
+        const released = await stopped.client.eth_getFilterChanges(id);
+        expectValidResult("eth_getFilterChanges", released);
+        expect(released).to.deep.equal([gapFiller, later]);
       } finally {
         await stopped.stop();
       }
@@ -169,7 +171,9 @@ describe("filters", function () {
     it("eth_uninstallFilter answers true, then false; the id is then unknown", async () => {
       for (const install of [() => node.client.eth_newFilter({}), () => node.client.eth_newBlockFilter(), () => node.client.eth_newPendingTransactionFilter()]) {
         const id = await install();
-        expect(await node.client.eth_uninstallFilter(id)).to.equal(true);
+        const removed = await node.client.eth_uninstallFilter(id);
+        expectValidResult("eth_uninstallFilter", removed);
+        expect(removed).to.equal(true);
         expect(await node.client.eth_uninstallFilter(id)).to.equal(false);
         await expectRpcError(node.client.eth_getFilterChanges(id), -32000, "filter not found");
       }
