@@ -10,11 +10,12 @@ const allowed = {
   accounts: ["common"],
   txpool: ["common", "chain", "state"],
   tracing: ["execution", "common", "chain", "state"],
+  logs: ["chain", "txpool", "common"],
   mining: ["txpool", "execution", "chain", "common", "state"],
   p2p: ["common"],
   sync: ["p2p", "common", "chain"],
-  rpc: ["common", "chain", "state", "execution", "txpool", "mining", "tracing", "accounts", "p2p"],
-  node: ["common", "storage", "state", "execution", "chain", "accounts", "txpool", "tracing", "mining", "p2p", "sync", "rpc"],
+  rpc: ["common", "chain", "state", "execution", "txpool", "mining", "tracing", "accounts", "p2p", "logs"],
+  node: ["common", "storage", "state", "execution", "chain", "accounts", "txpool", "tracing", "mining", "p2p", "sync", "rpc", "logs"],
   cli: ["node", "common"],
 };
 

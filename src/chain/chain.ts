@@ -17,6 +17,7 @@ import type { KeyValueStore, StoreOperation } from "../storage/keyValueStore.js"
 import { DataDirectoryError } from "../storage/keyValueStore.js";
 import { metadataNames, storeKeys } from "../storage/keys.js";
 import { Block } from "./block.js";
+import { ChainHeadListeners, type ChainHeadListener, type ListenerErrorReporter } from "./events.js";
 import { buildGenesisBlock, type GenesisSpec } from "./genesis.js";
 import { BlockHeader } from "./header.js";
 import { decodeBlockReceipts, encodeBlockReceipts, type ChainReceipt } from "./receipts.js";
@@ -82,6 +83,7 @@ export class Chain {
   private tipWritten: Promise<void> = Promise.resolve();
   private readonly blocks = new RecentCache<Block>(recentBlockCacheSize);
   private readonly receipts = new RecentCache<ChainReceipt[]>(recentBlockCacheSize);
+  private readonly headListeners = new ChainHeadListeners();
 
   private constructor(
     private readonly store: KeyValueStore,
@@ -149,6 +151,15 @@ export class Chain {
   /** The block the next block builds on: the head, or a later block still waiting for the disk. */
   get tip(): Block {
     return this.tipBlock;
+  }
+
+  /**
+   * Tells `listener` about every change of the head from now on: blocks added once they are on
+   * disk (see chain/events.ts). A listener's error goes to `reportError`, never to the chain.
+   * Answers the function that unsubscribes.
+   */
+  subscribeHead(listener: ChainHeadListener, reportError: ListenerErrorReporter): () => void {
+    return this.headListeners.subscribe(listener, reportError);
   }
 
   async getBlockByHash(hash: Uint8Array): Promise<Block | undefined> {
@@ -297,6 +308,7 @@ export class Chain {
     this.headBlock = last.block;
     this.headTotalDifficulty = last.totalDifficulty;
     this.writing = [];
+    this.headListeners.notifyBlocksAdded(batch.map(({ block, receipts }) => ({ block, receipts })));
     for (const staged of batch) staged.written.resolve();
   }
 }

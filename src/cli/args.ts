@@ -30,6 +30,9 @@ export const flagTable: readonly FlagSpec[] = [
   { flag: "--rpc-response-limit", value: "BYTES", help: `Largest answer, a whole batch included (default ${defaultNodeOptions.rpc.responseLimitBytes}, 10 MiB); calls past it answer -32011.` },
   { flag: "--call-gas-cap", value: "GAS", help: `Most gas an eth_call or eth_estimateGas may use (default ${defaultNodeOptions.chain.calls.gasCap}); a call naming more is refused, a call naming none gets this much.` },
   { flag: "--call-timeout", value: "MS", help: `Longest an eth_call or a whole eth_estimateGas may run, in milliseconds (default ${defaultNodeOptions.chain.calls.timeLimitMs}).` },
+  { flag: "--logs-block-range-limit", value: "N", help: `Most blocks one eth_getLogs or eth_getFilterLogs query may cover (default ${defaultNodeOptions.chain.logs.blockRangeLimit}); past it -32012.` },
+  { flag: "--logs-result-limit", value: "N", help: `Most logs one eth_getLogs or eth_getFilterLogs query may answer (default ${defaultNodeOptions.chain.logs.resultLimit}); past it -32012.` },
+  { flag: "--filter-timeout", value: "SECONDS", help: `A filter not polled with eth_getFilterChanges for SECONDS is removed (default ${defaultNodeOptions.chain.logs.filterTimeoutMs / 1000}).` },
   { flag: "--cors", value: "ORIGINS", help: "Comma-separated origins allowed to call from a browser, or * for any (default: none)." },
   { flag: "--log-level", value: "LEVEL", help: `One of ${logLevels.join(", ")} (default ${defaultNodeOptions.logLevel}); debug logs one line per JSON-RPC call.` },
   { flag: "--help", help: "Print this help and exit." },
@@ -50,6 +53,18 @@ function parsePositiveInteger(flag: string, text: string, { allowZero = false } 
     throw new UsageError(`${flag} takes a ${allowZero ? "non-negative" : "positive"} integer, got "${text}"`);
   }
   return value;
+}
+
+function logOptionsFrom(flags: Record<string, string | boolean | undefined>, defaults: NodeOptions["chain"]["logs"]): NodeOptions["chain"]["logs"] {
+  const flag = (name: string) => flags[name] as string | undefined;
+  const blockRange = flag("logs-block-range-limit");
+  const results = flag("logs-result-limit");
+  const timeout = flag("filter-timeout");
+  return {
+    blockRangeLimit: blockRange === undefined ? defaults.blockRangeLimit : parsePositiveInteger("--logs-block-range-limit", blockRange),
+    resultLimit: results === undefined ? defaults.resultLimit : parsePositiveInteger("--logs-result-limit", results),
+    filterTimeoutMs: timeout === undefined ? defaults.filterTimeoutMs : parsePositiveInteger("--filter-timeout", timeout) * 1000,
+  };
 }
 
 export function parseCommandLine(argv: readonly string[]): CliCommand {
@@ -75,6 +90,9 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
         "rpc-response-limit": { type: "string" },
         "call-gas-cap": { type: "string" },
         "call-timeout": { type: "string" },
+        "logs-block-range-limit": { type: "string" },
+        "logs-result-limit": { type: "string" },
+        "filter-timeout": { type: "string" },
         cors: { type: "string" },
         "log-level": { type: "string" },
         help: { type: "boolean", short: "h" },
@@ -124,6 +142,7 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
           gasCap: flags["call-gas-cap"] === undefined ? defaults.chain.calls.gasCap : BigInt(parsePositiveInteger("--call-gas-cap", flags["call-gas-cap"])),
           timeLimitMs: flags["call-timeout"] === undefined ? defaults.chain.calls.timeLimitMs : parsePositiveInteger("--call-timeout", flags["call-timeout"]),
         },
+        logs: logOptionsFrom(flags, defaults.chain.logs),
       },
       logLevel,
       storage: { dataDir: flags["data-dir"], inMemory: flags["in-memory"] ?? false },

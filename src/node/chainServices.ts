@@ -11,6 +11,7 @@ import type { Logger } from "../common/logger.js";
 import { BlockBuilder } from "../execution/blockBuilder.js";
 import { CallService } from "../execution/callService.js";
 import { createExecutionRules } from "../execution/rules.js";
+import { BlockLogIndex, FilterManager, type LogQueryLimits } from "../logs/index.js";
 import { Miner } from "../mining/miner.js";
 import { PendingState } from "../mining/pendingState.js";
 import { StateDatabase } from "../state/stateDatabase.js";
@@ -27,6 +28,9 @@ export interface ChainServices {
   readonly miner: Miner;
   readonly pendingState: PendingState;
   readonly calls: CallService;
+  readonly filters: FilterManager;
+  readonly logIndex: BlockLogIndex;
+  readonly logLimits: LogQueryLimits;
   readonly location: string;
   close(): Promise<void>;
 }
@@ -94,6 +98,10 @@ export async function openChainServices(network: NetworkProfile, storage: Storag
     miner.start();
     const pendingState = new PendingState(chain, pool, state, createBuilder, { coinbase: options.coinbase, extraData: options.extraData });
     const calls = new CallService(common, state, canonicalHashFromTip, pendingState, options.calls);
+    const logsLog = log.child({ module: "logs" });
+    const reportLogsError = (error: unknown) => logsLog.error({ err: error }, "following the chain failed");
+    const logIndex = new BlockLogIndex(chain, reportLogsError);
+    const filters = new FilterManager(chain, pool, { filterTimeoutMs: options.logs.filterTimeoutMs, reportError: reportLogsError });
     log.info({ location: store.location, head: Number(chain.head.number), mining: options.mining.kind }, "chain opened");
     return {
       common,
@@ -104,8 +112,13 @@ export async function openChainServices(network: NetworkProfile, storage: Storag
       miner,
       pendingState,
       calls,
+      filters,
+      logIndex,
+      logLimits: { blockRangeLimit: options.logs.blockRangeLimit, resultLimit: options.logs.resultLimit },
       location: store.location,
       async close() {
+        filters.close();
+        logIndex.close();
         await miner.stop();
         await chain.whenTipWritten().catch(() => undefined);
         await store.close();

@@ -2,6 +2,7 @@
 import { defaultNetworkId } from "../chain/networks.js";
 import type { LogLevel } from "../common/logger.js";
 import type { CallLimits } from "../execution/callService.js";
+import { defaultLogOptions, type LogOptions } from "../logs/index.js";
 import type { MiningMode } from "../mining/miner.js";
 import { defaultRpcOptions, type RpcOptions } from "../rpc/options.js";
 
@@ -22,6 +23,8 @@ export interface ChainOptions {
   extraData: Uint8Array;
   /** Limits of eth_call and eth_estimateGas. */
   calls: CallLimits;
+  /** Limits of log queries and the lifetime of filters. */
+  logs: LogOptions;
 }
 
 export interface NodeOptions {
@@ -42,6 +45,7 @@ export const defaultChainOptions: ChainOptions = {
   coinbase: new Uint8Array(Buffer.from(defaultCoinbase, "hex")),
   extraData: new TextEncoder().encode("chain-node"),
   calls: { gasCap: 50_000_000n, timeLimitMs: 5_000 },
+  logs: defaultLogOptions,
 };
 
 export const defaultNodeOptions: NodeOptions = {

@@ -1,5 +1,7 @@
 // The one place where JSON-RPC error codes are chosen. Handlers and domain modules throw RpcError
 // (or domain errors mapped here); anything else becomes -32603 "Internal error".
+import { toQuantity } from "../common/hex.js";
+import { InvalidBlockRangeError, LogBlockRangeExceededError, LogResultLimitExceededError } from "../logs/index.js";
 
 /** JSON-RPC 2.0 and implementation-defined error codes used by this node. */
 export const RpcErrorCode = {
@@ -22,6 +24,10 @@ export const RpcErrorCode = {
   ExecutionReverted: -32015,
   /** A call that cannot run as a transaction at all (geth's code for such calls). */
   CallNotExecutable: -32000,
+  /** The reference's code for an unknown filter id. */
+  FilterNotFound: -32000,
+  /** The reference's code for a log query over its block or result limit. */
+  LogQueryLimitExceeded: -32012,
 } as const;
 export type RpcErrorCode = (typeof RpcErrorCode)[keyof typeof RpcErrorCode];
 
@@ -153,4 +159,22 @@ export function gasEstimationFailedError(reason: string): RpcError {
 /** eth_sign from an account the node does not hold, or holds locked (openrpc AccountNotFound). */
 export function accountNotFoundError(): RpcError {
   return new RpcError(RpcErrorCode.InvalidParams, "Account not found");
+}
+
+// --- logs and filters ---
+
+/** An unknown, expired or uninstalled filter id (reference wording). */
+export function filterNotFoundError(): RpcError {
+  return new RpcError(RpcErrorCode.FilterNotFound, "filter not found");
+}
+
+/** Log query errors of the logs module -> their JSON-RPC errors; anything else passes through. */
+export function logQueryErrorToRpc(error: unknown): unknown {
+  if (error instanceof LogBlockRangeExceededError || error instanceof LogResultLimitExceededError) {
+    return new RpcError(RpcErrorCode.LogQueryLimitExceeded, error.message);
+  }
+  if (error instanceof InvalidBlockRangeError) {
+    return invalidParamsError(`invalid argument 0: fromBlock ${toQuantity(error.from)} is after toBlock ${toQuantity(error.to)}`);
+  }
+  return error;
 }

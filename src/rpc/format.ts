@@ -4,6 +4,7 @@ import type { Block as BlockJson, Log as LogJson, Receipt as ReceiptJson, Transa
 import type { Block } from "../chain/block.js";
 import type { ChainLog, ChainReceipt } from "../chain/receipts.js";
 import type { ChainTransaction } from "../chain/transactions.js";
+import type { BlockLogs, LocatedLog, TransactionLogs } from "../logs/index.js";
 import { bytesToHex, toQuantity } from "../common/hex.js";
 
 /** The reference's proof-of-work nonce placeholder. */
@@ -71,25 +72,86 @@ export function formatBlock(block: Block, totalDifficulty: bigint, fullTransacti
   };
 }
 
-function formatLog(log: ChainLog, logIndex: number, transaction: ChainTransaction, position: TransactionPosition): LogJson {
+/** What a log shares with the other logs of its transaction, as wire strings. */
+interface LogPlace {
+  readonly blockHash: string;
+  readonly blockNumber: string;
+  readonly transactionHash: string;
+  readonly transactionIndex: string;
+}
+
+function formatLog(log: ChainLog, logIndex: number, place: LogPlace, removed: boolean): LogJson {
   return {
-    removed: false,
+    removed,
     logIndex: toQuantity(logIndex),
-    transactionIndex: toQuantity(position.index),
-    transactionHash: bytesToHex(transaction.hash),
-    blockHash: bytesToHex(position.blockHash),
-    blockNumber: toQuantity(position.blockNumber),
+    transactionIndex: place.transactionIndex,
+    transactionHash: place.transactionHash,
+    blockHash: place.blockHash,
+    blockNumber: place.blockNumber,
     address: bytesToHex(log.address),
     data: bytesToHex(log.data),
     topics: log.topics.map(bytesToHex) as LogJson["topics"],
   };
 }
 
+/** A log's own wire strings. */
+interface LogStrings {
+  readonly address: string;
+  readonly data: string;
+  readonly topics: LogJson["topics"];
+}
+
+// Wire strings of logs and of their transactions' places, made once per object: logs held by the
+// chain's caches and the recent-block index are served many times (filters, repeated queries), and
+// hex conversion is most of the cost of answering them. Entries go when the objects do.
+const logStrings = new WeakMap<ChainLog, LogStrings>();
+const placeStrings = new WeakMap<TransactionLogs, LogPlace>();
+
+function stringsOf(log: ChainLog): LogStrings {
+  let strings = logStrings.get(log);
+  if (strings === undefined) {
+    strings = { address: bytesToHex(log.address), data: bytesToHex(log.data), topics: log.topics.map(bytesToHex) as LogJson["topics"] };
+    logStrings.set(log, strings);
+  }
+  return strings;
+}
+
+function placeOf(block: BlockLogs, transaction: TransactionLogs): LogPlace {
+  let place = placeStrings.get(transaction);
+  if (place === undefined) {
+    place = { blockHash: bytesToHex(block.hash), blockNumber: toQuantity(block.number), transactionHash: bytesToHex(transaction.hash), transactionIndex: toQuantity(transaction.index) };
+    placeStrings.set(transaction, place);
+  }
+  return place;
+}
+
+/** Logs found by a query or a filter, in their order. */
+export function formatLocatedLogs(logs: readonly LocatedLog[]): LogJson[] {
+  const result = new Array<LogJson>(logs.length);
+  for (let index = 0; index < logs.length; index++) {
+    const { block, transaction, log, logIndex, removed } = logs[index]!;
+    const place = placeOf(block, transaction);
+    const strings = stringsOf(log);
+    result[index] = {
+      removed,
+      logIndex: toQuantity(logIndex),
+      transactionIndex: place.transactionIndex,
+      transactionHash: place.transactionHash,
+      blockHash: place.blockHash,
+      blockNumber: place.blockNumber,
+      address: strings.address,
+      data: strings.data,
+      topics: strings.topics,
+    };
+  }
+  return result;
+}
+
 /** The receipt of the transaction at `index` of `block`; log indexes count from the block's first log. */
 export function formatReceipt(block: Block, receipts: readonly ChainReceipt[], index: number): ReceiptJson {
   const transaction = block.transactions[index]!;
   const receipt = receipts[index]!;
-  const position = { blockHash: block.hash, blockNumber: block.number, index };
+  const place: LogPlace = { blockHash: bytesToHex(block.hash), blockNumber: toQuantity(block.number), transactionHash: bytesToHex(transaction.hash), transactionIndex: toQuantity(index) };
   let firstLogIndex = 0;
   for (let earlier = 0; earlier < index; earlier++) firstLogIndex += receipts[earlier]!.logs.length;
   return {
@@ -102,7 +164,7 @@ export function formatReceipt(block: Block, receipts: readonly ChainReceipt[], i
     cumulativeGasUsed: toQuantity(receipt.cumulativeGasUsed),
     gasUsed: toQuantity(receipt.gasUsed),
     contractAddress: receipt.contractAddress === undefined ? null : bytesToHex(receipt.contractAddress),
-    logs: receipt.logs.map((log, offset) => formatLog(log, firstLogIndex + offset, transaction, position)),
+    logs: receipt.logs.map((log, offset) => formatLog(log, firstLogIndex + offset, place, false)),
     logsBloom: bytesToHex(receipt.logsBloom),
     status: receipt.success ? "0x1" : "0x0",
     effectiveGasPrice: toQuantity(transaction.tx.gasPrice),

@@ -46,12 +46,26 @@ interface SenderQueue {
 
 export type Admission = "pending" | "queued";
 
+/** Transactions that just became pending (executable), in nonce order per sender. */
+export type PendingTransactionsListener = (transactions: readonly ChainTransaction[]) => void;
+
 export class TransactionPool {
   /** Senders in order of first arrival; each with its transactions by nonce. */
   private readonly senders = new Map<string, SenderQueue>();
   private readonly byHash = new Map<string, ChainTransaction>();
+  private readonly pendingListeners = new Map<PendingTransactionsListener, (error: unknown) => void>();
 
   constructor(private readonly options: TransactionPoolOptions) {}
+
+  /**
+   * Tells `listener` about transactions as they become pending: on admission when executable, and
+   * queued ones when a new transaction fills the nonce gap in front of them. A listener's error goes
+   * to `reportError`, never to the sender. Answers the function that unsubscribes.
+   */
+  subscribePending(listener: PendingTransactionsListener, reportError: (error: unknown) => void): () => void {
+    this.pendingListeners.set(listener, reportError);
+    return () => this.pendingListeners.delete(listener);
+  }
 
   /** Checks a transaction against the pool rules and the head state, then holds it. */
   async add(transaction: ChainTransaction): Promise<Admission> {
@@ -96,7 +110,22 @@ export class TransactionPool {
     queue.byNonce.set(tx.nonce, transaction);
     this.senders.set(senderKey, queue);
     this.byHash.set(hashKey, transaction);
-    return this.isExecutable(queue, tx.nonce) ? "pending" : "queued";
+    if (!this.isExecutable(queue, tx.nonce)) return "queued";
+    // A replacement takes a pending place; a new nonce may also release the queued ones behind it.
+    const newlyPending = [transaction];
+    if (replaced === undefined) for (let nonce = tx.nonce + 1n; queue.byNonce.has(nonce); nonce++) newlyPending.push(queue.byNonce.get(nonce)!);
+    this.notifyPending(newlyPending);
+    return "pending";
+  }
+
+  private notifyPending(transactions: readonly ChainTransaction[]): void {
+    for (const [listener, reportError] of this.pendingListeners) {
+      try {
+        listener(transactions);
+      } catch (error) {
+        reportError(error);
+      }
+    }
   }
 
   /** A held transaction by hash. */

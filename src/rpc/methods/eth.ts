@@ -29,6 +29,7 @@ import {
 } from "../errors.js";
 import { formatBlock, formatReceipt, formatTransaction } from "../format.js";
 import { createEthCallHandlers, type EthCallDependencies } from "./ethCalls.js";
+import { createEthFilterHandlers, type EthFilterDependencies } from "./ethFilters.js";
 
 /** Version of the peer protocol this node speaks (62, as the reference node). */
 export const protocolVersion = 62;
@@ -37,7 +38,7 @@ export const protocolVersion = 62;
 export const defaultSendGas = 90_000n;
 export const defaultSendGasPrice = 0n;
 
-export interface EthDependencies extends EthCallDependencies {
+export interface EthDependencies extends EthCallDependencies, EthFilterDependencies {
   network: NetworkProfile;
   common: Common;
   chain: Chain;
@@ -107,6 +108,7 @@ export function createEthHandlers(deps: EthDependencies): NamespaceHandlers<"eth
   return {
     ...createEthCallHandlers(deps),
     ...createEthAccountHandlers(deps),
+    ...createEthFilterHandlers(deps),
     eth_chainId: () => toQuantity(deps.network.chainId),
     eth_protocolVersion: () => toQuantity(protocolVersion),
     eth_accounts: () => wallet.addresses().map(bytesToHex),

@@ -1,5 +1,6 @@
 // JSON-RPC 2.0 envelope, batch and notification rules, each through a real HTTP socket.
 import { expect } from "chai";
+import { rpcMethodTable } from "../../../generated/methodTable.js";
 import { postJson, postRaw } from "../../helpers/http.js";
 import { startTestNode, type TestNode } from "../../helpers/testNode.js";
 
@@ -206,9 +207,12 @@ describe("JSON-RPC 2.0 transport", () => {
     }
   });
 
-  it("answers a documented method without implementation with a clear error", async () => {
-    const response = await postJson(node.url, { jsonrpc: "2.0", id: 1, method: "eth_newBlockFilter", params: [] });
-    expect(response.json).to.deep.equal({ jsonrpc: "2.0", id: 1, error: { code: -32004, message: "the method eth_newBlockFilter is not implemented yet in this node" } });
+  it("answers a documented method without implementation with a clear error", async function () {
+    // Any method still waiting for its implementation (the list shrinks as methods land).
+    const waiting = [...rpcMethodTable.values()].find((entry) => !entry.implemented && entry.requiredParamCount === 0 && entry.namespace === "eth");
+    if (waiting === undefined) this.skip();
+    const response = await postJson(node.url, { jsonrpc: "2.0", id: 1, method: waiting.name, params: [] });
+    expect(response.json).to.deep.equal({ jsonrpc: "2.0", id: 1, error: { code: -32004, message: `the method ${waiting.name} is not implemented yet in this node` } });
   });
 
   it("answers an unsupported method with the reason", async () => {

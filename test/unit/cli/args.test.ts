@@ -37,6 +37,12 @@ describe("cli/args", () => {
     expect(options.chain.calls).to.deep.equal({ gasCap: 1_000_000n, timeLimitMs: 250 });
   });
 
+  it("maps the log and filter flags onto the chain options", () => {
+    const options = runOptions(["--logs-block-range-limit", "10", "--logs-result-limit", "20", "--filter-timeout", "30"]);
+    expect(options.chain.logs).to.deep.equal({ blockRangeLimit: 10, resultLimit: 20, filterTimeoutMs: 30_000 });
+    expect(runOptions([]).chain.logs).to.deep.equal({ blockRangeLimit: 5000, resultLimit: 20_000, filterTimeoutMs: 300_000 });
+  });
+
   it("accepts network names", () => {
     const cases: [string, number][] = [["mainnet", 30], ["main", 30], ["test", 31], ["dev", 32], ["regtest", 33], ["local", 33]];
     for (const [name, id] of cases) expect(runOptions(["--network", name]).networkId, name).to.equal(id);
@@ -66,6 +72,8 @@ describe("cli/args", () => {
       [["--log-level", "loud"], /--log-level must be one of/],
       [["--in-memory", "--data-dir", "x"], /exclude each other/],
       [["--rpc-batch-limit", "0"], /positive integer/],
+      [["--filter-timeout", "0"], /--filter-timeout takes a positive integer/],
+      [["--logs-result-limit", "1e3"], /--logs-result-limit takes a positive integer/],
       [["stray"], /positional/i],
     ];
     for (const [argv, message] of cases) expect(() => parseCommandLine(argv), argv.join(" ")).to.throw(UsageError, message);

@@ -1,0 +1,196 @@
+// Installed filters (spec 3.1): log filters, block filters and pending-transaction filters, each
+// collecting what happened since its previous poll. Fed by the chain's head events (blocks on disk,
+// and blocks removed, whose logs come back with removed = true) and by the pool's pending
+// transactions. A filter not polled for the timeout is removed; the sweep timer never keeps the
+// process alive.
+import { randomBytes } from "node:crypto";
+import type { Chain } from "../chain/chain.js";
+import type { BlockWithReceipts, ChainHeadListener } from "../chain/events.js";
+import type { ChainTransaction } from "../chain/transactions.js";
+import type { TransactionPool } from "../txpool/transactionPool.js";
+import { blockLogsOf } from "./blockLogs.js";
+import type { LogMatcher } from "./logCriteria.js";
+import { collectBlockLogs, isWithinBounds, type BlockBound, type LocatedLog } from "./logQuery.js";
+import type { LogOptions } from "./options.js";
+
+/** The query of a log filter, as installed. */
+export interface LogFilterQuery {
+  readonly matcher: LogMatcher;
+  readonly from: BlockBound;
+  readonly to: BlockBound;
+}
+
+type InstalledFilter =
+  | { readonly kind: "logs"; readonly query: LogFilterQuery; lastPolledAt: number; logs: LocatedLog[] }
+  | { readonly kind: "blocks" | "pendingTransactions"; lastPolledAt: number; hashes: Uint8Array[] };
+
+/** What a filter collected since its previous poll. */
+export type FilterChanges = { readonly kind: "logs"; readonly logs: readonly LocatedLog[] } | { readonly kind: "hashes"; readonly hashes: readonly Uint8Array[] };
+
+export interface FilterManagerOptions extends Pick<LogOptions, "filterTimeoutMs"> {
+  /** Milliseconds on a monotonic clock (tests may pass their own). */
+  now?: () => number;
+  /** A fresh random id as a QUANTITY (tests may pass their own). */
+  newId?: () => string;
+  /** Where a failure while delivering to filters is reported (the chain and the pool go on). */
+  reportError: (error: unknown) => void;
+}
+
+/** The longest pause between two sweeps of expired filters. */
+const maxSweepIntervalMs = 60_000;
+
+/** 128 random bits as a QUANTITY (no leading zeros). */
+function randomFilterId(): string {
+  return `0x${BigInt(`0x${randomBytes(16).toString("hex")}`).toString(16)}`;
+}
+
+/** The one spelling of a QUANTITY id: lower case, no leading zeros. */
+function idKey(id: string): string | undefined {
+  if (!/^0x[0-9a-fA-F]{1,64}$/.test(id)) return undefined;
+  return `0x${BigInt(id).toString(16)}`;
+}
+
+export class FilterManager implements ChainHeadListener {
+  private readonly filters = new Map<string, InstalledFilter>();
+  private readonly now: () => number;
+  private readonly newId: () => string;
+  private readonly unsubscribe: (() => void)[];
+  private sweepTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    chain: Pick<Chain, "subscribeHead">,
+    pool: Pick<TransactionPool, "subscribePending">,
+    private readonly options: FilterManagerOptions,
+  ) {
+    this.now = options.now ?? (() => performance.now());
+    this.newId = options.newId ?? randomFilterId;
+    this.unsubscribe = [
+      chain.subscribeHead(this, options.reportError),
+      pool.subscribePending((transactions) => this.pendingTransactionsAdded(transactions), options.reportError),
+    ];
+  }
+
+  installLogFilter(query: LogFilterQuery): string {
+    return this.install({ kind: "logs", query, lastPolledAt: this.now(), logs: [] });
+  }
+
+  installBlockFilter(): string {
+    return this.install({ kind: "blocks", lastPolledAt: this.now(), hashes: [] });
+  }
+
+  installPendingTransactionFilter(): string {
+    return this.install({ kind: "pendingTransactions", lastPolledAt: this.now(), hashes: [] });
+  }
+
+  /** Hands over what the filter collected and starts collecting anew; undefined for an unknown or expired id. */
+  takeChanges(id: string): FilterChanges | undefined {
+    const filter = this.find(id);
+    if (filter === undefined) return undefined;
+    filter.lastPolledAt = this.now();
+    if (filter.kind === "logs") {
+      const logs = filter.logs;
+      filter.logs = [];
+      return { kind: "logs", logs };
+    }
+    const hashes = filter.hashes;
+    filter.hashes = [];
+    return { kind: "hashes", hashes };
+  }
+
+  /** The query of a log filter; undefined for an unknown or expired id or another kind of filter. */
+  logFilterQuery(id: string): LogFilterQuery | undefined {
+    const filter = this.find(id);
+    return filter?.kind === "logs" ? filter.query : undefined;
+  }
+
+  /** true when the filter existed (and had not expired) and is now removed. */
+  uninstall(id: string): boolean {
+    const filter = this.find(id);
+    if (filter === undefined) return false;
+    this.filters.delete(idKey(id)!);
+    this.stopSweepWhenIdle();
+    return true;
+  }
+
+  get size(): number {
+    return this.filters.size;
+  }
+
+  blocksAdded(blocks: readonly BlockWithReceipts[]): void {
+    this.deliverBlocks(blocks, false);
+  }
+
+  blocksRemoved(blocks: readonly BlockWithReceipts[]): void {
+    this.deliverBlocks(blocks, true);
+  }
+
+  /** Stops listening to the chain and the pool and forgets every filter. */
+  close(): void {
+    for (const unsubscribe of this.unsubscribe) unsubscribe();
+    this.filters.clear();
+    this.stopSweepWhenIdle();
+  }
+
+  private deliverBlocks(blocks: readonly BlockWithReceipts[], removed: boolean): void {
+    if (this.filters.size === 0) return;
+    const blockLogs = blocks.map(({ block, receipts }) => blockLogsOf(block, receipts));
+    for (const filter of this.filters.values()) {
+      if (filter.kind === "logs") {
+        const { matcher, from, to } = filter.query;
+        for (const logs of blockLogs) if (isWithinBounds(logs.number, from, to)) collectBlockLogs(matcher, logs, removed, filter.logs);
+      } else if (filter.kind === "blocks" && !removed) {
+        // Block filters report new blocks only, as geth's: a removed block's hash is not news.
+        for (const { block } of blocks) filter.hashes.push(block.hash);
+      }
+    }
+  }
+
+  private pendingTransactionsAdded(transactions: readonly ChainTransaction[]): void {
+    for (const filter of this.filters.values()) {
+      if (filter.kind === "pendingTransactions") for (const transaction of transactions) filter.hashes.push(transaction.hash);
+    }
+  }
+
+  private install(filter: InstalledFilter): string {
+    let id = idKey(this.newId())!;
+    while (this.filters.has(id)) id = idKey(this.newId())!;
+    this.filters.set(id, filter);
+    this.startSweep();
+    return id;
+  }
+
+  /** The filter under `id` unless it expired (then it is removed now). */
+  private find(id: string): InstalledFilter | undefined {
+    const key = idKey(id);
+    const filter = key === undefined ? undefined : this.filters.get(key);
+    if (filter === undefined) return undefined;
+    if (this.isExpired(filter, this.now())) {
+      this.filters.delete(key!);
+      this.stopSweepWhenIdle();
+      return undefined;
+    }
+    return filter;
+  }
+
+  private isExpired(filter: InstalledFilter, now: number): boolean {
+    return now - filter.lastPolledAt >= this.options.filterTimeoutMs;
+  }
+
+  private sweep(): void {
+    const now = this.now();
+    for (const [id, filter] of this.filters) if (this.isExpired(filter, now)) this.filters.delete(id);
+    this.stopSweepWhenIdle();
+  }
+
+  private startSweep(): void {
+    if (this.sweepTimer !== undefined) return;
+    this.sweepTimer = setInterval(() => this.sweep(), Math.min(this.options.filterTimeoutMs, maxSweepIntervalMs));
+    this.sweepTimer.unref();
+  }
+
+  private stopSweepWhenIdle(): void {
+    if (this.filters.size > 0 || this.sweepTimer === undefined) return;
+    clearInterval(this.sweepTimer);
+    this.sweepTimer = undefined;
+  }
+}

@@ -1,0 +1,125 @@
+// eth_ logs and filters: eth_getLogs, and filters installed and polled (spec 2.10, 3.1). Parameters
+// become LogCriteria and block bounds here; matching, queries and filters live in logs/.
+import type { NamespaceHandlers } from "../../../generated/methods.js";
+import type { BlockNumberOrTag, FilterAddress, FilterOptions, Topics } from "../../../generated/types.js";
+import type { Chain } from "../../chain/chain.js";
+import { bytesToHex, hexToBytes } from "../../common/hex.js";
+import {
+  blockLogsOf,
+  LogMatcher,
+  queryBlockLogs,
+  queryLogRange,
+  resolveBlockRange,
+  type BlockBound,
+  type BlockLogIndex,
+  type FilterManager,
+  type LocatedLog,
+  type LogQueryLimits,
+} from "../../logs/index.js";
+import type { RpcCallContext } from "../dispatch.js";
+import { blockHashNotFoundError, filterNotFoundError, logQueryErrorToRpc } from "../errors.js";
+import { formatLocatedLogs } from "../format.js";
+
+export interface EthFilterDependencies {
+  chain: Chain;
+  filters: FilterManager;
+  logIndex: BlockLogIndex;
+  logLimits: LogQueryLimits;
+}
+
+type EthFilterMethod =
+  | "eth_newFilter"
+  | "eth_newBlockFilter"
+  | "eth_newPendingTransactionFilter"
+  | "eth_getFilterChanges"
+  | "eth_getFilterLogs"
+  | "eth_uninstallFilter"
+  | "eth_getLogs";
+
+/** "latest" and "pending" follow the head (the pending block has no logs yet); "earliest" is block 0. */
+function blockBound(parameter: BlockNumberOrTag | undefined): BlockBound {
+  switch (parameter) {
+    case undefined:
+    case "latest":
+    case "pending":
+      return { kind: "head" };
+    case "earliest":
+      return { kind: "number", number: 0n };
+    default:
+      return { kind: "number", number: BigInt(parameter) };
+  }
+}
+
+function addressList(address: FilterAddress | undefined): Uint8Array[] {
+  if (address === undefined) return [];
+  return (typeof address === "string" ? [address] : address).map(hexToBytes);
+}
+
+/** A position holding null, an empty list or a list with null in it allows any topic. */
+function topicPositions(topics: Topics | undefined): (Uint8Array[] | null)[] {
+  return (topics ?? []).map((entry) => {
+    if (entry === null) return null;
+    if (typeof entry === "string") return [hexToBytes(entry)];
+    return entry.length === 0 || entry.includes(null) ? null : (entry as string[]).map(hexToBytes);
+  });
+}
+
+function matcherOf(options: Pick<FilterOptions, "address" | "topics">): LogMatcher {
+  return new LogMatcher({ addresses: addressList(options.address), topics: topicPositions(options.topics) });
+}
+
+export function createEthFilterHandlers(deps: EthFilterDependencies): Pick<NamespaceHandlers<"eth", RpcCallContext>, EthFilterMethod> {
+  const { chain, filters, logIndex, logLimits } = deps;
+
+  /** Runs a query over a range judged at the current head; domain errors become their JSON-RPC errors. */
+  async function logsInRange(matcher: LogMatcher, from: BlockBound, to: BlockBound): Promise<LocatedLog[]> {
+    try {
+      const range = resolveBlockRange(from, to, chain.head.number);
+      return range === undefined ? [] : await queryLogRange(logIndex, matcher, range.from, range.to, logLimits);
+    } catch (error) {
+      throw logQueryErrorToRpc(error);
+    }
+  }
+
+  return {
+    eth_getLogs: async ([options]) => {
+      const blockHash = options.blockhash ?? options.blockHash;
+      const matcher = matcherOf(options);
+      if (blockHash === undefined) return formatLocatedLogs(await logsInRange(matcher, blockBound(options.fromBlock), blockBound(options.toBlock)));
+      const block = await chain.getBlockByHash(hexToBytes(blockHash));
+      const receipts = block === undefined ? undefined : await chain.getReceipts(block.hash);
+      if (block === undefined || receipts === undefined) throw blockHashNotFoundError(blockHash);
+      try {
+        return formatLocatedLogs(queryBlockLogs(blockLogsOf(block, receipts), matcher, logLimits));
+      } catch (error) {
+        throw logQueryErrorToRpc(error);
+      }
+    },
+
+    eth_newFilter: ([options]) => {
+      const from = blockBound(options.fromBlock);
+      const to = blockBound(options.toBlock);
+      // Refuse now what every later poll would refuse (two numbers in the wrong order).
+      try {
+        resolveBlockRange(from, to, chain.head.number);
+      } catch (error) {
+        throw logQueryErrorToRpc(error);
+      }
+      return filters.installLogFilter({ matcher: matcherOf(options), from, to });
+    },
+    eth_newBlockFilter: () => filters.installBlockFilter(),
+    eth_newPendingTransactionFilter: () => filters.installPendingTransactionFilter(),
+
+    eth_getFilterChanges: ([filterId]) => {
+      const changes = filters.takeChanges(filterId);
+      if (changes === undefined) throw filterNotFoundError();
+      return changes.kind === "logs" ? formatLocatedLogs(changes.logs) : changes.hashes.map(bytesToHex);
+    },
+    eth_getFilterLogs: async ([filterId]) => {
+      const query = filters.logFilterQuery(filterId);
+      if (query === undefined) throw filterNotFoundError();
+      return formatLocatedLogs(await logsInRange(query.matcher, query.from, query.to));
+    },
+    eth_uninstallFilter: ([filterId]) => filters.uninstall(filterId),
+  };
+}

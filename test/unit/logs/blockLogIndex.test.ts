@@ -1,0 +1,105 @@
+// The recent-block log index against a stand-in chain: filled by added blocks and by reads inside
+// the window, slid as the head advances, shrunk to its log budget, and emptied of removed blocks.
+import { expect } from "chai";
+import type { Block } from "../../../src/chain/block.js";
+import type { BlockWithReceipts, ChainHeadListener } from "../../../src/chain/events.js";
+import type { ChainReceipt } from "../../../src/chain/receipts.js";
+import { BlockLogIndex } from "../../../src/logs/index.js";
+
+/** A block of `logCount` logs in one transaction (or none), with a hash derived from `variant`. */
+function blockWith(number: bigint, logCount: number, variant = 0): BlockWithReceipts {
+  const logs = Array.from({ length: logCount }, () => ({ address: new Uint8Array(20), topics: [], data: new Uint8Array() }));
+  const receipts: ChainReceipt[] = logCount === 0 ? [] : [{ success: true, gasUsed: 0n, cumulativeGasUsed: 0n, logsBloom: new Uint8Array(256), logs, contractAddress: undefined }];
+  const hash = new Uint8Array(32).fill(variant);
+  hash[0] = Number(number);
+  const block = { number, hash, header: { fields: { logsBloom: new Uint8Array(256) } }, transactions: receipts.map(() => ({ hash })) } as unknown as Block;
+  return { block, receipts };
+}
+
+class StandInChain {
+  listener: ChainHeadListener | undefined;
+  readonly blocks = new Map<bigint, BlockWithReceipts>();
+  reads = 0;
+  headNumber = 0n;
+  get head() {
+    return this.blocks.get(this.headNumber)!.block;
+  }
+  async getBlockByNumber(number: bigint) {
+    this.reads++;
+    return number <= this.headNumber ? this.blocks.get(number)?.block : undefined;
+  }
+  async getReceipts(hash: Uint8Array) {
+    return [...this.blocks.values()].find(({ block }) => Buffer.compare(block.hash, hash) === 0)?.receipts as ChainReceipt[] | undefined;
+  }
+  async getCanonicalHash(number: bigint) {
+    return number <= this.headNumber ? this.blocks.get(number)?.block.hash : undefined;
+  }
+  subscribeHead(listener: ChainHeadListener) {
+    this.listener = listener;
+    return () => (this.listener = undefined);
+  }
+  /** Appends blocks and tells the listener, as Chain.writeBatch does. */
+  add(...added: BlockWithReceipts[]) {
+    for (const entry of added) this.blocks.set(entry.block.number, entry);
+    this.headNumber = added.at(-1)!.block.number;
+    this.listener?.blocksAdded(added);
+  }
+}
+
+describe("logs/blockLogIndex", () => {
+  it("holds added blocks, reads older ones once inside the window, and slides the window with the head", async () => {
+    const chain = new StandInChain();
+    chain.blocks.set(0n, blockWith(0n, 0));
+    for (let number = 1n; number <= 3n; number++) chain.blocks.set(number, blockWith(number, 1));
+    chain.headNumber = 3n;
+    const index = new BlockLogIndex(chain, () => undefined, { maxBlocks: 3, maxLogs: 100 });
+    expect((await index.canonical(1n))!.logCount).to.equal(1);
+    expect(await index.canonical(1n)).to.equal(await index.canonical(1n));
+    expect(chain.reads).to.equal(1);
+    // Block 0 is below the window (3 - 3): read every time.
+    await index.canonical(0n);
+    await index.canonical(0n);
+    expect(chain.reads).to.equal(3);
+    chain.add(blockWith(4n, 2), blockWith(5n, 1));
+    expect(index.held(5n)!.logCount).to.equal(1);
+    expect(index.held(4n)!.transactions[0]!.logs).to.have.length(2);
+    expect(index.held(1n)).to.equal(undefined);
+    expect(index.held(2n)).to.equal(undefined);
+    expect(await index.canonical(6n)).to.equal(undefined);
+    index.close();
+    expect(chain.listener).to.equal(undefined);
+  });
+
+  it("drops its oldest blocks when over the log budget, and does not take reads that would not fit", async () => {
+    const chain = new StandInChain();
+    chain.blocks.set(0n, blockWith(0n, 0));
+    const index = new BlockLogIndex(chain, () => undefined, { maxBlocks: 100, maxLogs: 5 });
+    chain.add(blockWith(1n, 2));
+    chain.add(blockWith(2n, 2));
+    chain.add(blockWith(3n, 2));
+    expect(index.held(1n)).to.equal(undefined);
+    expect(index.held(2n)!.logCount).to.equal(2);
+    expect(index.held(3n)!.logCount).to.equal(2);
+    // Block 1 is below the raised floor now: served, not held.
+    expect((await index.canonical(1n))!.logCount).to.equal(2);
+    expect(index.held(1n)).to.equal(undefined);
+    index.close();
+  });
+
+  it("forgets removed blocks, so the replacement at the same height is read from the chain", async () => {
+    const chain = new StandInChain();
+    chain.blocks.set(0n, blockWith(0n, 0));
+    const index = new BlockLogIndex(chain, () => undefined, { maxBlocks: 10, maxLogs: 100 });
+    const original = blockWith(1n, 1);
+    chain.add(original);
+    chain.listener!.blocksRemoved([blockWith(1n, 1, 9)]); // another block at the same height: nothing happens
+    expect(index.held(1n)).to.not.equal(undefined);
+    chain.listener!.blocksRemoved([original]);
+    expect(index.held(1n)).to.equal(undefined);
+    const replacement = blockWith(1n, 3, 7);
+    chain.blocks.set(1n, replacement);
+    expect((await index.canonical(1n))!.hash).to.deep.equal(replacement.block.hash);
+    expect(index.held(1n)!.logCount).to.equal(3);
+    index.close();
+  });
+});
