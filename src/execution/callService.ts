@@ -93,7 +93,7 @@ export class CallService {
         const allowance = balance > call.value ? (balance - call.value) / call.gasPrice : 0n;
         if (upper > allowance) upper = allowance;
       }
-      const run = (gasLimit: bigint) => this.runOnce(engine, context, { ...call, gasLimit }, undefined, deadline);
+      const run = (gasLimit: bigint, measureSlack = false) => this.runOnce(engine, context, { ...call, gasLimit }, undefined, deadline, measureSlack);
 
       // A value transfer to an account without code needs exactly the transfer gas.
       if (call.to !== undefined && call.data.length === 0 && (await engine.state.getCode(new Address(call.to))).length === 0) {
@@ -101,16 +101,27 @@ export class CallService {
         if (transfer?.kind === "success") return transferGas;
       }
 
-      const atUpper = await this.tryRun(run, upper);
+      const atUpper = await this.tryRun((gasLimit) => run(gasLimit, true), upper);
       if (atUpper === undefined) throw new GasEstimationError(`gas required exceeds allowance (${upper})`);
       if (atUpper.kind === "revert") throw new EstimateRevertedError(atUpper.returnData);
       if (atUpper.kind === "halt") throw new GasEstimationError(atUpper.reason === "out of gas" ? `gas required exceeds allowance (${upper})` : atUpper.reason);
 
-      // Less than what the run consumed (refunds included) cannot be enough; try that much, then a
-      // guess with room for the 1/64 each call level keeps back, then search in between.
+      // Less than what the run consumed (refunds included) cannot be enough.
       let failing = atUpper.gasConsumed - 1n;
       let succeeding = upper;
-      for (const guess of [atUpper.gasConsumed, ((atUpper.gasConsumed + callStipend) * 64n) / 63n]) {
+      // Without other frames the run shows the smallest limit: the upper bound less the least gas
+      // that was to spare (at the end, or above the sentry at an SSTORE). Two runs confirm it.
+      const slack = atUpper.slack;
+      const guesses: bigint[] = [];
+      if (slack !== undefined && !slack.nestedFrames) {
+        const endSlack = upper - atUpper.gasConsumed;
+        const least = slack.storageSentrySlack !== undefined && slack.storageSentrySlack < endSlack ? slack.storageSentrySlack : endSlack;
+        guesses.push(upper - least - 1n, upper - least);
+      }
+      // Otherwise: the gas consumed, then a guess with room for the 1/64 each call level keeps
+      // back, then a binary search between the highest failing and the lowest succeeding limit.
+      guesses.push(atUpper.gasConsumed, ((atUpper.gasConsumed + callStipend) * 64n) / 63n);
+      for (const guess of guesses) {
         if (guess <= failing || guess >= succeeding) continue;
         if ((await this.tryRun(run, guess))?.kind === "success") succeeding = guess;
         else failing = guess;
@@ -134,12 +145,12 @@ export class CallService {
     }
   }
 
-  private async runOnce(engine: ExecutionEngine, context: ExecutionBlockContext, call: MessageCall, overrides: StateOverrides | undefined, deadline: number) {
+  private async runOnce(engine: ExecutionEngine, context: ExecutionBlockContext, call: MessageCall, overrides: StateOverrides | undefined, deadline: number, measureSlack = false) {
     const timeLeft = deadline - performance.now();
     if (timeLeft <= 0) throw new ExecutionTimeoutError("execution time limit reached");
     // A call that pays no gas price runs with a base fee of zero, as a free call must be able to.
     const block = createExecutionBlock(this.common, { ...context, baseFee: call.gasPrice === 0n ? 0n : context.baseFee });
-    return runMessageCall(engine, block, call, overrides, timeLeft);
+    return runMessageCall(engine, block, call, overrides, timeLeft, measureSlack);
   }
 
   private onTarget<T>(target: CallTarget, run: (engine: ExecutionEngine, context: ExecutionBlockContext) => Promise<T>): Promise<T> {

@@ -31,6 +31,57 @@ const jumpOpcodes = [0x56, 0x57] as const;
 
 interface OpcodeEntry {
   opHandler: (...args: unknown[]) => unknown;
+  gasHandler?: (runState: RunStateView, gas: bigint, common: unknown) => Promise<bigint> | bigint;
+}
+
+/** The few fields of the interpreter's run state read here. */
+interface RunStateView {
+  env: { depth: number };
+  interpreter: { getGasLeft(): bigint };
+}
+
+/** SSTORE needs more than this much gas left (EIP-2200's sentry), whatever it costs. */
+const storageSentryGas = 2_300n;
+const storeOpcode = 0x55;
+/** CREATE, CALL, CALLCODE, DELEGATECALL, CREATE2, STATICCALL: each runs a frame of its own. */
+const frameOpcodes = [0xf0, 0xf1, 0xf2, 0xf4, 0xf5, 0xfa] as const;
+
+/**
+ * How much less gas a run that succeeded could have had, as far as the top frame shows: at every
+ * SSTORE the gas left must exceed the sentry, and the gas left only decreases. Other frames
+ * (calls, creations) get gas by the 63/64 rule, which this does not follow: `nestedFrames` says
+ * whether there were any.
+ */
+export interface GasSlack {
+  /** The least of (gas left - sentry - 1) over the top frame's SSTOREs; undefined without any. */
+  storageSentrySlack: bigint | undefined;
+  nestedFrames: boolean;
+}
+
+type JumpAnalysis = (this: { _evm: object }, code: Uint8Array) => unknown;
+
+let jumpAnalysisRemembered = false;
+
+/**
+ * The interpreter analyses a contract's code (jump destinations, push values, opcode entries)
+ * every time a message runs it: for a token's balanceOf that is a tenth of the call. The analysis
+ * depends only on the code and on the EVM's opcode table, and is only read afterwards, so it is
+ * kept per EVM and per code array. The interpreter class is internal to the package: its
+ * prototype is reached through the first running interpreter (`runState.interpreter`).
+ */
+function rememberJumpAnalysis(interpreter: object): void {
+  jumpAnalysisRemembered = true;
+  const prototype = Object.getPrototypeOf(interpreter) as { _getValidJumpDestinations?: JumpAnalysis };
+  const analyse = prototype._getValidJumpDestinations;
+  if (typeof analyse !== "function") return;
+  const byEvm = new WeakMap<object, WeakMap<Uint8Array, unknown>>();
+  prototype._getValidJumpDestinations = function (code) {
+    let byCode = byEvm.get(this._evm);
+    if (byCode === undefined) byEvm.set(this._evm, (byCode = new WeakMap()));
+    let analysis = byCode.get(code);
+    if (analysis === undefined) byCode.set(code, (analysis = analyse.call(this, code)));
+    return analysis;
+  };
 }
 
 export interface ExecutionEngine {
@@ -41,6 +92,8 @@ export interface ExecutionEngine {
    * inside the EVM, leaving its state manager mid-checkpoint. Without a limit: no clock checks.
    */
   withTimeLimit<T>(timeLimitMs: number | undefined, execute: () => Promise<T>): Promise<T>;
+  /** Runs `execute` while watching the gas slack of the top frame (see GasSlack). */
+  measureGasSlack<T>(execute: () => Promise<T>): Promise<{ result: T; slack: GasSlack }>;
 }
 
 export async function createExecutionEngine(common: Common, state: MerkleStateManager, canonicalHash: CanonicalHashLookup): Promise<ExecutionEngine> {
@@ -67,6 +120,7 @@ export async function createExecutionEngine(common: Common, state: MerkleStateMa
     opcodeMap[opcode] = {
       ...entry,
       opHandler(...args: unknown[]) {
+        if (!jumpAnalysisRemembered) rememberJumpAnalysis((args[0] as { interpreter: object }).interpreter);
         if (--jumpsLeft === 0) {
           jumpsLeft = jumpsPerClockCheck;
           if (performance.now() > deadline) throw new ExecutionTimeoutError("execution time limit reached");
@@ -76,9 +130,45 @@ export async function createExecutionEngine(common: Common, state: MerkleStateMa
     };
   }
 
+  // SSTORE's gas handler runs before the sentry check and the charge; frame opcodes' before the
+  // frame. Both only record while a measurement runs.
+  let slack: GasSlack | undefined;
+  const store = opcodeMap[storeOpcode]!;
+  const storeGas = store.gasHandler!;
+  opcodeMap[storeOpcode] = {
+    ...store,
+    gasHandler(runState, gas, common) {
+      if (slack !== undefined && runState.env.depth === 0) {
+        const left = runState.interpreter.getGasLeft() - storageSentryGas - 1n;
+        if (slack.storageSentrySlack === undefined || left < slack.storageSentrySlack) slack.storageSentrySlack = left;
+      }
+      return storeGas(runState, gas, common);
+    },
+  };
+  for (const opcode of frameOpcodes) {
+    const entry = opcodeMap[opcode]!;
+    const frameGas = entry.gasHandler!;
+    opcodeMap[opcode] = {
+      ...entry,
+      gasHandler(runState, gas, common) {
+        if (slack !== undefined) slack.nestedFrames = true;
+        return frameGas(runState, gas, common);
+      },
+    };
+  }
+
   return {
     vm,
     state,
+    async measureGasSlack(execute) {
+      const measured: GasSlack = { storageSentrySlack: undefined, nestedFrames: false };
+      slack = measured;
+      try {
+        return { result: await execute(), slack: measured };
+      } finally {
+        slack = undefined;
+      }
+    },
     async withTimeLimit(timeLimitMs, execute) {
       if (timeLimitMs === undefined) return execute();
       deadline = performance.now() + timeLimitMs;

@@ -7,7 +7,7 @@ import type { MerkleStateManager } from "@ethereumjs/statemanager";
 import { createLegacyTx } from "@ethereumjs/tx";
 import { Account, Address, bytesToBigInt, setLengthLeft } from "@ethereumjs/util";
 import { runTx } from "@ethereumjs/vm";
-import { ExecutionTimeoutError, type ExecutionEngine } from "./engine.js";
+import { ExecutionTimeoutError, type ExecutionEngine, type GasSlack } from "./engine.js";
 
 export interface MessageCall {
   /** 20 bytes; the zero address when the caller names none. */
@@ -38,6 +38,8 @@ export type StateOverrides = ReadonlyArray<readonly [Uint8Array, AccountOverride
 interface GasFigures {
   gasUsed: bigint;
   gasConsumed: bigint;
+  /** Measured when asked for (see ExecutionEngine.measureGasSlack). */
+  slack?: GasSlack;
 }
 
 export type MessageCallResult =
@@ -85,6 +87,7 @@ export async function runMessageCall(
   call: MessageCall,
   overrides: StateOverrides | undefined,
   timeLimitMs: number | undefined,
+  measureSlack = false,
 ): Promise<MessageCallResult> {
   const { vm, state } = engine;
   const from = new Address(call.from);
@@ -97,17 +100,18 @@ export async function runMessageCall(
     );
     // Unsigned: the engine asks the transaction for its sender, and this one names it.
     tx.getSenderAddress = () => from;
+    const execute = () => runTx(vm, { tx, block, skipNonce: true, skipBlockGasLimitValidation: true, skipHardForkValidation: true });
     let result;
+    let slack: GasSlack | undefined;
     try {
-      result = await engine.withTimeLimit(timeLimitMs, () =>
-        runTx(vm, { tx, block, skipNonce: true, skipBlockGasLimitValidation: true, skipHardForkValidation: true }),
-      );
+      if (measureSlack) ({ result, slack } = await engine.withTimeLimit(timeLimitMs, () => engine.measureGasSlack(execute)));
+      else result = await engine.withTimeLimit(timeLimitMs, execute);
     } catch (error) {
       if (error instanceof ExecutionTimeoutError) throw error;
       throw new CallNotExecutableError(engineReason(error));
     }
     const { execResult } = result;
-    const gas: GasFigures = { gasUsed: result.totalGasSpent, gasConsumed: execResult.executionGasUsed + tx.getIntrinsicGas() };
+    const gas: GasFigures = { gasUsed: result.totalGasSpent, gasConsumed: execResult.executionGasUsed + tx.getIntrinsicGas(), slack };
     const error = execResult.exceptionError;
     if (error === undefined) return { kind: "success", returnData: execResult.returnValue, ...gas };
     if (error.error === "revert") return { kind: "revert", returnData: execResult.returnValue, ...gas };

@@ -3,6 +3,11 @@
 // reads themselves when they come from memory; every get, put and delete starts with that search.
 // Here the same search is a plain loop from the root. Results are the package's: the same node,
 // remaining nibbles and stack (a test compares both on random tries).
+//
+// Reads are remembered by root and key: a trie's content is fixed by its root hash, so the value
+// under a key at a root never changes. The engine's state caches forget what a call read when the
+// call's checkpoint is reverted; the next call at the same root then finds its accounts and slots
+// here instead of searching the trie again.
 import {
   BranchMPTNode,
   ExtensionMPTNode,
@@ -13,13 +18,46 @@ import {
   type Path,
 } from "@ethereumjs/mpt";
 import { equalsBytes } from "@ethereumjs/util";
-import { bytesToNibbles } from "../common/hex.js";
+import { bytesToNibbles, bytesToUnprefixedHex } from "../common/hex.js";
 
 const missingNodeMessage = "Missing node in DB";
+/** Values remembered per node database (root and key -> value, null for none). */
+const rememberedValueCount = 100_000;
+
+class RememberedValues {
+  private readonly values = new Map<string, Uint8Array | null>();
+
+  get(key: string): Uint8Array | null | undefined {
+    return this.values.get(key);
+  }
+
+  set(key: string, value: Uint8Array | null): void {
+    this.values.set(key, value);
+    if (this.values.size > rememberedValueCount) this.values.delete(this.values.keys().next().value!);
+  }
+}
+
+/** One memory per node database: tries of one database share it, another database has its own. */
+const rememberedByDatabase = new WeakMap<object, RememberedValues>();
 
 export class StateTrie extends MerklePatriciaTrie {
+  private readonly remembered: RememberedValues;
+
   constructor(options: MPTOpts) {
     super(options);
+    const database = this._db.db as object;
+    let remembered = rememberedByDatabase.get(database);
+    if (remembered === undefined) rememberedByDatabase.set(database, (remembered = new RememberedValues()));
+    this.remembered = remembered;
+  }
+
+  override async get(key: Uint8Array, throwIfMissing = false): Promise<Uint8Array | null> {
+    const memoryKey = bytesToUnprefixedHex(this.root()) + bytesToUnprefixedHex(key);
+    const known = this.remembered.get(memoryKey);
+    if (known !== undefined) return known;
+    const value = await super.get(key, throwIfMissing);
+    this.remembered.set(memoryKey, value);
+    return value;
   }
 
   override async findPath(key: Uint8Array, throwIfMissing = false, partialPath: { stack: MPTNode[] } = { stack: [] }): Promise<Path> {
