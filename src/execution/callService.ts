@@ -1,6 +1,7 @@
 // Calls and gas estimates against any stored block or the pending block. Each stored state root
 // that is called gets an engine of its own (kept for the few most recent roots), and calls on one
 // engine run one after another: the engine's state manager holds one checkpoint at a time.
+import type { Block as EngineBlock } from "@ethereumjs/block";
 import type { Common } from "@ethereumjs/common";
 import { Address } from "@ethereumjs/util";
 import type { Block } from "../chain/block.js";
@@ -61,6 +62,7 @@ export type EstimateCall = Omit<MessageCall, "gasLimit"> & { gasLimit: bigint | 
 
 export class CallService {
   private readonly engines = new Map<string, StoredRootEngine>();
+  private readonly executionBlocks = new Map<string, EngineBlock>();
 
   constructor(
     private readonly common: Common,
@@ -149,8 +151,20 @@ export class CallService {
     const timeLeft = deadline - performance.now();
     if (timeLeft <= 0) throw new ExecutionTimeoutError("execution time limit reached");
     // A call that pays no gas price runs with a base fee of zero, as a free call must be able to.
-    const block = createExecutionBlock(this.common, { ...context, baseFee: call.gasPrice === 0n ? 0n : context.baseFee });
+    const block = this.executionBlock({ ...context, baseFee: call.gasPrice === 0n ? 0n : context.baseFee });
     return runMessageCall(engine, block, call, overrides, timeLeft, measureSlack);
+  }
+
+  /** The engine's block for a context; the few most recent are kept (building one costs a header). */
+  private executionBlock(context: ExecutionBlockContext): EngineBlock {
+    const key = `${context.number}:${context.timestamp}:${bytesToUnprefixedHex(context.coinbase)}:${context.gasLimit}:${context.baseFee}:${context.difficulty}`;
+    let block = this.executionBlocks.get(key);
+    if (block === undefined) {
+      block = createExecutionBlock(this.common, context);
+      this.executionBlocks.set(key, block);
+      if (this.executionBlocks.size > engineCount * 2) this.executionBlocks.delete(this.executionBlocks.keys().next().value!);
+    }
+    return block;
   }
 
   private onTarget<T>(target: CallTarget, run: (engine: ExecutionEngine, context: ExecutionBlockContext) => Promise<T>): Promise<T> {

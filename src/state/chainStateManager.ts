@@ -1,13 +1,41 @@
-// The engine's state manager with one fix. @ethereumjs/statemanager 10.1.3 means to keep storage
-// writes in its cache until the checkpoint is committed, but writes
-// `cache.put(...) ?? writeToTrie(...)`, and put returns undefined: every SSTORE also updated the
-// storage trie at once (hashing and encoding its nodes), a fifth of the CPU of a storage-heavy
-// call. Here a write goes to the cache only; flush() writes it to the trie on commit, as intended.
+// The engine's state manager with two changes.
+// - @ethereumjs/statemanager 10.1.3 means to keep storage writes in its cache until the checkpoint
+//   is committed, but writes `cache.put(...) ?? writeToTrie(...)`, and put returns undefined:
+//   every SSTORE also updated the storage trie at once (hashing and encoding its nodes), a fifth of
+//   the CPU of a storage-heavy call. Here a write goes to the cache only; flush() writes it to the
+//   trie on commit, as intended.
+// - A revert drops every storage trie object, and the next read builds one again (a trie copy per
+//   contract per call). Trie objects are kept here and handed back when their root is still the
+//   account's storage root, so they give exactly what a new one would.
+import type { MerklePatriciaTrie } from "@ethereumjs/mpt";
 import { MerkleStateManager } from "@ethereumjs/statemanager";
 import { RLP } from "@ethereumjs/rlp";
-import { type Address, unpadBytes } from "@ethereumjs/util";
+import { type Account, type Address, equalsBytes, unpadBytes } from "@ethereumjs/util";
+import { keccak256 } from "../common/crypto.js";
+import { bytesToUnprefixedHex } from "../common/hex.js";
+
+/** Storage trie objects kept per state manager. */
+const keptStorageTrieCount = 1_000;
 
 export class ChainStateManager extends MerkleStateManager {
+  /** Storage tries by hashed address, kept across reverts. */
+  private readonly keptStorageTries = new Map<string, MerklePatriciaTrie>();
+
+  protected override _getStorageTrie(addressOrHash: Address | { bytes: Uint8Array } | Uint8Array, rootAccount?: Account): MerklePatriciaTrie {
+    const hashedAddress = addressOrHash instanceof Uint8Array ? addressOrHash : keccak256(addressOrHash.bytes);
+    const key = bytesToUnprefixedHex(hashedAddress);
+    if (this._storageTries[key] === undefined && rootAccount !== undefined) {
+      const kept = this.keptStorageTries.get(key);
+      if (kept !== undefined && !kept.hasCheckpoints() && equalsBytes(kept.root(), rootAccount.storageRoot)) this._storageTries[key] = kept;
+    }
+    const trie = super._getStorageTrie(hashedAddress, rootAccount);
+    if (this.keptStorageTries.get(key) !== trie) {
+      this.keptStorageTries.set(key, trie);
+      if (this.keptStorageTries.size > keptStorageTrieCount) this.keptStorageTries.delete(this.keptStorageTries.keys().next().value!);
+    }
+    return trie;
+  }
+
   override async putStorage(address: Address, key: Uint8Array, value: Uint8Array): Promise<void> {
     const storageCache = this._caches?.storage;
     if (storageCache === undefined) return super.putStorage(address, key, value);
