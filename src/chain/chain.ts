@@ -17,7 +17,7 @@ import type { KeyValueStore, StoreOperation } from "../storage/keyValueStore.js"
 import { DataDirectoryError } from "../storage/keyValueStore.js";
 import { metadataNames, storeKeys } from "../storage/keys.js";
 import { Block } from "./block.js";
-import { ChainHeadListeners, type ChainHeadListener, type ListenerErrorReporter } from "./events.js";
+import { ChainHeadListeners, type BlockWithReceipts, type ChainHeadListener, type ListenerErrorReporter } from "./events.js";
 import { buildGenesisBlock, type GenesisSpec } from "./genesis.js";
 import { BlockHeader } from "./header.js";
 import { decodeBlockReceipts, encodeBlockReceipts, type ChainReceipt } from "./receipts.js";
@@ -62,10 +62,16 @@ class RecentCache<V> {
     this.entries.set(key, value);
     if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
   }
+  delete(key: string): void {
+    this.entries.delete(key);
+  }
 }
 
 /** A block could not be written; it and every block appended after it are gone. */
 export class BlockWriteError extends Error {}
+
+/** A revert the chain cannot do (the target is not a canonical block, or blocks are still being appended). */
+export class ChainRevertError extends Error {}
 
 export class Chain {
   private headBlock: Block;
@@ -242,6 +248,56 @@ export class Chain {
    */
   whenTipWritten(): Promise<void> {
     return this.tipWritten;
+  }
+
+  /**
+   * Makes `target`, a canonical block at or below the head, the head and the tip again. The blocks
+   * above it are removed in one atomic batch with the new head pointer: their canonical-index
+   * entries, transaction locations, headers, bodies, receipts and total difficulties (state-trie
+   * nodes stay: tries are content-addressed and shared). Head listeners hear of the removed blocks,
+   * newest first. The caller must keep blocks from being appended meanwhile (the miner's queue);
+   * blocks still on their way to disk are waited for first. Answers the removed blocks.
+   */
+  async revertTo(target: Block): Promise<BlockWithReceipts[]> {
+    // A failed write already took the tip back to the head: nothing more to wait for.
+    await this.whenTipWritten().catch(() => undefined);
+    if (this.staged.length > 0 || this.writing.length > 0 || this.tipBlock !== this.headBlock) {
+      throw new ChainRevertError("blocks are still being appended; revert from the miner's queue");
+    }
+    if (target.number > this.headBlock.number || !(await this.isCanonical(target))) {
+      throw new ChainRevertError(`block ${target.number} is not a canonical block at or below the head`);
+    }
+    const targetTotalDifficulty = await this.getTotalDifficulty(target.hash);
+    if (targetTotalDifficulty === undefined) throw new ChainRevertError(`block ${target.number} has no total difficulty in the store`);
+    const removed: BlockWithReceipts[] = [];
+    const operations: StoreOperation[] = [];
+    for (let number = this.headBlock.number; number > target.number; number--) {
+      const block = await this.getBlockByNumber(number);
+      const receipts = block === undefined ? undefined : await this.getReceipts(block.hash);
+      if (block === undefined || receipts === undefined) throw new ChainRevertError(`canonical block ${number} is missing from the store`);
+      removed.push({ block, receipts });
+      operations.push(
+        { type: "del", key: storeKeys.canonicalHash(number) },
+        { type: "del", key: storeKeys.header(block.hash) },
+        { type: "del", key: storeKeys.body(block.hash) },
+        { type: "del", key: storeKeys.totalDifficulty(block.hash) },
+        { type: "del", key: storeKeys.receipts(block.hash) },
+      );
+      for (const transaction of block.transactions) operations.push({ type: "del", key: storeKeys.transactionLocation(transaction.hash) });
+    }
+    if (removed.length === 0) return removed;
+    operations.push({ type: "put", key: storeKeys.metadata(metadataNames.head), value: target.hash });
+    await this.store.write(operations);
+    for (const { block } of removed) {
+      const key = bytesToUnprefixedHex(block.hash);
+      this.blocks.delete(key);
+      this.receipts.delete(key);
+    }
+    this.headBlock = this.tipBlock = target;
+    this.headTotalDifficulty = this.tipTotalDifficulty = targetTotalDifficulty;
+    this.tipWritten = Promise.resolve();
+    this.headListeners.notifyBlocksRemoved(removed);
+    return removed;
   }
 
   private stage(block: Block, receipts: readonly ChainReceipt[], totalDifficulty: bigint, operations: StoreOperation[]): Promise<void> {

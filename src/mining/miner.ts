@@ -1,6 +1,8 @@
 // Block production. Automine (the default): every accepted transaction is mined into its own
 // block before its send call returns. Interval: the pending transactions go into one block every
 // `blockTimeSeconds`. Off: blocks come only from explicit requests (the dev methods).
+// evm_stopMining pauses automine and interval mining (transactions keep entering the pool);
+// evm_startMining resumes them, and automine then mines what arrived meanwhile.
 // One block is built at a time; every build goes through the same queue. A build does not wait for
 // the disk: it appends to the chain's tip and the next build starts while the chain writes. Who
 // needs the block to be durable (the send call, a dev method) waits for that afterwards.
@@ -18,8 +20,18 @@ export interface MinerOptions {
   mode: MiningMode;
   coinbase: Uint8Array;
   extraData: Uint8Array;
-  /** Wall-clock seconds; tests may pass their own clock. */
+  /** Seconds for the next block (the dev clock: wall clock plus offset); default: wall clock. */
   now?: () => bigint;
+}
+
+/** evm_mine's timestamp is not after the parent's: timestamps always increase block to block. */
+export class TimestampNotAfterParentError extends Error {
+  constructor(
+    readonly timestamp: bigint,
+    readonly parentTimestamp: bigint,
+  ) {
+    super(`timestamp ${timestamp} is not greater than the parent block's timestamp ${parentTimestamp}`);
+  }
 }
 
 /** What happened to a transaction handed to automine. */
@@ -44,6 +56,7 @@ export class Miner {
   /** State root the block builder's working state is on (hex). */
   private builderRoot: string;
   private timer: NodeJS.Timeout | undefined;
+  private paused = false;
   private readonly now: () => bigint;
 
   constructor(
@@ -65,10 +78,47 @@ export class Miner {
     return this.options.coinbase;
   }
 
+  /** Whether blocks come on their own (automine or interval mining, not paused). */
+  get isMining(): boolean {
+    return this.options.mode.kind !== "off" && !this.paused;
+  }
+
+  /** Whether a sent transaction is mined before its send returns. */
+  get isAutomining(): boolean {
+    return this.options.mode.kind === "auto" && !this.paused;
+  }
+
+  /** Pauses automine and interval mining; explicit blocks (mineBlock) still come. */
+  pause(): void {
+    this.paused = true;
+  }
+
+  /**
+   * Resumes automatic mining. Under automine the transactions that arrived while paused are mined
+   * now, one block each, and this resolves once they are on disk; interval mining takes them at its
+   * next tick.
+   */
+  async resume(): Promise<void> {
+    if (!this.paused) return;
+    this.paused = false;
+    if (this.options.mode.kind !== "auto") return;
+    const { lastWritten } = await this.enqueue(() => this.mineEachPending());
+    await (lastWritten ?? this.chain.whenTipWritten());
+  }
+
+  /**
+   * Runs `work` when no block is being built, and builds none until it is done (a revert of the
+   * chain runs this way).
+   */
+  runExclusive<T>(work: () => Promise<T>): Promise<T> {
+    return this.enqueue(work);
+  }
+
   start(): void {
     if (this.options.mode.kind !== "interval" || this.timer !== undefined) return;
     const intervalMs = this.options.mode.blockTimeSeconds * 1000;
     this.timer = setInterval(() => {
+      if (this.paused) return;
       this.mineBlock(this.pool.pending()).catch((error: unknown) => this.log.error({ err: error }, "interval block failed"));
     }, intervalMs);
   }
@@ -86,18 +136,7 @@ export class Miner {
    * blocks are on disk, then reports on `transaction`. A transaction still behind a gap is "waiting".
    */
   async mineUntilIncluded(transaction: ChainTransaction): Promise<InclusionOutcome> {
-    const { dropReason, lastWritten } = await this.enqueue(async () => {
-      let reason: string | undefined;
-      let written: Promise<void> | undefined;
-      for (let next = this.pool.pending()[0]; next !== undefined; next = this.pool.pending()[0]) {
-        const { built, written: blockWritten } = await this.buildAndAppend([next]);
-        written = blockWritten;
-        const skippedNext = built.skipped.find((entry) => entry.transaction === next);
-        if (skippedNext?.deferred === true) break;
-        if (skippedNext !== undefined && next === transaction) reason = skippedNext.reason;
-      }
-      return { dropReason: reason, lastWritten: written };
-    });
+    const { dropReason, lastWritten } = await this.enqueue(() => this.mineEachPending(transaction));
     // A failed write fails every block after it: the last block on disk means all of them are.
     await (lastWritten ?? this.chain.whenTipWritten());
     const location = await this.chain.getTransactionLocation(transaction.hash);
@@ -106,11 +145,28 @@ export class Miner {
     return this.pool.get(transaction.hash) === undefined ? { kind: "dropped", reason: "transaction wasn't mined" } : { kind: "waiting" };
   }
 
-  /** Mines one block from `candidates` (may be empty), now, and answers it once it is on disk. */
-  async mineBlock(candidates: readonly ChainTransaction[]): Promise<Block> {
-    const { built, written } = await this.enqueue(() => this.buildAndAppend(candidates));
+  /**
+   * Mines one block from `candidates` (may be empty) and answers it once it is on disk: now, or at
+   * exactly `timestamp`, which must be after the parent's (else TimestampNotAfterParentError).
+   */
+  async mineBlock(candidates: readonly ChainTransaction[], timestamp?: bigint): Promise<Block> {
+    const { built, written } = await this.enqueue(() => this.buildAndAppend(candidates, timestamp));
     await written;
     return built.block;
+  }
+
+  /** Mines the pending transactions one block each (automine), until none is left or a gap holds the next back. */
+  private async mineEachPending(watched?: ChainTransaction): Promise<{ dropReason: string | undefined; lastWritten: Promise<void> | undefined }> {
+    let dropReason: string | undefined;
+    let lastWritten: Promise<void> | undefined;
+    for (let next = this.pool.pending()[0]; next !== undefined; next = this.pool.pending()[0]) {
+      const { built, written } = await this.buildAndAppend([next]);
+      lastWritten = written;
+      const skippedNext = built.skipped.find((entry) => entry.transaction === next);
+      if (skippedNext?.deferred === true) break;
+      if (skippedNext !== undefined && next === watched) dropReason = skippedNext.reason;
+    }
+    return { dropReason, lastWritten };
   }
 
   private enqueue<T>(work: () => Promise<T>): Promise<T> {
@@ -124,10 +180,13 @@ export class Miner {
    * a failed write took the tip back while the block was being built, the block is thrown away
    * and built again on the new tip: its transactions are still in the pool.
    */
-  private async buildAndAppend(candidates: readonly ChainTransaction[]): Promise<{ built: BuiltBlock; written: Promise<void> }> {
+  private async buildAndAppend(candidates: readonly ChainTransaction[], timestamp?: bigint): Promise<{ built: BuiltBlock; written: Promise<void> }> {
     for (;;) {
       const parent = this.chain.tip;
-      const built = await this.buildOn(parent, candidates);
+      if (timestamp !== undefined && timestamp <= parent.header.fields.timestamp) {
+        throw new TimestampNotAfterParentError(timestamp, parent.header.fields.timestamp);
+      }
+      const built = await this.buildOn(parent, candidates, timestamp);
       if (this.chain.tip !== parent) {
         this.log.warn({ number: Number(built.block.number) }, "the tip went back while the block was built; building again");
         continue;
@@ -154,7 +213,7 @@ export class Miner {
     }
   }
 
-  private async buildOn(parent: Block, candidates: readonly ChainTransaction[]): Promise<BuiltBlock> {
+  private async buildOn(parent: Block, candidates: readonly ChainTransaction[], timestamp: bigint | undefined): Promise<BuiltBlock> {
     const parentRoot = parent.header.fields.stateRoot;
     // After a failed write the tip went back: so does the working state.
     if (bytesToUnprefixedHex(parentRoot) !== this.builderRoot) {
@@ -162,7 +221,7 @@ export class Miner {
       this.builderRoot = bytesToUnprefixedHex(parentRoot);
     }
     try {
-      const built = await this.builder.build(nextBlockTemplate(parent, this.options, this.now()), candidates);
+      const built = await this.builder.build(nextBlockTemplate(parent, this.options, timestamp ?? this.now()), candidates);
       this.builderRoot = bytesToUnprefixedHex(built.block.header.fields.stateRoot);
       return built;
     } catch (error) {

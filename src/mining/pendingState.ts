@@ -24,6 +24,8 @@ export class PendingState {
     private readonly state: StateDatabase,
     private readonly createBuilder: () => Promise<BlockBuilder>,
     private readonly blockOptions: Pick<MinerOptions, "coinbase" | "extraData">,
+    /** Seconds for the next block: the miner's clock, so "pending" sees moved time too. */
+    private readonly now: () => bigint = () => BigInt(Math.floor(Date.now() / 1000)),
   ) {}
 
   /** Runs `read` on the pending state (no other simulation replaces it meanwhile). */
@@ -61,7 +63,7 @@ export class PendingState {
     const pending = this.pool.pending();
     const key = [tip.hash, ...pending.map((transaction) => transaction.hash)].map(bytesToUnprefixedHex).join(":");
     const run = this.queue.then(async () => {
-      const template = nextBlockTemplate(tip, this.blockOptions, BigInt(Math.floor(Date.now() / 1000)));
+      const template = nextBlockTemplate(tip, this.blockOptions, this.now());
       this.builder ??= this.createBuilder();
       const builder = await this.builder;
       if (this.simulation?.key !== key) {

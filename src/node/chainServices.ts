@@ -12,6 +12,8 @@ import { BlockBuilder } from "../execution/blockBuilder.js";
 import { CallService } from "../execution/callService.js";
 import { createExecutionRules } from "../execution/rules.js";
 import { BlockLogIndex, FilterManager, type LogQueryLimits } from "../logs/index.js";
+import { MinerClock } from "../mining/clock.js";
+import { DevChain } from "../mining/devChain.js";
 import { Miner } from "../mining/miner.js";
 import { PendingState } from "../mining/pendingState.js";
 import { StateDatabase } from "../state/stateDatabase.js";
@@ -26,6 +28,7 @@ export interface ChainServices {
   readonly pool: TransactionPool;
   readonly wallet: Wallet;
   readonly miner: Miner;
+  readonly devChain: DevChain;
   readonly pendingState: PendingState;
   readonly calls: CallService;
   readonly filters: FilterManager;
@@ -94,9 +97,14 @@ export async function openChainServices(network: NetworkProfile, storage: Storag
     const wallet = new Wallet(common);
     for (const account of network.developmentAccounts) wallet.addSeededAccount(account.seed, account.address);
 
-    const miner = new Miner(chain, pool, builder, { mode: options.mining, coinbase: options.coinbase, extraData: options.extraData }, log.child({ module: "miner" }));
+    // Blocks (and "pending" reads) take their time from one clock, which the dev methods move.
+    const clock = new MinerClock();
+    const now = () => clock.now();
+    const minerLog = log.child({ module: "miner" });
+    const miner = new Miner(chain, pool, builder, { mode: options.mining, coinbase: options.coinbase, extraData: options.extraData, now }, minerLog);
     miner.start();
-    const pendingState = new PendingState(chain, pool, state, createBuilder, { coinbase: options.coinbase, extraData: options.extraData });
+    const devChain = new DevChain(chain, pool, miner, clock, minerLog);
+    const pendingState = new PendingState(chain, pool, state, createBuilder, { coinbase: options.coinbase, extraData: options.extraData }, now);
     const calls = new CallService(common, state, canonicalHashFromTip, pendingState, options.calls);
     const logsLog = log.child({ module: "logs" });
     const reportLogsError = (error: unknown) => logsLog.error({ err: error }, "following the chain failed");
@@ -110,6 +118,7 @@ export async function openChainServices(network: NetworkProfile, storage: Storag
       pool,
       wallet,
       miner,
+      devChain,
       pendingState,
       calls,
       filters,

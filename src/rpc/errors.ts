@@ -2,6 +2,8 @@
 // (or domain errors mapped here); anything else becomes -32603 "Internal error".
 import { toQuantity } from "../common/hex.js";
 import { InvalidBlockRangeError, LogBlockRangeExceededError, LogResultLimitExceededError } from "../logs/index.js";
+import { TimeOutOfRangeError } from "../mining/devChain.js";
+import { TimestampNotAfterParentError } from "../mining/miner.js";
 
 /** JSON-RPC 2.0 and implementation-defined error codes used by this node. */
 export const RpcErrorCode = {
@@ -176,5 +178,24 @@ export function logQueryErrorToRpc(error: unknown): unknown {
   if (error instanceof InvalidBlockRangeError) {
     return invalidParamsError(`invalid argument 0: fromBlock ${toQuantity(error.from)} is after toBlock ${toQuantity(error.to)}`);
   }
+  return error;
+}
+
+// --- dev methods ---
+
+/** evm_mine with a timestamp not after the parent's (openrpc EvmTimestampTooLow). */
+export function timestampTooLowError(timestamp: bigint, parentTimestamp: bigint): RpcError {
+  return new RpcError(RpcErrorCode.InvalidParams, `timestamp ${timestamp} is not greater than the parent block's timestamp ${parentTimestamp}`);
+}
+
+/** A time argument that would take the clock past what a block can carry. */
+export function timeOutOfRangeError(argument: number, reason: string): RpcError {
+  return invalidParamsError(`invalid argument ${argument}: ${reason}`);
+}
+
+/** Dev-method errors of the mining module -> their JSON-RPC errors (argument: the time's position); anything else passes through. */
+export function devChainErrorToRpc(error: unknown, argument: number): unknown {
+  if (error instanceof TimestampNotAfterParentError) return timestampTooLowError(error.timestamp, error.parentTimestamp);
+  if (error instanceof TimeOutOfRangeError) return timeOutOfRangeError(argument, error.message);
   return error;
 }

@@ -68,7 +68,38 @@ export class TransactionPool {
   }
 
   /** Checks a transaction against the pool rules and the head state, then holds it. */
-  async add(transaction: ChainTransaction): Promise<Admission> {
+  add(transaction: ChainTransaction): Promise<Admission> {
+    return this.admit(transaction, true);
+  }
+
+  /** What the pool holds, in arrival order per sender: O(pool size), for restore(). */
+  contents(): readonly ChainTransaction[] {
+    const held: ChainTransaction[] = [];
+    for (const queue of this.senders.values()) held.push(...[...queue.byNonce.values()].sort((a, b) => (a.tx.nonce < b.tx.nonce ? -1 : 1)));
+    return held;
+  }
+
+  /**
+   * Replaces what the pool holds with `transactions` (from contents()), each checked again against
+   * the current tip state; pending-transaction listeners are not told again of transactions they
+   * have seen. Answers the transactions the rules refuse now, with the reason.
+   */
+  async restore(transactions: readonly ChainTransaction[]): Promise<{ transaction: ChainTransaction; reason: string }[]> {
+    this.senders.clear();
+    this.byHash.clear();
+    const refused: { transaction: ChainTransaction; reason: string }[] = [];
+    for (const transaction of transactions) {
+      try {
+        await this.admit(transaction, false);
+      } catch (error) {
+        if (!(error instanceof TransactionRejectedError)) throw error;
+        refused.push({ transaction, reason: error.message });
+      }
+    }
+    return refused;
+  }
+
+  private async admit(transaction: ChainTransaction, notify: boolean): Promise<Admission> {
     const { tx } = transaction;
     const { blockGasLimit, minimumGasPrice } = this.options.limits();
     if (transaction.raw.length > maxTransactionBytes) {
@@ -114,7 +145,7 @@ export class TransactionPool {
     // A replacement takes a pending place; a new nonce may also release the queued ones behind it.
     const newlyPending = [transaction];
     if (replaced === undefined) for (let nonce = tx.nonce + 1n; queue.byNonce.has(nonce); nonce++) newlyPending.push(queue.byNonce.get(nonce)!);
-    this.notifyPending(newlyPending);
+    if (notify) this.notifyPending(newlyPending);
     return "pending";
   }
 

@@ -1,5 +1,5 @@
 // A node without automatic mining whose test mines blocks itself, with the transactions it chooses,
-// through the node's own miner (the dev method evm_mine has not landed yet).
+// through the node's own miner (not over evm_mine: a test picks which pool transactions go in).
 import { RpcClient } from "../../generated/client.js";
 import { rpcNamespaces } from "../../generated/methods.js";
 import { openRpcDocumentJson } from "../../generated/discover.js";

@@ -82,7 +82,7 @@ export function createEthHandlers(deps: EthDependencies): NamespaceHandlers<"eth
       if (error instanceof TransactionRejectedError) throw transactionRejectedError(error.message);
       throw error;
     }
-    if (miner.mode.kind === "auto") {
+    if (miner.isAutomining) {
       const outcome = await miner.mineUntilIncluded(transaction);
       if (outcome.kind === "dropped") throw transactionNotMinedError(outcome.reason);
     }
@@ -113,7 +113,7 @@ export function createEthHandlers(deps: EthDependencies): NamespaceHandlers<"eth
     eth_protocolVersion: () => toQuantity(protocolVersion),
     eth_accounts: () => wallet.addresses().map(bytesToHex),
     eth_coinbase: () => bytesToHex(miner.coinbase),
-    eth_mining: () => miner.mode.kind !== "off",
+    eth_mining: () => miner.isMining,
     // Blocks are sealed without proof-of-work search: no hashes are computed.
     eth_hashrate: () => "0x0",
     eth_gasPrice: () => toQuantity(chain.head.header.fields.minimumGasPrice),

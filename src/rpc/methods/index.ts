@@ -1,12 +1,13 @@
 // All handlers, one factory per module; each gets only the dependencies it uses.
 import type { RpcHandlerSet } from "../dispatch.js";
 import { createEthHandlers, type EthDependencies } from "./eth.js";
+import { createEvmHandlers, type EvmDependencies } from "./evm.js";
 import { createExtHandlers, type ExtDependencies } from "./ext.js";
 import { createNetHandlers, type NetDependencies } from "./net.js";
 import { createTxpoolHandlers, type TxpoolDependencies } from "./txpool.js";
 import { createWeb3Handlers, type Web3Dependencies } from "./web3.js";
 
-export type HandlerDependencies = Web3Dependencies & NetDependencies & EthDependencies & ExtDependencies & TxpoolDependencies;
+export type HandlerDependencies = Web3Dependencies & NetDependencies & EthDependencies & ExtDependencies & TxpoolDependencies & EvmDependencies;
 
 export function createHandlers(deps: HandlerDependencies): RpcHandlerSet {
   return {
@@ -15,5 +16,6 @@ export function createHandlers(deps: HandlerDependencies): RpcHandlerSet {
     ...createEthHandlers(deps),
     ...createExtHandlers(deps),
     ...createTxpoolHandlers(deps),
+    ...createEvmHandlers(deps),
   };
 }

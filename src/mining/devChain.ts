@@ -1,0 +1,117 @@
+// The dev methods' control over the chain: snapshots and reverts, reset to genesis, the clock
+// offset, explicit blocks and pausing automatic mining.
+//
+// A snapshot is the head block, the pool's transactions and the clock offset, nothing more: state
+// tries are content-addressed and never pruned, so the head's state root still opens the state of
+// that moment, whatever the size of the state. Reverting cuts the chain back to that head in one
+// atomic store batch (Chain.revertTo), puts the pool back as it was (its transactions checked again
+// against the restored state) and the offset too. Everything runs in the miner's queue, so no
+// block is being built while the chain is cut, and snapshots, reverts and blocks happen in the
+// order they were asked for. Snapshots live in memory: a restart forgets them (the chain on disk
+// keeps whatever head the last revert left).
+import type { Block } from "../chain/block.js";
+import type { Chain } from "../chain/chain.js";
+import type { ChainTransaction } from "../chain/transactions.js";
+import { bytesToHex } from "../common/hex.js";
+import type { Logger } from "../common/logger.js";
+import type { TransactionPool } from "../txpool/transactionPool.js";
+import { maxBlockTimestamp, type MinerClock } from "./clock.js";
+import type { Miner } from "./miner.js";
+
+/** A time the node cannot stamp blocks with (past maxBlockTimestamp). */
+export class TimeOutOfRangeError extends Error {}
+
+interface Snapshot {
+  readonly head: Block;
+  readonly pool: readonly ChainTransaction[];
+  readonly timeOffset: bigint;
+}
+
+export class DevChain {
+  /** Taken snapshots by id; ids are never reused, not even after a reset. */
+  private readonly snapshots = new Map<bigint, Snapshot>();
+  private lastSnapshotId = 0n;
+
+  constructor(
+    private readonly chain: Chain,
+    private readonly pool: TransactionPool,
+    private readonly miner: Miner,
+    private readonly clock: MinerClock,
+    private readonly log: Logger,
+  ) {}
+
+  /** Records the head (once every appended block is on disk), the pool and the offset; answers the new id. */
+  snapshot(): Promise<bigint> {
+    return this.miner.runExclusive(async () => {
+      await this.chain.whenTipWritten().catch(() => undefined);
+      const id = ++this.lastSnapshotId;
+      this.snapshots.set(id, { head: this.chain.head, pool: this.pool.contents(), timeOffset: this.clock.offset });
+      return id;
+    });
+  }
+
+  /**
+   * Goes back to snapshot `id`: head, state, pool and offset as they were; later snapshots are
+   * dropped, this one stays usable. False (and nothing changes) for an unknown or dropped id.
+   */
+  revert(id: bigint): Promise<boolean> {
+    return this.miner.runExclusive(async () => {
+      const snapshot = this.snapshots.get(id);
+      if (snapshot === undefined) return false;
+      await this.restore(snapshot);
+      for (const taken of [...this.snapshots.keys()]) if (taken > id) this.snapshots.delete(taken);
+      return true;
+    });
+  }
+
+  /** Back to the genesis block: an empty pool, no offset, no snapshots (the id counter goes on). */
+  reset(): Promise<void> {
+    return this.miner.runExclusive(async () => {
+      await this.restore({ head: this.chain.genesis, pool: [], timeOffset: 0n });
+      this.snapshots.clear();
+    });
+  }
+
+  /** Moves the clock of the next blocks `seconds` forward; answers the total offset. */
+  increaseTime(seconds: bigint): bigint {
+    if (this.clock.now() + seconds > maxBlockTimestamp) {
+      throw new TimeOutOfRangeError(`moving the time ${seconds} seconds forward passes the largest block timestamp ${maxBlockTimestamp}`);
+    }
+    this.clock.offset += seconds;
+    return this.clock.offset;
+  }
+
+  /**
+   * Mines one block with the pending transactions and answers it once it is the head. With a
+   * timestamp the block gets exactly that time (after the parent's, else
+   * TimestampNotAfterParentError) and the clock continues from it.
+   */
+  async mine(timestamp?: bigint): Promise<Block> {
+    if (timestamp !== undefined && timestamp > maxBlockTimestamp) {
+      throw new TimeOutOfRangeError(`timestamp ${timestamp} is past the largest block timestamp ${maxBlockTimestamp}`);
+    }
+    const block = await this.miner.mineBlock(this.pool.pending(), timestamp);
+    if (timestamp !== undefined) this.clock.continueFrom(timestamp);
+    return block;
+  }
+
+  stopMining(): void {
+    this.miner.pause();
+  }
+
+  /** Resumes automatic mining; under automine, answers once what arrived meanwhile is mined. */
+  startMining(): Promise<void> {
+    return this.miner.resume();
+  }
+
+  /** Runs inside the miner's queue. */
+  private async restore(snapshot: Snapshot): Promise<void> {
+    const removed = await this.chain.revertTo(snapshot.head);
+    const refused = await this.pool.restore(snapshot.pool);
+    for (const { transaction, reason } of refused) {
+      this.log.warn({ hash: bytesToHex(transaction.hash), reason }, "transaction of the snapshot's pool not taken back");
+    }
+    this.clock.offset = snapshot.timeOffset;
+    this.log.info({ head: Number(snapshot.head.number), removedBlocks: removed.length, pool: snapshot.pool.length - refused.length }, "chain reverted");
+  }
+}

@@ -1,0 +1,59 @@
+// evm_: the dev methods (snapshots, reverts, reset, time, explicit blocks, pausing mining). Thin:
+// parameters are read here, the work is the mining module's DevChain.
+import type { NamespaceHandlers } from "../../../generated/methods.js";
+import type { EvmSeconds, EvmTimestamp } from "../../../generated/types.js";
+import { toQuantity } from "../../common/hex.js";
+import type { DevChain } from "../../mining/devChain.js";
+import type { RpcCallContext } from "../dispatch.js";
+import { devChainErrorToRpc, invalidParamsError } from "../errors.js";
+
+export interface EvmDependencies {
+  devChain: DevChain;
+}
+
+/**
+ * A validated EvmSeconds / EvmTimestamp: QUANTITY, decimal string or JSON integer. A JSON number
+ * past 2^53 has already lost digits on the way in, so it is refused rather than guessed.
+ */
+function secondsOf(value: EvmSeconds | EvmTimestamp, argument: number): bigint {
+  if (typeof value === "number") {
+    if (!Number.isSafeInteger(value)) throw invalidParamsError(`invalid argument ${argument}: ${value} is not an exact integer; pass a QUANTITY`);
+    return BigInt(value);
+  }
+  return BigInt(value);
+}
+
+export function createEvmHandlers(deps: EvmDependencies): NamespaceHandlers<"evm", RpcCallContext> {
+  const { devChain } = deps;
+  return {
+    evm_snapshot: async () => toQuantity(await devChain.snapshot()),
+    evm_revert: ([snapshotId]) => devChain.revert(BigInt(snapshotId)),
+    evm_reset: async () => {
+      await devChain.reset();
+      return null;
+    },
+    evm_increaseTime: ([seconds]) => {
+      try {
+        return toQuantity(devChain.increaseTime(secondsOf(seconds, 0)));
+      } catch (error) {
+        throw devChainErrorToRpc(error, 0);
+      }
+    },
+    evm_mine: async ([timestamp]) => {
+      try {
+        await devChain.mine(timestamp === undefined ? undefined : secondsOf(timestamp, 0));
+      } catch (error) {
+        throw devChainErrorToRpc(error, 0);
+      }
+      return null;
+    },
+    evm_stopMining: () => {
+      devChain.stopMining();
+      return null;
+    },
+    evm_startMining: async () => {
+      await devChain.startMining();
+      return null;
+    },
+  };
+}
