@@ -3,10 +3,11 @@ import type { RpcHandlerSet } from "../dispatch.js";
 import { createEthHandlers, type EthDependencies } from "./eth.js";
 import { createExtHandlers, type ExtDependencies } from "./ext.js";
 import { createNetHandlers, type NetDependencies } from "./net.js";
+import { createPersonalHandlers, type PersonalDependencies } from "./personal.js";
 import { createTxpoolHandlers, type TxpoolDependencies } from "./txpool.js";
 import { createWeb3Handlers, type Web3Dependencies } from "./web3.js";
 
-export type HandlerDependencies = Web3Dependencies & NetDependencies & EthDependencies & ExtDependencies & TxpoolDependencies;
+export type HandlerDependencies = Web3Dependencies & NetDependencies & EthDependencies & ExtDependencies & TxpoolDependencies & PersonalDependencies;
 
 export function createHandlers(deps: HandlerDependencies): RpcHandlerSet {
   return {
@@ -15,5 +16,6 @@ export function createHandlers(deps: HandlerDependencies): RpcHandlerSet {
     ...createEthHandlers(deps),
     ...createExtHandlers(deps),
     ...createTxpoolHandlers(deps),
+    ...createPersonalHandlers(deps),
   };
 }
