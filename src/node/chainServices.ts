@@ -3,7 +3,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Common } from "@ethereumjs/common";
 import { Account, Address } from "@ethereumjs/util";
-import { DirectoryKeyStorage, MemoryKeyStorage, type KeyStorage } from "../accounts/keystore.js";
+import { DirectoryKeyStorage, lightScrypt, MemoryKeyStorage, standardScrypt, type KeyStorage } from "../accounts/keystore.js";
 import { Wallet } from "../accounts/wallet.js";
 import { Chain } from "../chain/chain.js";
 import { GenesisFileError, parseGenesisDocument, type GenesisSpec } from "../chain/genesis.js";
@@ -103,10 +103,11 @@ export async function openChainServices(network: NetworkProfile, storage: Storag
     });
 
     const walletLog = log.child({ module: "wallet" });
-    const wallet = new Wallet(common, { keys: openKeyStorage(network, storage, walletLog) });
+    const scrypt = options.keyStoreKdf === "standard" ? standardScrypt : lightScrypt;
+    const wallet = new Wallet(common, { keys: openKeyStorage(network, storage, walletLog), scrypt });
     for (const account of network.developmentAccounts) wallet.addSeededAccount(account.seed, account.address);
     const keyStoreAccounts = (await wallet.listAccounts()).length - network.developmentAccounts.length;
-    walletLog.info({ keyStore: wallet.keyStoreLocation, accounts: keyStoreAccounts }, "key store opened");
+    walletLog.info({ keyStore: wallet.keyStoreLocation, accounts: keyStoreAccounts, kdf: options.keyStoreKdf }, "key store opened");
 
     const miner = new Miner(chain, pool, builder, { mode: options.mining, coinbase: options.coinbase, extraData: options.extraData }, log.child({ module: "miner" }));
     miner.start();

@@ -279,6 +279,20 @@ describe("personal_ accounts with a data directory", function () {
     expect(node.logs.filter((record) => record.msg === "key file ignored").map((record) => record.file)).to.deep.equal(["broken.json"]);
   });
 
+  it("writes light scrypt parameters by default and geth's standard ones with keyStoreKdf standard", async () => {
+    for (const [kdf, n] of [["light", 1 << 14], ["standard", 1 << 18]] as const) {
+      node = await startTestNode({ dataDir: join(directory, kdf), chain: { keyStoreKdf: kdf } });
+      const address = await node.client.personal_newAccount("pw");
+      const [name] = await readdir(join(directory, kdf, "keystore"));
+      const file = JSON.parse(await readFile(join(directory, kdf, "keystore", name!), "utf8")) as { crypto: { kdfparams: { n: number; r: number; p: number } } };
+      expect(file.crypto.kdfparams).to.include({ n, r: 8, p: 1 });
+      expect(await node.client.personal_lockAccount(address)).to.equal(true);
+      expect(await node.client.personal_unlockAccount(address, "pw")).to.equal(true);
+      await node.stop();
+      node = undefined;
+    }
+  });
+
   it("answers KeyFileInvalid for a key file whose key does not match its address", async () => {
     node = await startTestNode({ dataDir: directory });
     await node.client.personal_newAccount("makes the folder");
