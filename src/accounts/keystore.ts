@@ -25,6 +25,8 @@ export const lightScrypt: ScryptParameters = { n: 1 << 14, r: 8, p: 1 };
 /** The cap on scrypt memory (128 * n * r bytes) a file may ask for when it is decrypted. */
 const maxScryptMemoryBytes = 1 << 30;
 const derivedKeyLength = 32;
+/** The cap on pbkdf2 rounds a file may ask for (geth writes 262,144). */
+const maxPbkdf2Rounds = 10_000_000;
 
 /** A v3 key file as JSON. Readers also accept "Crypto" (ethers and old Mist files). */
 export interface KeystoreV3 {
@@ -156,7 +158,9 @@ async function deriveKey(kdf: unknown, parameters: Record<string, unknown>, pass
   }
   if (kdf === "pbkdf2") {
     if (parameters.prf !== "hmac-sha256") throw new KeystoreFormatError("kdfparams.prf is not hmac-sha256");
-    return pbkdf2Async(passphrase, salt, positiveInteger(parameters.c, "kdfparams.c"), length);
+    const rounds = positiveInteger(parameters.c, "kdfparams.c");
+    if (rounds > maxPbkdf2Rounds) throw new KeystoreFormatError("kdfparams.c is above 10,000,000 rounds");
+    return pbkdf2Async(passphrase, salt, rounds, length);
   }
   throw new KeystoreFormatError("kdf is neither scrypt nor pbkdf2");
 }

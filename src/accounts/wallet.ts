@@ -95,6 +95,8 @@ export class Wallet {
   /** Accounts whose key exists only in memory, in the order they were added. */
   private readonly memoryOnly: string[] = [];
   private readonly keysInMemory = new Map<string, KeyInMemory>();
+  /** Imports still deriving or writing: a second import of the same key meanwhile is refused. */
+  private readonly importing = new Set<string>();
   /** Key-store addresses as of the last scan, for the synchronous addresses(). */
   private storeAddresses: string[] = [];
   private readonly keys: KeyStorage;
@@ -186,8 +188,14 @@ export class Wallet {
   /** personal_importRawKey: the key written encrypted to the key store, unlocked for 30 minutes. */
   async importRawKey(privateKey: Uint8Array, passphrase: string): Promise<Uint8Array> {
     const address = addressOf(privateKey);
-    if ((await this.keys.addresses()).includes(address)) throw new AccountExistsError(address);
-    await this.storeKey(address, privateKey, passphrase);
+    if (this.importing.has(address)) throw new AccountExistsError(address);
+    this.importing.add(address);
+    try {
+      if ((await this.keys.addresses()).includes(address)) throw new AccountExistsError(address);
+      await this.storeKey(address, privateKey, passphrase);
+    } finally {
+      this.importing.delete(address);
+    }
     return Buffer.from(address, "hex");
   }
 

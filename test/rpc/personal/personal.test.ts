@@ -68,6 +68,11 @@ describe("personal_ accounts (in-memory node)", function () {
     expect(await node.client.personal_dumpRawKey(address)).to.equal(importedKey);
     await expectRpcError(node.client.personal_importRawKey(importedKey, "another"), -32000, `account ${importedAddress} already exists`);
 
+    // Two imports of one key at once: one wins, the other is refused (no second file).
+    const otherKey = `0x${"5a".repeat(32)}`;
+    const outcomes = await Promise.allSettled([node.client.personal_importRawKey(otherKey, "a"), node.client.personal_importRawKey(otherKey, "b")]);
+    expect(outcomes.map((outcome) => outcome.status).sort()).to.deep.equal(["fulfilled", "rejected"]);
+
     const before = await node.client.personal_listAccounts();
     await expectRpcError(node.client.personal_importRawKey(`0x${"00".repeat(32)}`, "pw"), -32602, "invalid argument 0: invalid private key");
     // The secp256k1 order n: not a key.
