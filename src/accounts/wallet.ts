@@ -1,10 +1,13 @@
-// Accounts whose keys the node holds. Today: the network's development accounts, held unlocked;
-// personal_ accounts with an encrypted keystore arrive with the developer-tooling work.
+// Accounts whose keys the node holds: keys kept in memory only (the network's development accounts
+// and personal_newAccountWithSeed), and key-store accounts whose encrypted files are opened with a
+// passphrase, for a while (unlock) or for one transaction.
+import { randomBytes } from "node:crypto";
 import type { Common } from "@ethereumjs/common";
 import { createLegacyTx } from "@ethereumjs/tx";
-import { Address } from "@ethereumjs/util";
+import { Address, privateToAddress } from "@ethereumjs/util";
 import { keccak256, signRecoverable } from "../common/crypto.js";
 import { bytesToUnprefixedHex } from "../common/hex.js";
+import { decryptKey, encryptKey, KeystoreFormatError, lightScrypt, MemoryKeyStorage, WrongPassphraseError, type KeyStorage, type ScryptParameters } from "./keystore.js";
 
 export interface UnsignedTransaction {
   nonce: bigint;
@@ -29,38 +32,217 @@ export function personalMessageHash(message: Uint8Array): Uint8Array {
   return keccak256(prefixed);
 }
 
-interface HeldAccount {
-  readonly address: Uint8Array;
+/** How long personal_newAccount, personal_importRawKey and a bare unlock keep a key (the reference's 30 minutes). */
+export const defaultUnlockDurationMs = 30 * 60 * 1000;
+
+/** The address is neither held in memory nor in the key store (message: the reference's wording). */
+export class UnknownAccountError extends Error {
+  constructor(readonly address: string) {
+    super(`unknown account 0x${address}`);
+    this.name = "UnknownAccountError";
+  }
+}
+
+/** The account is known but its key is not in memory. */
+export class AccountLockedError extends Error {
+  constructor(readonly address: string) {
+    super(`account 0x${address} is locked`);
+    this.name = "AccountLockedError";
+  }
+}
+
+/** personal_importRawKey of a key the key store already has (geth refuses it too). */
+export class AccountExistsError extends Error {
+  constructor(readonly address: string) {
+    super(`account 0x${address} already exists`);
+    this.name = "AccountExistsError";
+  }
+}
+
+/** Not a secp256k1 private key (zero, or not below the curve order). */
+export class InvalidPrivateKeyError extends Error {
+  constructor() {
+    super("invalid private key");
+    this.name = "InvalidPrivateKeyError";
+  }
+}
+
+interface KeyInMemory {
   readonly privateKey: Uint8Array;
-  unlocked: boolean;
+  /** Date.now() after which the key is dropped; Infinity for keys that never expire. */
+  readonly expiresAtMs: number;
+}
+
+export interface WalletOptions {
+  /** Where key-store files live; default: memory. */
+  keys?: KeyStorage;
+  /** scrypt cost of the files this wallet writes (any cost is read). */
+  scrypt?: ScryptParameters;
+  /** The clock unlock durations are measured on (tests move it). */
+  now?: () => number;
+}
+
+/** The address of a private key; InvalidPrivateKeyError for a value that is not one. */
+function addressOf(privateKey: Uint8Array): string {
+  try {
+    return bytesToUnprefixedHex(privateToAddress(privateKey));
+  } catch {
+    throw new InvalidPrivateKeyError();
+  }
 }
 
 export class Wallet {
-  private readonly accounts = new Map<string, HeldAccount>();
+  /** Accounts whose key exists only in memory, in the order they were added. */
+  private readonly memoryOnly: string[] = [];
+  private readonly keysInMemory = new Map<string, KeyInMemory>();
+  /** Imports still deriving or writing: a second import of the same key meanwhile is refused. */
+  private readonly importing = new Set<string>();
+  /** Key-store addresses as of the last scan, for the synchronous addresses(). */
+  private storeAddresses: string[] = [];
+  private readonly keys: KeyStorage;
+  private readonly scrypt: ScryptParameters;
+  private readonly now: () => number;
 
-  constructor(private readonly common: Common) {}
+  constructor(
+    private readonly common: Common,
+    options: WalletOptions = {},
+  ) {
+    this.keys = options.keys ?? new MemoryKeyStorage();
+    this.scrypt = options.scrypt ?? lightScrypt;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Where the key store is: a directory, or "memory". */
+  get keyStoreLocation(): string {
+    return this.keys.location;
+  }
 
   /** Adds an account whose key is keccak-256 of `seed`, unlocked (the reference's regtest accounts). */
   addSeededAccount(seed: string, address: string): void {
-    const privateKey = keccak256(new TextEncoder().encode(seed));
-    this.accounts.set(address, { address: Buffer.from(address, "hex"), privateKey, unlocked: true });
+    this.holdInMemory(address, keccak256(new TextEncoder().encode(seed)));
   }
 
-  /** Held accounts, in the order they were added. */
+  /** personal_newAccountWithSeed: key = keccak-256 of the UTF-8 seed, in memory only, never expires. */
+  addAccountFromSeed(seed: string): Uint8Array {
+    const privateKey = keccak256(new TextEncoder().encode(seed));
+    const address = addressOf(privateKey);
+    this.holdInMemory(address, privateKey);
+    return Buffer.from(address, "hex");
+  }
+
+  private holdInMemory(address: string, privateKey: Uint8Array): void {
+    if (!this.memoryOnly.includes(address)) this.memoryOnly.push(address);
+    this.keysInMemory.set(address, { privateKey, expiresAtMs: Infinity });
+  }
+
+  /** Held accounts as last seen: in-memory ones in the order they were added, then key-store ones. */
   addresses(): Uint8Array[] {
-    return [...this.accounts.values()].map((account) => account.address);
+    const ordered = new Set([...this.memoryOnly, ...this.storeAddresses]);
+    return [...ordered].map((address) => new Uint8Array(Buffer.from(address, "hex")));
+  }
+
+  /** addresses() after rescanning the key store (files copied in by hand show up). */
+  async listAccounts(): Promise<Uint8Array[]> {
+    this.storeAddresses = await this.keys.addresses();
+    return this.addresses();
+  }
+
+  /** The key of an account while it is unlocked; an expired unlock is dropped here. */
+  private liveKey(address: string): Uint8Array | undefined {
+    const held = this.keysInMemory.get(address);
+    if (held === undefined) return undefined;
+    if (this.now() >= held.expiresAtMs) {
+      this.keysInMemory.delete(address);
+      return undefined;
+    }
+    return held.privateKey;
   }
 
   isUnlocked(address: Uint8Array): boolean {
-    return this.accounts.get(bytesToUnprefixedHex(address))?.unlocked === true;
+    return this.liveKey(bytesToUnprefixedHex(address)) !== undefined;
   }
 
-  /** Locks a held account: it signs nothing until unlocked again. false when it is not held. */
+  /** Drops the key from memory: it signs nothing until unlocked again. true when it was unlocked. */
   lock(address: Uint8Array): boolean {
-    const account = this.accounts.get(bytesToUnprefixedHex(address));
-    if (account === undefined) return false;
-    account.unlocked = false;
+    const hex = bytesToUnprefixedHex(address);
+    const wasUnlocked = this.liveKey(hex) !== undefined;
+    this.keysInMemory.delete(hex);
+    return wasUnlocked;
+  }
+
+  /** personal_newAccount: a random key, written encrypted to the key store, unlocked for 30 minutes. */
+  async newAccount(passphrase: string): Promise<Uint8Array> {
+    for (;;) {
+      const privateKey = new Uint8Array(randomBytes(32));
+      let address: string;
+      try {
+        address = addressOf(privateKey);
+      } catch {
+        continue; // zero or above the curve order: about 1 in 2^128
+      }
+      await this.storeKey(address, privateKey, passphrase);
+      return Buffer.from(address, "hex");
+    }
+  }
+
+  /** personal_importRawKey: the key written encrypted to the key store, unlocked for 30 minutes. */
+  async importRawKey(privateKey: Uint8Array, passphrase: string): Promise<Uint8Array> {
+    const address = addressOf(privateKey);
+    if (this.importing.has(address)) throw new AccountExistsError(address);
+    this.importing.add(address);
+    try {
+      if ((await this.keys.addresses()).includes(address)) throw new AccountExistsError(address);
+      await this.storeKey(address, privateKey, passphrase);
+    } finally {
+      this.importing.delete(address);
+    }
+    return Buffer.from(address, "hex");
+  }
+
+  private async storeKey(address: string, privateKey: Uint8Array, passphrase: string): Promise<void> {
+    const file = await encryptKey(privateKey, Buffer.from(address, "hex"), passphrase, this.scrypt);
+    await this.keys.write(file);
+    if (!this.storeAddresses.includes(address)) this.storeAddresses.push(address);
+    this.keysInMemory.set(address, { privateKey, expiresAtMs: this.now() + defaultUnlockDurationMs });
+  }
+
+  /**
+   * Opens the account's key-store file with the passphrase and keeps the key for `durationMs`.
+   * false when the key store has no file for the address; WrongPassphraseError leaves it as it was.
+   */
+  async unlock(address: Uint8Array, passphrase: string, durationMs: number = defaultUnlockDurationMs): Promise<boolean> {
+    const hex = bytesToUnprefixedHex(address);
+    const files = await this.keys.filesFor(hex);
+    if (files.length === 0) return false;
+    const privateKey = await this.decryptAny(hex, files, passphrase);
+    this.keysInMemory.set(hex, { privateKey, expiresAtMs: this.now() + durationMs });
     return true;
+  }
+
+  /** The key from the first of the address's files the passphrase opens. */
+  private async decryptAny(address: string, files: unknown[], passphrase: string): Promise<Uint8Array> {
+    let failure: Error | undefined;
+    for (const file of files) {
+      try {
+        const privateKey = await decryptKey(file, passphrase);
+        if (addressOf(privateKey) !== address) throw new KeystoreFormatError("the key does not belong to the file's address");
+        return privateKey;
+      } catch (error) {
+        if (!(error instanceof WrongPassphraseError || error instanceof KeystoreFormatError || error instanceof InvalidPrivateKeyError)) throw error;
+        // A wrong passphrase on any file wins over a broken file: it is what the caller can fix.
+        if (!(failure instanceof WrongPassphraseError)) failure = error instanceof InvalidPrivateKeyError ? new KeystoreFormatError("the key is not a valid private key") : error;
+      }
+    }
+    throw failure ?? new WrongPassphraseError();
+  }
+
+  /** personal_dumpRawKey: the key of an unlocked account; AccountLockedError or UnknownAccountError otherwise. */
+  async exportKey(address: Uint8Array): Promise<Uint8Array> {
+    const hex = bytesToUnprefixedHex(address);
+    const privateKey = this.liveKey(hex);
+    if (privateKey !== undefined) return privateKey;
+    if (this.memoryOnly.includes(hex) || (await this.keys.addresses()).includes(hex)) throw new AccountLockedError(hex);
+    throw new UnknownAccountError(hex);
   }
 
   /**
@@ -68,9 +250,9 @@ export class Wallet {
    * r || s || v, 65 bytes, v = 27 or 28. undefined for an account not held or locked.
    */
   signMessage(address: Uint8Array, message: Uint8Array): Uint8Array | undefined {
-    const account = this.accounts.get(bytesToUnprefixedHex(address));
-    if (account === undefined || !account.unlocked) return undefined;
-    const recoverable = signRecoverable(personalMessageHash(message), account.privateKey);
+    const privateKey = this.liveKey(bytesToUnprefixedHex(address));
+    if (privateKey === undefined) return undefined;
+    const recoverable = signRecoverable(personalMessageHash(message), privateKey);
     const signature = new Uint8Array(65);
     signature.set(recoverable.subarray(1), 0);
     signature[64] = 27 + recoverable[0]!;
@@ -79,8 +261,24 @@ export class Wallet {
 
   /** Signs with the key of an unlocked held account (EIP-155, the chain's id); undefined otherwise. */
   signTransaction(from: Uint8Array, transaction: UnsignedTransaction): Uint8Array | undefined {
-    const account = this.accounts.get(bytesToUnprefixedHex(from));
-    if (account === undefined || !account.unlocked) return undefined;
+    const privateKey = this.liveKey(bytesToUnprefixedHex(from));
+    return privateKey === undefined ? undefined : this.sign(privateKey, transaction);
+  }
+
+  /**
+   * personal_sendTransaction's signing: the key-store file opened with the passphrase for this
+   * transaction only (the lock state does not change). UnknownAccountError without a key-store file.
+   * The transaction is prepared after the slow key derivation, so its nonce is as fresh as can be.
+   */
+  async signTransactionWithPassphrase(from: Uint8Array, passphrase: string, prepare: () => Promise<UnsignedTransaction>): Promise<Uint8Array> {
+    const hex = bytesToUnprefixedHex(from);
+    const files = await this.keys.filesFor(hex);
+    if (files.length === 0) throw new UnknownAccountError(hex);
+    const privateKey = await this.decryptAny(hex, files, passphrase);
+    return this.sign(privateKey, await prepare());
+  }
+
+  private sign(privateKey: Uint8Array, transaction: UnsignedTransaction): Uint8Array {
     const unsigned = createLegacyTx(
       {
         nonce: transaction.nonce,
@@ -92,6 +290,6 @@ export class Wallet {
       },
       { common: this.common },
     );
-    return unsigned.sign(account.privateKey).serialize();
+    return unsigned.sign(privateKey).serialize();
   }
 }

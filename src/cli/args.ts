@@ -33,6 +33,7 @@ export const flagTable: readonly FlagSpec[] = [
   { flag: "--logs-block-range-limit", value: "N", help: `Most blocks one eth_getLogs or eth_getFilterLogs query may cover (default ${defaultNodeOptions.chain.logs.blockRangeLimit}); past it -32012.` },
   { flag: "--logs-result-limit", value: "N", help: `Most logs one eth_getLogs or eth_getFilterLogs query may answer (default ${defaultNodeOptions.chain.logs.resultLimit}); past it -32012.` },
   { flag: "--filter-timeout", value: "SECONDS", help: `A filter not polled with eth_getFilterChanges for SECONDS is removed (default ${defaultNodeOptions.chain.logs.filterTimeoutMs / 1000}).` },
+  { flag: "--keystore-kdf", value: "COST", help: `scrypt cost of the key files this node writes: light (n=2^14, about 0.1 s per unlock) or standard (geth's n=2^18, about 2 s); default ${defaultNodeOptions.chain.keyStoreKdf}. Files of any cost are read.` },
   { flag: "--cors", value: "ORIGINS", help: "Comma-separated origins allowed to call from a browser, or * for any (default: none)." },
   { flag: "--log-level", value: "LEVEL", help: `One of ${logLevels.join(", ")} (default ${defaultNodeOptions.logLevel}); debug logs one line per JSON-RPC call.` },
   { flag: "--help", help: "Print this help and exit." },
@@ -93,6 +94,7 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
         "logs-block-range-limit": { type: "string" },
         "logs-result-limit": { type: "string" },
         "filter-timeout": { type: "string" },
+        "keystore-kdf": { type: "string" },
         cors: { type: "string" },
         "log-level": { type: "string" },
         help: { type: "boolean", short: "h" },
@@ -125,6 +127,8 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
     : flags["block-time"] === undefined
       ? { kind: "auto" }
       : { kind: "interval", blockTimeSeconds: parsePositiveInteger("--block-time", flags["block-time"]) };
+  const keyStoreKdf = flags["keystore-kdf"] ?? defaults.chain.keyStoreKdf;
+  if (keyStoreKdf !== "light" && keyStoreKdf !== "standard") throw new UsageError(`--keystore-kdf must be light or standard, got "${keyStoreKdf}"`);
   if (flags.coinbase !== undefined && !/^0x[0-9a-fA-F]{40}$/.test(flags.coinbase)) {
     throw new UsageError(`--coinbase takes a 20-byte hex address (0x followed by 40 hex digits), got "${flags.coinbase}"`);
   }
@@ -143,6 +147,7 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
           timeLimitMs: flags["call-timeout"] === undefined ? defaults.chain.calls.timeLimitMs : parsePositiveInteger("--call-timeout", flags["call-timeout"]),
         },
         logs: logOptionsFrom(flags, defaults.chain.logs),
+        keyStoreKdf,
       },
       logLevel,
       storage: { dataDir: flags["data-dir"], inMemory: flags["in-memory"] ?? false },

@@ -3,6 +3,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Common } from "@ethereumjs/common";
 import { Account, Address } from "@ethereumjs/util";
+import { DirectoryKeyStorage, lightScrypt, MemoryKeyStorage, standardScrypt, type KeyStorage } from "../accounts/keystore.js";
 import { Wallet } from "../accounts/wallet.js";
 import { Chain } from "../chain/chain.js";
 import { GenesisFileError, parseGenesisDocument, type GenesisSpec } from "../chain/genesis.js";
@@ -57,14 +58,24 @@ async function loadGenesis(network: NetworkProfile, genesisFile: string | undefi
   }
 }
 
+function dataDirectory(network: NetworkProfile, storage: StorageOptions): string {
+  return storage.dataDir ?? join(".chain-node", network.name);
+}
+
 async function openStore(network: NetworkProfile, storage: StorageOptions): Promise<KeyValueStore> {
   if (storage.inMemory) return createMemoryStore();
   try {
-    return await openLevelStore(storage.dataDir ?? join(".chain-node", network.name));
+    return await openLevelStore(dataDirectory(network, storage));
   } catch (error) {
     if (error instanceof DataDirectoryError) throw new ChainOpeningError(error.message);
     throw error;
   }
+}
+
+/** <data dir>/keystore; a node without a data directory keeps its keys in memory only. */
+function openKeyStorage(network: NetworkProfile, storage: StorageOptions, log: Logger): KeyStorage {
+  if (storage.inMemory) return new MemoryKeyStorage();
+  return new DirectoryKeyStorage(join(dataDirectory(network, storage), "keystore"), (file, reason) => log.warn({ file, reason }, "key file ignored"));
 }
 
 export async function openChainServices(network: NetworkProfile, storage: StorageOptions, options: ChainOptions, log: Logger): Promise<ChainServices> {
@@ -94,8 +105,12 @@ export async function openChainServices(network: NetworkProfile, storage: Storag
       limits: () => ({ blockGasLimit: chain.tip.header.fields.gasLimit, minimumGasPrice: chain.tip.header.fields.minimumGasPrice }),
     });
 
-    const wallet = new Wallet(common);
+    const walletLog = log.child({ module: "wallet" });
+    const scrypt = options.keyStoreKdf === "standard" ? standardScrypt : lightScrypt;
+    const wallet = new Wallet(common, { keys: openKeyStorage(network, storage, walletLog), scrypt });
     for (const account of network.developmentAccounts) wallet.addSeededAccount(account.seed, account.address);
+    const keyStoreAccounts = (await wallet.listAccounts()).length - network.developmentAccounts.length;
+    walletLog.info({ keyStore: wallet.keyStoreLocation, accounts: keyStoreAccounts, kdf: options.keyStoreKdf }, "key store opened");
 
     // Blocks (and "pending" reads) take their time from one clock, which the dev methods move.
     const clock = new MinerClock();

@@ -25,7 +25,15 @@ export interface ChainOptions {
   calls: CallLimits;
   /** Limits of log queries and the lifetime of filters. */
   logs: LogOptions;
+  /**
+   * scrypt cost of the key files personal_newAccount and personal_importRawKey write: "light"
+   * (n = 2^14, about 0.1 s per unlock here) or geth's "standard" (n = 2^18, about 1.9 s). Files of
+   * any cost are read.
+   */
+  keyStoreKdf: KeyStoreKdf;
 }
+
+export type KeyStoreKdf = "light" | "standard";
 
 export interface NodeOptions {
   /** Network id of the spec: 30, 31, 32 or 33. */
@@ -46,6 +54,7 @@ export const defaultChainOptions: ChainOptions = {
   extraData: new TextEncoder().encode("chain-node"),
   calls: { gasCap: 50_000_000n, timeLimitMs: 5_000 },
   logs: defaultLogOptions,
+  keyStoreKdf: "light",
 };
 
 export const defaultNodeOptions: NodeOptions = {

@@ -1,6 +1,8 @@
 // The one place where JSON-RPC error codes are chosen. Handlers and domain modules throw RpcError
 // (or domain errors mapped here); anything else becomes -32603 "Internal error".
 import { toQuantity } from "../common/hex.js";
+import { AccountExistsError, AccountLockedError, InvalidPrivateKeyError, UnknownAccountError } from "../accounts/wallet.js";
+import { KeystoreFormatError, WrongPassphraseError } from "../accounts/keystore.js";
 import { InvalidBlockRangeError, LogBlockRangeExceededError, LogResultLimitExceededError } from "../logs/index.js";
 import { TimeOutOfRangeError } from "../mining/devChain.js";
 import { TimestampNotAfterParentError } from "../mining/miner.js";
@@ -197,5 +199,33 @@ export function timeOutOfRangeError(argument: number, reason: string): RpcError 
 export function devChainErrorToRpc(error: unknown, argument: number): unknown {
   if (error instanceof TimestampNotAfterParentError) return timestampTooLowError(error.timestamp, error.parentTimestamp);
   if (error instanceof TimeOutOfRangeError) return timeOutOfRangeError(argument, error.message);
+  return error;
+}
+
+// --- personal accounts ---
+
+/**
+ * Codes of the personal_ errors as openrpc.json declares them (WrongPassphrase, PersonalUnknownAccount,
+ * PersonalAccountLocked, PersonalAccountExists, KeyFileInvalid): geth's server-error range.
+ */
+export const PersonalErrorCode = {
+  WrongPassphrase: -32000,
+  UnknownAccount: -32001,
+  AccountLocked: -32002,
+  AccountExists: -32000,
+  KeyFileInvalid: -32000,
+} as const;
+
+/**
+ * Wallet and key-store errors -> their JSON-RPC errors; anything else passes through. Messages name
+ * addresses and file faults, never a passphrase or a key.
+ */
+export function walletErrorToRpc(error: unknown): unknown {
+  if (error instanceof WrongPassphraseError) return new RpcError(PersonalErrorCode.WrongPassphrase, "could not decrypt key with given passphrase");
+  if (error instanceof UnknownAccountError) return new RpcError(PersonalErrorCode.UnknownAccount, `unknown account 0x${error.address}`);
+  if (error instanceof AccountLockedError) return new RpcError(PersonalErrorCode.AccountLocked, `account 0x${error.address} is locked`);
+  if (error instanceof AccountExistsError) return new RpcError(PersonalErrorCode.AccountExists, `account 0x${error.address} already exists`);
+  if (error instanceof KeystoreFormatError) return new RpcError(PersonalErrorCode.KeyFileInvalid, error.message);
+  if (error instanceof InvalidPrivateKeyError) return invalidParamsError("invalid argument 0: invalid private key");
   return error;
 }

@@ -7,36 +7,25 @@ import type { MerkleStateManager } from "@ethereumjs/statemanager";
 import { Block } from "../../chain/block.js";
 import type { Chain } from "../../chain/chain.js";
 import type { NetworkProfile } from "../../chain/networks.js";
-import { decodeRawTransaction, MalformedTransactionError, type ChainTransaction } from "../../chain/transactions.js";
 import { bytesToHex, hexToBytes, toQuantity } from "../../common/hex.js";
 import type { Wallet } from "../../accounts/wallet.js";
 import type { Miner } from "../../mining/miner.js";
 import type { PendingState } from "../../mining/pendingState.js";
 import type { StateDatabase } from "../../state/stateDatabase.js";
-import { TransactionRejectedError, type TransactionPool } from "../../txpool/transactionPool.js";
+import type { TransactionPool } from "../../txpool/transactionPool.js";
 import { findBlockByNumberOrTag, resolveStateBlock } from "../blockParameters.js";
 import { createEthAccountHandlers } from "./ethAccounts.js";
 import type { RpcCallContext } from "../dispatch.js";
-import {
-  blockHashNotFoundError,
-  blockNotFoundError,
-  invalidParamsError,
-  invalidRawTransactionError,
-  senderAccountNotFoundError,
-  stateNotFoundError,
-  transactionNotMinedError,
-  transactionRejectedError,
-} from "../errors.js";
+import { blockHashNotFoundError, blockNotFoundError, senderAccountNotFoundError, stateNotFoundError } from "../errors.js";
 import { formatBlock, formatReceipt, formatTransaction } from "../format.js";
 import { createEthCallHandlers, type EthCallDependencies } from "./ethCalls.js";
 import { createEthFilterHandlers, type EthFilterDependencies } from "./ethFilters.js";
+import { createTransactionSending } from "./transactionSending.js";
 
 /** Version of the peer protocol this node speaks (62, as the reference node). */
 export const protocolVersion = 62;
 
-/** eth_sendTransaction defaults (spec 2.9). */
-export const defaultSendGas = 90_000n;
-export const defaultSendGasPrice = 0n;
+export { defaultSendGas, defaultSendGasPrice } from "./transactionSending.js";
 
 export interface EthDependencies extends EthCallDependencies, EthFilterDependencies {
   network: NetworkProfile;
@@ -50,7 +39,8 @@ export interface EthDependencies extends EthCallDependencies, EthFilterDependenc
 }
 
 export function createEthHandlers(deps: EthDependencies): NamespaceHandlers<"eth", RpcCallContext> {
-  const { chain, state, pool, miner, wallet, common, pendingState } = deps;
+  const { chain, state, pool, miner, wallet, pendingState } = deps;
+  const sending = createTransactionSending(deps);
 
   /** Reads the state a block parameter selects: "pending" is the tip after the executable pool transactions. */
   async function readState<T>(block: BlockParameter | undefined, read: (view: MerkleStateManager) => Promise<T>): Promise<T> {
@@ -74,44 +64,13 @@ export function createEthHandlers(deps: EthDependencies): NamespaceHandlers<"eth
     return formatTransaction(transaction, { blockHash: block.hash, blockNumber: block.number, index: position });
   }
 
-  /** Admits a decoded transaction and, under automine, waits until it is in a block. */
-  async function submit(transaction: ChainTransaction): Promise<string> {
-    try {
-      await pool.add(transaction);
-    } catch (error) {
-      if (error instanceof TransactionRejectedError) throw transactionRejectedError(error.message);
-      throw error;
-    }
-    if (miner.isAutomining) {
-      const outcome = await miner.mineUntilIncluded(transaction);
-      if (outcome.kind === "dropped") throw transactionNotMinedError(outcome.reason);
-    }
-    return bytesToHex(transaction.hash);
-  }
-
-  function decode(raw: Uint8Array): ChainTransaction {
-    try {
-      return decodeRawTransaction(raw, common);
-    } catch (error) {
-      if (!(error instanceof MalformedTransactionError)) throw error;
-      switch (error.reason) {
-        case "chainId":
-        case "signature":
-        case "initCode":
-          throw transactionRejectedError(error.message);
-        default:
-          throw invalidRawTransactionError(error.message);
-      }
-    }
-  }
-
   return {
     ...createEthCallHandlers(deps),
     ...createEthAccountHandlers(deps),
     ...createEthFilterHandlers(deps),
     eth_chainId: () => toQuantity(deps.network.chainId),
     eth_protocolVersion: () => toQuantity(protocolVersion),
-    eth_accounts: () => wallet.addresses().map(bytesToHex),
+    eth_accounts: async () => (await wallet.listAccounts()).map(bytesToHex),
     eth_coinbase: () => bytesToHex(miner.coinbase),
     eth_mining: () => miner.isMining,
     // Blocks are sealed without proof-of-work search: no hashes are computed.
@@ -184,23 +143,13 @@ export function createEthHandlers(deps: EthDependencies): NamespaceHandlers<"eth
         .map((transaction) => formatTransaction(transaction, undefined));
     },
 
-    eth_sendRawTransaction: async ([signedTransaction]) => submit(decode(hexToBytes(signedTransaction))),
+    eth_sendRawTransaction: async ([signedTransaction]) => sending.submitRaw(hexToBytes(signedTransaction)),
     eth_sendTransaction: async ([submission]) => {
       const from = hexToBytes(submission.from);
       if (!wallet.isUnlocked(from)) throw senderAccountNotFoundError(submission.from);
-      if (submission.data !== undefined && submission.input !== undefined && submission.data.toLowerCase() !== submission.input.toLowerCase()) {
-        throw invalidParamsError('invalid argument 0: "data" and "input" are both given and differ');
-      }
-      const raw = wallet.signTransaction(from, {
-        nonce: submission.nonce === undefined ? await pool.nextNonce(from) : BigInt(submission.nonce),
-        gasPrice: submission.gasPrice === undefined ? defaultSendGasPrice : BigInt(submission.gasPrice),
-        gasLimit: BigInt(submission.gas ?? submission.gasLimit ?? defaultSendGas),
-        to: submission.to === undefined || submission.to === null ? undefined : hexToBytes(submission.to),
-        value: submission.value === undefined ? 0n : BigInt(submission.value),
-        data: hexToBytes(submission.input ?? submission.data ?? "0x"),
-      });
+      const raw = wallet.signTransaction(from, await sending.prepare(submission));
       if (raw === undefined) throw senderAccountNotFoundError(submission.from);
-      return submit(decode(raw));
+      return sending.submitRaw(raw);
     },
   };
 

@@ -4,10 +4,11 @@ import { createEthHandlers, type EthDependencies } from "./eth.js";
 import { createEvmHandlers, type EvmDependencies } from "./evm.js";
 import { createExtHandlers, type ExtDependencies } from "./ext.js";
 import { createNetHandlers, type NetDependencies } from "./net.js";
+import { createPersonalHandlers, type PersonalDependencies } from "./personal.js";
 import { createTxpoolHandlers, type TxpoolDependencies } from "./txpool.js";
 import { createWeb3Handlers, type Web3Dependencies } from "./web3.js";
 
-export type HandlerDependencies = Web3Dependencies & NetDependencies & EthDependencies & ExtDependencies & TxpoolDependencies & EvmDependencies;
+export type HandlerDependencies = Web3Dependencies & NetDependencies & EthDependencies & ExtDependencies & TxpoolDependencies & EvmDependencies & PersonalDependencies;
 
 export function createHandlers(deps: HandlerDependencies): RpcHandlerSet {
   return {
@@ -17,5 +18,6 @@ export function createHandlers(deps: HandlerDependencies): RpcHandlerSet {
     ...createExtHandlers(deps),
     ...createTxpoolHandlers(deps),
     ...createEvmHandlers(deps),
+    ...createPersonalHandlers(deps),
   };
 }

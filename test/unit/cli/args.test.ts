@@ -43,6 +43,12 @@ describe("cli/args", () => {
     expect(runOptions([]).chain.logs).to.deep.equal({ blockRangeLimit: 5000, resultLimit: 20_000, filterTimeoutMs: 300_000 });
   });
 
+  it("maps --keystore-kdf onto the chain options (default light)", () => {
+    expect(runOptions([]).chain.keyStoreKdf).to.equal("light");
+    expect(runOptions(["--keystore-kdf", "standard"]).chain.keyStoreKdf).to.equal("standard");
+    expect(runOptions(["--keystore-kdf", "light"]).chain.keyStoreKdf).to.equal("light");
+  });
+
   it("accepts network names", () => {
     const cases: [string, number][] = [["mainnet", 30], ["main", 30], ["test", 31], ["dev", 32], ["regtest", 33], ["local", 33]];
     for (const [name, id] of cases) expect(runOptions(["--network", name]).networkId, name).to.equal(id);
@@ -73,6 +79,7 @@ describe("cli/args", () => {
       [["--in-memory", "--data-dir", "x"], /exclude each other/],
       [["--rpc-batch-limit", "0"], /positive integer/],
       [["--filter-timeout", "0"], /--filter-timeout takes a positive integer/],
+      [["--keystore-kdf", "heavy"], /--keystore-kdf must be light or standard, got "heavy"/],
       [["--logs-result-limit", "1e3"], /--logs-result-limit takes a positive integer/],
       [["stray"], /positional/i],
     ];

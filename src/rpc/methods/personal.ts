@@ -1,0 +1,57 @@
+// personal_: accounts whose keys the node keeps encrypted in its key store (Web3 Secret Storage v3
+// files under <data dir>/keystore), unlocked for a while with a passphrase, and accounts derived
+// from a seed and held in memory. Passphrases and keys never reach a log or an error message.
+import type { Common } from "@ethereumjs/common";
+import type { NamespaceHandlers } from "../../../generated/methods.js";
+import { defaultUnlockDurationMs, type Wallet } from "../../accounts/wallet.js";
+import { bytesToHex, hexToBytes } from "../../common/hex.js";
+import type { Miner } from "../../mining/miner.js";
+import type { TransactionPool } from "../../txpool/transactionPool.js";
+import type { RpcCallContext } from "../dispatch.js";
+import { walletErrorToRpc } from "../errors.js";
+import { createTransactionSending } from "./transactionSending.js";
+
+export interface PersonalDependencies {
+  wallet: Wallet;
+  common: Common;
+  pool: TransactionPool;
+  miner: Miner;
+}
+
+/** The unlock duration parameter: hex milliseconds (the reference's unit), "" or absent for 30 minutes. */
+export function unlockDurationMs(duration: string | undefined): number {
+  if (duration === undefined || duration === "") return defaultUnlockDurationMs;
+  const milliseconds = BigInt(duration);
+  // Past 2^53 ms (285,000 years) the account simply stays unlocked until it is locked or the node stops.
+  return milliseconds > BigInt(Number.MAX_SAFE_INTEGER) ? Infinity : Number(milliseconds);
+}
+
+/** Runs a wallet operation, turning its domain errors into JSON-RPC errors. */
+async function walletCall<T>(operation: () => Promise<T>): Promise<T> {
+  try {
+    return await operation();
+  } catch (error) {
+    throw walletErrorToRpc(error);
+  }
+}
+
+export function createPersonalHandlers(deps: PersonalDependencies): NamespaceHandlers<"personal", RpcCallContext> {
+  const { wallet } = deps;
+  const sending = createTransactionSending(deps);
+  return {
+    personal_newAccount: ([passphrase]) => walletCall(async () => bytesToHex(await wallet.newAccount(passphrase))),
+    personal_importRawKey: ([privateKey, passphrase]) =>
+      walletCall(async () => bytesToHex(await wallet.importRawKey(hexToBytes(privateKey.startsWith("0x") ? privateKey : `0x${privateKey}`), passphrase))),
+    personal_newAccountWithSeed: ([seed]) => walletCall(async () => bytesToHex(wallet.addAccountFromSeed(seed))),
+    personal_listAccounts: async () => (await wallet.listAccounts()).map(bytesToHex),
+    personal_unlockAccount: ([address, passphrase, duration]) =>
+      walletCall(() => wallet.unlock(hexToBytes(address), passphrase, unlockDurationMs(duration))),
+    personal_lockAccount: ([address]) => wallet.lock(hexToBytes(address)),
+    personal_dumpRawKey: ([address]) => walletCall(async () => bytesToHex(await wallet.exportKey(hexToBytes(address)))),
+    personal_sendTransaction: ([submission, passphrase]) =>
+      walletCall(async () => {
+        const raw = await wallet.signTransactionWithPassphrase(hexToBytes(submission.from), passphrase, () => sending.prepare(submission));
+        return sending.submitRaw(raw);
+      }),
+  };
+}

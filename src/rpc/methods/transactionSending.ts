@@ -1,0 +1,82 @@
+// The path every transaction a client sends takes: a submission object turned into an unsigned
+// transaction with eth_sendTransaction's defaults, and a signed transaction decoded, admitted to
+// the pool and, under automine, waited for until it is in a block. Shared by eth_sendTransaction,
+// eth_sendRawTransaction and personal_sendTransaction.
+import type { Common } from "@ethereumjs/common";
+import type { TransactionSubmission } from "../../../generated/types.js";
+import type { UnsignedTransaction } from "../../accounts/wallet.js";
+import { decodeRawTransaction, MalformedTransactionError, type ChainTransaction } from "../../chain/transactions.js";
+import { bytesToHex, hexToBytes } from "../../common/hex.js";
+import type { Miner } from "../../mining/miner.js";
+import { TransactionRejectedError, type TransactionPool } from "../../txpool/transactionPool.js";
+import { invalidParamsError, invalidRawTransactionError, transactionNotMinedError, transactionRejectedError } from "../errors.js";
+
+/** eth_sendTransaction defaults (spec 2.9). */
+export const defaultSendGas = 90_000n;
+export const defaultSendGasPrice = 0n;
+
+export interface TransactionSendingDependencies {
+  common: Common;
+  pool: TransactionPool;
+  miner: Miner;
+}
+
+export interface TransactionSending {
+  /** The unsigned transaction a submission asks for; the nonce defaults to the pool's next one. */
+  prepare(submission: TransactionSubmission): Promise<UnsignedTransaction>;
+  /** Decodes a signed transaction and submits it; resolves to its hash (under automine once mined). */
+  submitRaw(raw: Uint8Array): Promise<string>;
+}
+
+export function createTransactionSending(deps: TransactionSendingDependencies): TransactionSending {
+  const { common, pool, miner } = deps;
+
+  /** Admits a decoded transaction and, under automine, waits until it is in a block. */
+  async function submit(transaction: ChainTransaction): Promise<string> {
+    try {
+      await pool.add(transaction);
+    } catch (error) {
+      if (error instanceof TransactionRejectedError) throw transactionRejectedError(error.message);
+      throw error;
+    }
+    if (miner.isAutomining) {
+      const outcome = await miner.mineUntilIncluded(transaction);
+      if (outcome.kind === "dropped") throw transactionNotMinedError(outcome.reason);
+    }
+    return bytesToHex(transaction.hash);
+  }
+
+  function decode(raw: Uint8Array): ChainTransaction {
+    try {
+      return decodeRawTransaction(raw, common);
+    } catch (error) {
+      if (!(error instanceof MalformedTransactionError)) throw error;
+      switch (error.reason) {
+        case "chainId":
+        case "signature":
+        case "initCode":
+          throw transactionRejectedError(error.message);
+        default:
+          throw invalidRawTransactionError(error.message);
+      }
+    }
+  }
+
+  return {
+    async prepare(submission) {
+      if (submission.data !== undefined && submission.input !== undefined && submission.data.toLowerCase() !== submission.input.toLowerCase()) {
+        throw invalidParamsError('invalid argument 0: "data" and "input" are both given and differ');
+      }
+      const from = hexToBytes(submission.from);
+      return {
+        nonce: submission.nonce === undefined ? await pool.nextNonce(from) : BigInt(submission.nonce),
+        gasPrice: submission.gasPrice === undefined ? defaultSendGasPrice : BigInt(submission.gasPrice),
+        gasLimit: BigInt(submission.gas ?? submission.gasLimit ?? defaultSendGas),
+        to: submission.to === undefined || submission.to === null ? undefined : hexToBytes(submission.to),
+        value: submission.value === undefined ? 0n : BigInt(submission.value),
+        data: hexToBytes(submission.input ?? submission.data ?? "0x"),
+      };
+    },
+    submitRaw: (raw) => submit(decode(raw)),
+  };
+}
