@@ -1,7 +1,8 @@
 // The one place where JSON-RPC error codes are chosen. Handlers and domain modules throw RpcError
 // (or domain errors mapped here); anything else becomes -32603 "Internal error".
-import { toQuantity } from "../common/hex.js";
+import { bytesToHex, toQuantity } from "../common/hex.js";
 import { InvalidBlockRangeError, LogBlockRangeExceededError, LogResultLimitExceededError } from "../logs/index.js";
+import { ReplayStateMissingError } from "../tracing/index.js";
 
 /** JSON-RPC 2.0 and implementation-defined error codes used by this node. */
 export const RpcErrorCode = {
@@ -28,6 +29,8 @@ export const RpcErrorCode = {
   FilterNotFound: -32000,
   /** The reference's code for a log query over its block or result limit. */
   LogQueryLimitExceeded: -32012,
+  /** The reference's code for tracing an unknown transaction with the callTracer. */
+  TraceTransactionNotFound: -32001,
 } as const;
 export type RpcErrorCode = (typeof RpcErrorCode)[keyof typeof RpcErrorCode];
 
@@ -176,5 +179,30 @@ export function logQueryErrorToRpc(error: unknown): unknown {
   if (error instanceof InvalidBlockRangeError) {
     return invalidParamsError(`invalid argument 0: fromBlock ${toQuantity(error.from)} is after toBlock ${toQuantity(error.to)}`);
   }
+  return error;
+}
+
+// --- tracing ---
+
+/** debug_traceTransaction with the callTracer for a transaction not in the main chain. */
+export function traceTransactionNotFoundError(transactionHash: string): RpcError {
+  return new RpcError(RpcErrorCode.TraceTransactionNotFound, `transaction ${transactionHash} not found`);
+}
+
+export function traceFilterCountTooBigError(maxTraces: number): RpcError {
+  return new RpcError(RpcErrorCode.InvalidParams, `Count value too big. Maximum ${maxTraces} traces allowed.`);
+}
+
+export function traceFilterAfterTooBigError(maxTraces: number): RpcError {
+  return new RpcError(RpcErrorCode.InvalidParams, `After value too big. Maximum ${maxTraces} traces allowed.`);
+}
+
+export function traceFilterBlockRangeError(): RpcError {
+  return new RpcError(RpcErrorCode.InvalidParams, "fromBlock cannot be greater than toBlock");
+}
+
+/** Tracing errors of the tracing module -> their JSON-RPC errors; anything else passes through. */
+export function tracingErrorToRpc(error: unknown): unknown {
+  if (error instanceof ReplayStateMissingError) return stateNotFoundError(bytesToHex(error.blockHash));
   return error;
 }

@@ -1,12 +1,14 @@
 // All handlers, one factory per module; each gets only the dependencies it uses.
 import type { RpcHandlerSet } from "../dispatch.js";
+import { createDebugHandlers, type DebugDependencies } from "./debug.js";
 import { createEthHandlers, type EthDependencies } from "./eth.js";
 import { createExtHandlers, type ExtDependencies } from "./ext.js";
 import { createNetHandlers, type NetDependencies } from "./net.js";
+import { createTraceHandlers, type TraceDependencies } from "./trace.js";
 import { createTxpoolHandlers, type TxpoolDependencies } from "./txpool.js";
 import { createWeb3Handlers, type Web3Dependencies } from "./web3.js";
 
-export type HandlerDependencies = Web3Dependencies & NetDependencies & EthDependencies & ExtDependencies & TxpoolDependencies;
+export type HandlerDependencies = Web3Dependencies & NetDependencies & EthDependencies & ExtDependencies & TxpoolDependencies & DebugDependencies & TraceDependencies;
 
 export function createHandlers(deps: HandlerDependencies): RpcHandlerSet {
   return {
@@ -15,5 +17,7 @@ export function createHandlers(deps: HandlerDependencies): RpcHandlerSet {
     ...createEthHandlers(deps),
     ...createExtHandlers(deps),
     ...createTxpoolHandlers(deps),
+    ...createDebugHandlers(deps),
+    ...createTraceHandlers(deps),
   };
 }
