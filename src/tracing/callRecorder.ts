@@ -129,7 +129,8 @@ export class CallRecorder {
       to: kind === "DELEGATECALL" || kind === "CALLCODE" ? codeAddress?.bytes : message.to?.bytes,
       value: message.value,
       gas: message.gasLimit,
-      input: message.data,
+      // The engine hands the caller's memory, which later steps overwrite: keep a copy.
+      input: message.data.slice(),
       gasUsed: 0n,
       output: new Uint8Array(0),
       error: undefined,
@@ -148,7 +149,7 @@ export class CallRecorder {
     if (frame === undefined) return;
     const { execResult } = result;
     frame.gasUsed = execResult.executionGasUsed;
-    frame.output = execResult.returnValue;
+    frame.output = execResult.returnValue.slice();
     frame.error = execResult.exceptionError?.error;
     if (frame.kind === "CREATE" || frame.kind === "CREATE2") {
       frame.storageAddress = result.createdAddress?.bytes;
@@ -211,6 +212,6 @@ function ownLogs(logs: readonly EngineLog[], childLogs: readonly (readonly Engin
   const fromChildren = new Set<EngineLog>();
   for (const list of childLogs) for (const log of list) fromChildren.add(log);
   const own: RecordedLog[] = [];
-  for (const log of logs) if (!fromChildren.has(log)) own.push({ address: log[0], topics: log[1], data: log[2] });
+  for (const log of logs) if (!fromChildren.has(log)) own.push({ address: log[0], topics: log[1], data: log[2].slice() });
   return own;
 }

@@ -69,14 +69,15 @@ export class CallTracer implements TransactionTracer<CallFrame> {
 
   finish(replayed: ReplayedTransaction | undefined): CallFrame {
     const top = this.recorder.finish() ?? emptyTopFrame(this.transaction!);
-    const frame = this.format(top);
+    const frame = this.format(top, false);
     // The top frame answers for the whole transaction: its gas limit and the gas it paid for.
     frame.gas = toQuantity(this.transaction!.tx.gasLimit);
     if (replayed !== undefined) frame.gasUsed = toQuantity(replayed.result.totalGasSpent);
     return frame;
   }
 
-  private format(recorded: RecordedFrame): CallFrame {
+  /** `undoneByAncestor`: an enclosing frame failed, so this frame's logs did not survive. */
+  private format(recorded: RecordedFrame, undoneByAncestor: boolean): CallFrame {
     const frame: CallFrame = {
       type: recorded.kind,
       from: bytesToHex(recorded.from),
@@ -96,8 +97,8 @@ export class CallTracer implements TransactionTracer<CallFrame> {
         if (reason !== undefined) frame.revertReason = reason;
       }
     }
-    if (!this.options.onlyTopCall && recorded.children.length > 0) frame.calls = recorded.children.map((child) => this.format(child));
-    if (this.options.withLog && recorded.logs.length > 0) {
+    if (!this.options.onlyTopCall && recorded.children.length > 0) frame.calls = recorded.children.map((child) => this.format(child, undoneByAncestor || error !== undefined));
+    if (this.options.withLog && !undoneByAncestor && recorded.logs.length > 0) {
       frame.logs = recorded.logs.map((log, index) => ({ index, address: bytesToHex(log.address), topics: log.topics.map(bytesToHex), data: bytesToHex(log.data) }));
     }
     return frame;
