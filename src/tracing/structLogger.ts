@@ -41,6 +41,14 @@ export interface StructLogTrace {
   reverted: boolean;
 }
 
+/**
+ * A StructLogTrace already written as JSON text: tens of thousands of steps are cheaper to write
+ * as text while they happen than as objects serialised afterwards.
+ */
+export class StructLogTraceJson {
+  constructor(readonly json: string) {}
+}
+
 const sloadOpcode = 0x54;
 const sstoreOpcode = 0x55;
 const wordDigits = 64;
@@ -55,21 +63,21 @@ function storedValueHex(value: Uint8Array): string {
   return bytesToUnprefixedHex(value).padStart(wordDigits, "0");
 }
 
-/** What the trace knows of one account's storage; the map handed to steps is rebuilt only after a change. */
+/** What the trace knows of one account's storage; its JSON text is rebuilt only after a change. */
 class KnownStorage {
   readonly slots = new Map<string, string>();
-  private view: StorageMap | undefined = {};
+  private json: string | undefined = "{}";
 
   set(slot: string, value: string): void {
     if (this.slots.get(slot) === value) return;
     this.slots.set(slot, value);
-    this.view = undefined;
+    this.json = undefined;
   }
 
-  /** A map shared by every step until the next change (steps never modify it). */
-  snapshot(): StorageMap {
-    this.view ??= Object.fromEntries(this.slots);
-    return this.view;
+  /** The map as JSON text, shared by every step until the next change. */
+  toJson(): string {
+    this.json ??= JSON.stringify(Object.fromEntries(this.slots));
+    return this.json;
   }
 }
 
@@ -88,8 +96,9 @@ interface OriginalStorageMap {
   map: Map<string, Map<string, Uint8Array>>;
 }
 
-export class StructLogger implements TransactionTracer<StructLogTrace> {
-  private readonly logs: StructLog[] = [];
+export class StructLogger implements TransactionTracer<StructLogTraceJson> {
+  /** Each step's StructLog as JSON text. */
+  private readonly steps: string[] = [];
   private readonly storages = new Map<string, KnownStorage>();
   /** Values before the transaction of the slots it touched, by account. */
   private readonly originals = new Map<string, Map<string, string>>();
@@ -97,7 +106,9 @@ export class StructLogger implements TransactionTracer<StructLogTrace> {
   private engine: ExecutionEngine | undefined;
   private contract = "";
   private initialSlotCount = 0;
-  private previousMemory: { bytes: Uint8Array; chunks: string[] } = { bytes: new Uint8Array(0), chunks: [] };
+  private previousMemory: { bytes: Uint8Array; json: string } = { bytes: new Uint8Array(0), json: "[]" };
+  /** The account of the last step and its hex: steps of one frame share the Address object. */
+  private lastAccount: { address: Address | undefined; hex: string } = { address: undefined, hex: "" };
 
   constructor(private readonly options: StructLogOptions) {}
 
@@ -114,7 +125,7 @@ export class StructLogger implements TransactionTracer<StructLogTrace> {
     engine.vm.evm.events!.on("step", this.onStep);
   }
 
-  finish(replayed: ReplayedTransaction | undefined): StructLogTrace {
+  finish(replayed: ReplayedTransaction | undefined): StructLogTraceJson {
     this.engine?.vm.evm.events!.off("step", this.onStep);
     this.completePending(undefined);
     this.engine = undefined;
@@ -130,34 +141,31 @@ export class StructLogger implements TransactionTracer<StructLogTrace> {
       if (original === zeroWord && current !== zeroWord) storageSize++;
       else if (original !== zeroWord && current === zeroWord) storageSize--;
     }
-    const trace: StructLogTrace = {
-      contractAddress: this.contract,
-      initStorage,
-      currentStorage: Object.fromEntries(known),
-      storageSize,
+    const summary: Omit<StructLogTrace, "structLogs" | "result" | "error" | "reverted"> = { contractAddress: this.contract, initStorage, currentStorage: Object.fromEntries(known), storageSize };
+    const outcome: Pick<StructLogTrace, "result" | "error" | "reverted"> = {
       result: execResult === undefined ? "" : bytesToUnprefixedHex(execResult.returnValue),
       error: error === undefined ? "" : callTracerError(error),
       reverted: error === "revert",
     };
     // A plain value transfer runs no code: the summary has no struct logs.
-    if (this.logs.length > 0) trace.structLogs = this.logs;
-    return trace;
+    const structLogs = this.steps.length === 0 ? "" : `"structLogs":[${this.steps.join(",")}],`;
+    return new StructLogTraceJson(`${JSON.stringify(summary).slice(0, -1)},${structLogs}${JSON.stringify(outcome).slice(1)}`);
   }
 
   private readonly onStep = (step: InterpreterStep): void => {
     if (this.pending !== undefined) this.completePending(step);
-    const log: StructLog = { op: step.opcode.name, pc: step.pc, depth: step.depth + 1, gas: Number(step.gasLeft), gasCost: Number(step.opcode.dynamicFee) };
+    let text = `{"op":"${step.opcode.name}","pc":${step.pc},"depth":${step.depth + 1},"gas":${step.gasLeft},"gasCost":${step.opcode.dynamicFee}`;
     const { stack } = step;
     if (!this.options.disableStack) {
-      const words = new Array<string>(stack.length);
-      for (let index = 0; index < stack.length; index++) words[index] = wordHex(stack[index]!);
-      log.stack = words;
+      text += ',"stack":[';
+      for (let index = 0; index < stack.length; index++) text += index === 0 ? `"${wordHex(stack[index]!)}"` : `,"${wordHex(stack[index]!)}"`;
+      text += "]";
     }
-    if (!this.options.disableMemory) log.memory = this.memoryChunks(step.memory);
+    if (!this.options.disableMemory) text += `,"memory":${this.memoryJson(step.memory)}`;
     const code = step.opcode.code;
     if (code === sloadOpcode || code === sstoreOpcode || !this.options.disableStorage) {
-      const account = bytesToUnprefixedHex(step.address.bytes);
-      if (!this.options.disableStorage) log.storage = this.storageOf(account).snapshot();
+      const account = this.accountHex(step.address);
+      if (!this.options.disableStorage) text += `,"storage":${this.storageOf(account).toJson()}`;
       if (code === sloadOpcode && stack.length >= 1) {
         this.pending = { kind: "load", account, slot: wordHex(stack[stack.length - 1]!), value: "", depth: step.depth };
       } else if (code === sstoreOpcode && stack.length >= 2) {
@@ -166,8 +174,13 @@ export class StructLogger implements TransactionTracer<StructLogTrace> {
         this.rememberOriginalBeforeStore(account, slot);
       }
     }
-    this.logs.push(log);
+    this.steps.push(text + "}");
   };
+
+  private accountHex(address: Address): string {
+    if (this.lastAccount.address !== address) this.lastAccount = { address, hex: bytesToUnprefixedHex(address.bytes) };
+    return this.lastAccount.hex;
+  }
 
   /** Applies the access of the previous step, now that it ran (`next` undefined: the transaction ended). */
   private completePending(next: InterpreterStep | undefined): void {
@@ -213,14 +226,15 @@ export class StructLogger implements TransactionTracer<StructLogTrace> {
     return originals;
   }
 
-  /** Memory in 32-byte chunks; unchanged memory reuses the previous step's chunks. */
-  private memoryChunks(memory: Uint8Array): string[] {
+  /** Memory in 32-byte chunks as JSON text; unchanged memory reuses the previous step's text. */
+  private memoryJson(memory: Uint8Array): string {
     const previous = this.previousMemory;
-    if (memory.length === previous.bytes.length && Buffer.compare(memory, previous.bytes) === 0) return previous.chunks;
+    if (memory.length === previous.bytes.length && Buffer.compare(memory, previous.bytes) === 0) return previous.json;
     const hex = bytesToUnprefixedHex(memory);
     const chunks = new Array<string>(hex.length / wordDigits);
-    for (let index = 0; index < chunks.length; index++) chunks[index] = hex.slice(index * wordDigits, (index + 1) * wordDigits);
-    this.previousMemory = { bytes: memory, chunks };
-    return chunks;
+    for (let index = 0; index < chunks.length; index++) chunks[index] = `"${hex.slice(index * wordDigits, (index + 1) * wordDigits)}"`;
+    const json = `[${chunks.join(",")}]`;
+    this.previousMemory = { bytes: memory, json };
+    return json;
   }
 }

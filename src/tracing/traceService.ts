@@ -9,7 +9,7 @@ import type { StateDatabase } from "../state/stateDatabase.js";
 import { CallTracer, type CallFrame, type CallTracerOptions } from "./callTracer.js";
 import { FlatTracer, type FlatTrace } from "./flatTraces.js";
 import { replayBlock, type ReplayDependencies, type TransactionTracer } from "./replay.js";
-import { StructLogger, type StructLogOptions, type StructLogTrace } from "./structLogger.js";
+import { StructLogger, StructLogTraceJson, type StructLogOptions } from "./structLogger.js";
 
 export type DebugTracerOptions = ({ tracer: "structLogTracer" } & StructLogOptions) | ({ tracer: "callTracer" } & CallTracerOptions);
 
@@ -71,14 +71,15 @@ export class TraceService {
   }
 
   /** debug_traceTransaction: undefined when the transaction is not in the main chain. */
-  async debugTraceTransaction(transactionHash: Uint8Array, options: DebugTracerOptions): Promise<StructLogTrace | CallFrame | undefined> {
-    return this.traceOne<StructLogTrace | CallFrame>(transactionHash, () => debugTracer(options));
+  async debugTraceTransaction(transactionHash: Uint8Array, options: DebugTracerOptions): Promise<StructLogTraceJson | CallFrame | undefined> {
+    return this.traceOne<StructLogTraceJson | CallFrame>(transactionHash, () => debugTracer(options));
   }
 
   /** debug_traceBlockByHash: one trace per transaction, in block order. */
-  async debugTraceBlock(block: Block, options: DebugTracerOptions): Promise<StructLogTrace[] | BlockCallTrace[]> {
+  async debugTraceBlock(block: Block, options: DebugTracerOptions): Promise<StructLogTraceJson | BlockCallTrace[]> {
     if (options.tracer === "structLogTracer") {
-      return replayBlock(this.replay, block, block.transactions.length - 1, () => new StructLogger(options));
+      const traces = await replayBlock(this.replay, block, block.transactions.length - 1, () => new StructLogger(options));
+      return new StructLogTraceJson(`[${traces.map((trace) => trace.json).join(",")}]`);
     }
     const frames = await replayBlock(this.replay, block, block.transactions.length - 1, () => new CallTracer(options));
     return frames.map((result, index) => ({ txHash: `0x${bytesToUnprefixedHex(block.transactions[index]!.hash)}`, result }));
@@ -124,7 +125,7 @@ export class TraceService {
   }
 }
 
-function debugTracer(options: DebugTracerOptions): TransactionTracer<StructLogTrace | CallFrame> {
+function debugTracer(options: DebugTracerOptions): TransactionTracer<StructLogTraceJson | CallFrame> {
   return options.tracer === "callTracer" ? new CallTracer(options) : new StructLogger(options);
 }
 

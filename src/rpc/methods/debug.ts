@@ -5,8 +5,8 @@ import type { DebugTraceBlockByHashResult, DebugTraceTransactionResult, TraceOpt
 import type { Chain } from "../../chain/chain.js";
 import { hexToBytes, toQuantity } from "../../common/hex.js";
 import type { PeerNetwork } from "../../p2p/interface.js";
-import type { DebugTracerOptions, TraceService } from "../../tracing/index.js";
-import type { RpcCallContext } from "../dispatch.js";
+import { StructLogTraceJson, type DebugTracerOptions, type TraceService } from "../../tracing/index.js";
+import { EncodedJson, type RpcCallContext } from "../dispatch.js";
 import { traceTransactionNotFoundError, tracingErrorToRpc } from "../errors.js";
 
 export interface DebugDependencies {
@@ -24,6 +24,11 @@ export function debugTracerOptions(options: TraceOptions | undefined): DebugTrac
   return { tracer: "structLogTracer", disableStack: flag("disableStack"), disableMemory: flag("disableMemory"), disableStorage: flag("disableStorage") };
 }
 
+/** Struct-log traces come as JSON text: spliced into the response as they are. */
+function asResult<T>(trace: StructLogTraceJson | object): T {
+  return (trace instanceof StructLogTraceJson ? new EncodedJson(trace.json) : trace) as unknown as T;
+}
+
 export function createDebugHandlers(deps: DebugDependencies): NamespaceHandlers<"debug", RpcCallContext> {
   const { chain, tracer, peers } = deps;
   return {
@@ -39,14 +44,14 @@ export function createDebugHandlers(deps: DebugDependencies): NamespaceHandlers<
         if (tracerOptions.tracer === "callTracer") throw traceTransactionNotFoundError(transactionHash);
         return null;
       }
-      return trace as DebugTraceTransactionResult;
+      return asResult<DebugTraceTransactionResult>(trace);
     },
 
     debug_traceBlockByHash: async ([blockHash, options]) => {
       const block = await chain.getBlockByHash(hexToBytes(blockHash));
       if (block === undefined) return null;
       try {
-        return (await tracer.debugTraceBlock(block, debugTracerOptions(options))) as DebugTraceBlockByHashResult;
+        return asResult<DebugTraceBlockByHashResult>(await tracer.debugTraceBlock(block, debugTracerOptions(options)));
       } catch (error) {
         throw tracingErrorToRpc(error);
       }
