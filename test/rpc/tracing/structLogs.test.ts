@@ -4,6 +4,7 @@
 import { expect } from "chai";
 import { JsonRpcProvider, NonceManager, Wallet, keccak256, toUtf8Bytes, type TransactionResponse } from "ethers";
 import { expectValidResult } from "../../helpers/results.js";
+import { expectRpcError } from "../../helpers/rpcErrors.js";
 import { startTestNode, type TestNode } from "../../helpers/testNode.js";
 
 const cowKey = keccak256(toUtf8Bytes("cow"));
@@ -121,6 +122,14 @@ describe("tracing: struct logs", function () {
     expectValidResult("debug_traceTransaction", summary);
     expect(summary).to.not.have.property("structLogs");
     expect(summary).to.include({ contractAddress: "00000000000000000000000000000000000000aa", error: "", reverted: false, storageSize: 0 });
+  });
+
+  it("refuses malformed hashes, unknown tracers and mistyped switches", async () => {
+    await expectRpcError(node.client.debug_traceTransaction("0x1234"), -32602, /argument 0/);
+    await expectRpcError(node.client.debug_traceTransaction(traced.hash, { tracer: "prestateTracer" } as never), -32602, /tracer/);
+    await expectRpcError(node.client.debug_traceTransaction(traced.hash, { disableStack: "yes" } as never), -32602, /disableStack/);
+    await expectRpcError(node.client.debug_traceBlockByHash("latest" as never), -32602, /argument 0/);
+    await expectRpcError(node.client.trace_transaction("0xzz" as never), -32602, /argument 0/);
   });
 
   it("traces a block by hash: one trace per transaction; null for an unknown block", async () => {
