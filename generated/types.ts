@@ -660,7 +660,7 @@ export interface StructLogTrace {
   initStorage: StructLogStorage;
   currentStorage: StructLogStorage;
   /**
-   * Number of non-zero storage slots of the contract: its slot count before the transaction, updated with the slots the transaction wrote.
+   * Number of non-zero storage slots of the contract: its slot count in the parent block's state, updated with the slots the transaction wrote.
    */
   storageSize: number;
   /**
