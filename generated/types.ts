@@ -639,7 +639,7 @@ export interface StructLog {
    */
   gas: number;
   /**
-   * Gas charged for the opcode.
+   * Gas charged for the opcode itself (static and dynamic parts); for CALL, CREATE and their kin the gas handed to the new frame is not included.
    */
   gasCost: number;
   /**
@@ -660,7 +660,7 @@ export interface StructLogTrace {
   initStorage: StructLogStorage;
   currentStorage: StructLogStorage;
   /**
-   * Number of storage slots of the contract: its slot count before the transaction, updated as the trace sees slots written.
+   * Number of non-zero storage slots of the contract: its slot count in the parent block's state, updated with the slots the transaction wrote.
    */
   storageSize: number;
   /**

@@ -18,6 +18,7 @@ import { DevChain } from "../mining/devChain.js";
 import { Miner } from "../mining/miner.js";
 import { PendingState } from "../mining/pendingState.js";
 import { StateDatabase } from "../state/stateDatabase.js";
+import { TraceService } from "../tracing/index.js";
 import { createMemoryStore, DataDirectoryError, openLevelStore, type KeyValueStore } from "../storage/keyValueStore.js";
 import { TransactionPool } from "../txpool/transactionPool.js";
 import type { ChainOptions, StorageOptions } from "./options.js";
@@ -35,6 +36,8 @@ export interface ChainServices {
   readonly filters: FilterManager;
   readonly logIndex: BlockLogIndex;
   readonly logLimits: LogQueryLimits;
+  /** Replays stored transactions for debug_trace* and trace_*. */
+  readonly tracer: TraceService;
   readonly location: string;
   close(): Promise<void>;
 }
@@ -125,6 +128,7 @@ export async function openChainServices(network: NetworkProfile, storage: Storag
     const reportLogsError = (error: unknown) => logsLog.error({ err: error }, "following the chain failed");
     const logIndex = new BlockLogIndex(chain, reportLogsError);
     const filters = new FilterManager(chain, pool, { filterTimeoutMs: options.logs.filterTimeoutMs, reportError: reportLogsError });
+    const tracer = new TraceService(common, state, chain);
     log.info({ location: store.location, head: Number(chain.head.number), mining: options.mining.kind }, "chain opened");
     return {
       common,
@@ -139,6 +143,7 @@ export async function openChainServices(network: NetworkProfile, storage: Storag
       filters,
       logIndex,
       logLimits: { blockRangeLimit: options.logs.blockRangeLimit, resultLimit: options.logs.resultLimit },
+      tracer,
       location: store.location,
       async close() {
         filters.close();

@@ -11,4 +11,6 @@ export interface PeerNetwork {
   /** True while the node accepts peer connections. */
   isListening(): boolean;
   connectedPeers(): readonly PeerInfo[];
+  /** Peer messages received and not yet processed. */
+  inboundQueueSize(): number;
 }

@@ -6,5 +6,7 @@ export function createStandaloneNetwork(): PeerNetwork {
   return {
     isListening: () => false,
     connectedPeers: () => [],
+    // Without peers nothing arrives.
+    inboundQueueSize: () => 0,
   };
 }

@@ -1,11 +1,12 @@
 // The one place where JSON-RPC error codes are chosen. Handlers and domain modules throw RpcError
 // (or domain errors mapped here); anything else becomes -32603 "Internal error".
-import { toQuantity } from "../common/hex.js";
+import { bytesToHex, toQuantity } from "../common/hex.js";
 import { AccountExistsError, AccountLockedError, InvalidPrivateKeyError, UnknownAccountError } from "../accounts/wallet.js";
 import { KeystoreFormatError, WrongPassphraseError } from "../accounts/keystore.js";
 import { InvalidBlockRangeError, LogBlockRangeExceededError, LogResultLimitExceededError } from "../logs/index.js";
 import { TimeOutOfRangeError } from "../mining/devChain.js";
 import { TimestampNotAfterParentError } from "../mining/miner.js";
+import { ReplayStateMissingError } from "../tracing/index.js";
 
 /** JSON-RPC 2.0 and implementation-defined error codes used by this node. */
 export const RpcErrorCode = {
@@ -32,6 +33,8 @@ export const RpcErrorCode = {
   FilterNotFound: -32000,
   /** The reference's code for a log query over its block or result limit. */
   LogQueryLimitExceeded: -32012,
+  /** The reference's code for tracing an unknown transaction with the callTracer. */
+  TraceTransactionNotFound: -32001,
 } as const;
 export type RpcErrorCode = (typeof RpcErrorCode)[keyof typeof RpcErrorCode];
 
@@ -227,5 +230,30 @@ export function walletErrorToRpc(error: unknown): unknown {
   if (error instanceof AccountExistsError) return new RpcError(PersonalErrorCode.AccountExists, `account 0x${error.address} already exists`);
   if (error instanceof KeystoreFormatError) return new RpcError(PersonalErrorCode.KeyFileInvalid, error.message);
   if (error instanceof InvalidPrivateKeyError) return invalidParamsError("invalid argument 0: invalid private key");
+  return error;
+}
+
+// --- tracing ---
+
+/** debug_traceTransaction with the callTracer for a transaction not in the main chain. */
+export function traceTransactionNotFoundError(transactionHash: string): RpcError {
+  return new RpcError(RpcErrorCode.TraceTransactionNotFound, `transaction ${transactionHash} not found`);
+}
+
+export function traceFilterCountTooBigError(maxTraces: number): RpcError {
+  return new RpcError(RpcErrorCode.InvalidParams, `Count value too big. Maximum ${maxTraces} traces allowed.`);
+}
+
+export function traceFilterAfterTooBigError(maxTraces: number): RpcError {
+  return new RpcError(RpcErrorCode.InvalidParams, `After value too big. Maximum ${maxTraces} traces allowed.`);
+}
+
+export function traceFilterBlockRangeError(): RpcError {
+  return new RpcError(RpcErrorCode.InvalidParams, "fromBlock cannot be greater than toBlock");
+}
+
+/** Tracing errors of the tracing module -> their JSON-RPC errors; anything else passes through. */
+export function tracingErrorToRpc(error: unknown): unknown {
+  if (error instanceof ReplayStateMissingError) return stateNotFoundError(bytesToHex(error.blockHash));
   return error;
 }

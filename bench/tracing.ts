@@ -1,0 +1,82 @@
+// Benchmark: debug_traceTransaction (struct logs without stack and memory) of a ~25,000-step,
+// ~1.4M-gas transaction. Self-contained: its own JSON-RPC over fetch and its own signing (the
+// regtest "cow" account, chain id 33, legacy transactions at gas price 0).
+import { Wallet, keccak256, toUtf8Bytes } from "ethers";
+
+const chainId = 33;
+const targetMs = 300;
+const runs = 10;
+/** Bounds the receipt polling of one transaction. */
+const receiptPolls = 500;
+
+// Runtime: counter = 500; loop { BALANCE(counter) of a cold address, 20 x (PUSH1 0, POP),
+// counter -= 1 } while counter != 0. 50 steps and 2,731 gas per round: 25,002 steps in all.
+const cheapPairs = "6000" + "50";
+const runtime = "6101f4" + "5b" + "80" + "31" + "50" + cheapPairs.repeat(20) + "6001" + "90" + "03" + "80" + "6003" + "57" + "00";
+const runtimeLength = runtime.length / 2;
+const lengthByte = runtimeLength.toString(16).padStart(2, "0");
+// Init: CODECOPY the runtime (after these 12 bytes) to memory and RETURN it.
+const initCode = `0x60${lengthByte}600c60003960${lengthByte}6000f3${runtime}`;
+const expectedSteps = 25_002;
+
+let nextId = 1;
+
+async function rpc<T>(url: string, method: string, params: unknown[]): Promise<T> {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: nextId++, method, params }),
+    signal: AbortSignal.timeout(60_000),
+  });
+  const answer = (await response.json()) as { result?: T; error?: { code: number; message: string } };
+  if (answer.error !== undefined) throw new Error(`${method}: ${answer.error.code} ${answer.error.message}`);
+  return answer.result as T;
+}
+
+interface Receipt {
+  status: string;
+  gasUsed: string;
+  contractAddress: string | null;
+}
+
+async function sendAndWait(url: string, wallet: Wallet, fields: { to?: string; data?: string; gasLimit: bigint }): Promise<{ hash: string; receipt: Receipt }> {
+  const nonce = Number(await rpc<string>(url, "eth_getTransactionCount", [wallet.address, "pending"]));
+  const raw = await wallet.signTransaction({ type: 0, chainId, nonce, gasPrice: 0n, value: 0n, ...fields });
+  const hash = await rpc<string>(url, "eth_sendRawTransaction", [raw]);
+  for (let poll = 0; poll < receiptPolls; poll++) {
+    const receipt = await rpc<Receipt | null>(url, "eth_getTransactionReceipt", [hash]);
+    if (receipt !== null) {
+      if (receipt.status !== "0x1") throw new Error(`transaction ${hash} failed`);
+      return { hash, receipt };
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`transaction ${hash} was not mined`);
+}
+
+/** Deploys the loop, runs it once, and times its struct-log trace (median of 10). */
+export async function benchStructLogTrace(url: string): Promise<void> {
+  const wallet = new Wallet(keccak256(toUtf8Bytes("cow")));
+  const deployment = await sendAndWait(url, wallet, { data: initCode, gasLimit: 500_000n });
+  const contract = deployment.receipt.contractAddress!;
+  const loop = await sendAndWait(url, wallet, { to: contract, gasLimit: 2_000_000n });
+
+  const options = { disableStack: true, disableMemory: true };
+  const first = await rpc<{ structLogs?: unknown[] }>(url, "debug_traceTransaction", [loop.hash, options]);
+  const steps = first.structLogs?.length ?? 0;
+  if (steps !== expectedSteps) throw new Error(`expected ${expectedSteps} struct logs, got ${steps}`);
+
+  const timesMs: number[] = [];
+  for (let run = 0; run < runs; run++) {
+    const started = performance.now();
+    await rpc(url, "debug_traceTransaction", [loop.hash, options]);
+    timesMs.push(performance.now() - started);
+  }
+  timesMs.sort((a, b) => a - b);
+  const medianMs = (timesMs[runs / 2 - 1]! + timesMs[runs / 2]!) / 2;
+  const verdict = `<= ${targetMs} ms: ${medianMs <= targetMs ? "met" : "NOT met"}`;
+  console.log(
+    `${"debug_traceTransaction struct logs".padEnd(34)} median ${medianMs.toFixed(1).padStart(7)} ms  best ${timesMs[0]!.toFixed(1)} ms  worst ${timesMs[runs - 1]!.toFixed(1)} ms  ${verdict}`,
+  );
+  console.log(`  ${steps} steps, ${BigInt(loop.receipt.gasUsed)} gas, disableStack and disableMemory, ${runs} runs`);
+}

@@ -1,0 +1,110 @@
+// Replays a stored block's transactions on the state its parent committed, so that any of them can
+// be traced as it ran: same block context, same order, same block gas, same miner credit.
+import type { Common } from "@ethereumjs/common";
+import type { MerkleStateManager } from "@ethereumjs/statemanager";
+import { Account, Address } from "@ethereumjs/util";
+import { runTx, type RunTxResult } from "@ethereumjs/vm";
+import type { Block } from "../chain/block.js";
+import type { ChainTransaction } from "../chain/transactions.js";
+import { createExecutionBlock, createExecutionEngine, type CanonicalHashLookup, type ExecutionEngine } from "../execution/engine.js";
+import type { StateDatabase } from "../state/stateDatabase.js";
+
+/** What running one transaction again produced. */
+export interface ReplayedTransaction {
+  readonly transaction: ChainTransaction;
+  /** Position in its block. */
+  readonly index: number;
+  readonly result: RunTxResult;
+}
+
+/** Where a replay runs. */
+export interface ReplayContext {
+  /**
+   * Read-only state of the parent block, for reads that must not touch the engine's state (a
+   * storage count on the engine would flush its uncommitted changes into the shared trie store).
+   */
+  readonly parentState: MerkleStateManager;
+}
+
+/** Watches one transaction while it runs again, then makes its trace. */
+export interface TransactionTracer<T> {
+  /** Before the transaction runs: subscribe to the engine. */
+  start(engine: ExecutionEngine, transaction: ChainTransaction, context: ReplayContext): void | Promise<void>;
+  /** After it ran: unsubscribe (also called when the run failed) and make the trace. */
+  finish(replayed: ReplayedTransaction | undefined): T | Promise<T>;
+}
+
+/** The state a block was built on is not stored any more (or never was). */
+export class ReplayStateMissingError extends Error {
+  constructor(
+    /** The block that cannot be replayed. */
+    readonly blockHash: Uint8Array,
+  ) {
+    super("the state of the block's parent is not stored");
+  }
+}
+
+/** A stored transaction that the engine now refuses: the chain and its state disagree. */
+export class ReplayFailedError extends Error {}
+
+export interface ReplayDependencies {
+  common: Common;
+  state: StateDatabase;
+  /** Parent block by hash. */
+  getBlockByHash(hash: Uint8Array): Promise<Block | undefined>;
+  canonicalHash: CanonicalHashLookup;
+}
+
+/**
+ * Runs `block`'s transactions up to `lastIndex` on its parent's state and asks `tracerFor` for a
+ * tracer for each: the traces come back in transaction order. Engine events are only subscribed
+ * around traced transactions, so the ones before run at full speed.
+ */
+export async function replayBlock<T>(
+  deps: ReplayDependencies,
+  block: Block,
+  lastIndex: number,
+  tracerFor: (transaction: ChainTransaction, index: number) => TransactionTracer<T> | undefined,
+): Promise<T[]> {
+  const traces: T[] = [];
+  if (block.transactions.length === 0 || lastIndex < 0) return traces;
+  const parent = await deps.getBlockByHash(block.header.fields.parentHash);
+  const parentRoot = parent?.header.fields.stateRoot;
+  const parentState = parentRoot === undefined ? undefined : deps.state.reader(parentRoot);
+  if (parentRoot === undefined || parentState === undefined) throw new ReplayStateMissingError(block.hash);
+  const context: ReplayContext = { parentState };
+  const engine = await createExecutionEngine(deps.common, deps.state.at(parentRoot), deps.canonicalHash);
+  const fields = block.header.fields;
+  const executionBlock = createExecutionBlock(deps.common, {
+    number: fields.number,
+    coinbase: fields.coinbase,
+    timestamp: fields.timestamp,
+    gasLimit: fields.gasLimit,
+    baseFee: fields.minimumGasPrice,
+    difficulty: fields.difficulty,
+  });
+  const coinbase = new Address(fields.coinbase);
+  let blockGasUsed = 0n;
+  const last = Math.min(lastIndex, block.transactions.length - 1);
+  for (let index = 0; index <= last; index++) {
+    const transaction = block.transactions[index]!;
+    const tracer = tracerFor(transaction, index);
+    if (tracer !== undefined) await tracer.start(engine, transaction, context);
+    let result: RunTxResult;
+    try {
+      result = await runTx(engine.vm, { tx: transaction.tx, block: executionBlock, blockGasUsed, skipHardForkValidation: true });
+    } catch (error) {
+      if (tracer !== undefined) await tracer.finish(undefined);
+      throw new ReplayFailedError(`transaction ${index} of block ${block.number} cannot run again: ${(error as Error).message}`);
+    }
+    if (tracer !== undefined) traces.push(await tracer.finish({ transaction, index, result }));
+    blockGasUsed += result.totalGasSpent;
+    // As the block builder does: the base fee the engine burns goes to the miner on this chain.
+    if (fields.minimumGasPrice > 0n) {
+      const miner = (await engine.state.getAccount(coinbase)) ?? new Account();
+      miner.balance += result.totalGasSpent * fields.minimumGasPrice;
+      await engine.state.putAccount(coinbase, miner);
+    }
+  }
+  return traces;
+}

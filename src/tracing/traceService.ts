@@ -1,0 +1,139 @@
+// Tracing as the RPC layer asks for it: a transaction or a block replayed with the struct logger,
+// the callTracer or flat traces, and flat traces over a block range with sender/recipient filters.
+import type { Common } from "@ethereumjs/common";
+import type { Block } from "../chain/block.js";
+import type { Chain } from "../chain/chain.js";
+import type { ChainTransaction } from "../chain/transactions.js";
+import { bytesToUnprefixedHex } from "../common/hex.js";
+import type { StateDatabase } from "../state/stateDatabase.js";
+import { CallTracer, type CallFrame, type CallTracerOptions } from "./callTracer.js";
+import { FlatTracer, type FlatTrace } from "./flatTraces.js";
+import { replayBlock, type ReplayDependencies, type TransactionTracer } from "./replay.js";
+import { StructLogger, StructLogTraceJson, type StructLogOptions } from "./structLogger.js";
+
+export type DebugTracerOptions = ({ tracer: "structLogTracer" } & StructLogOptions) | ({ tracer: "callTracer" } & CallTracerOptions);
+
+export interface BlockCallTrace {
+  txHash: string;
+  result: CallFrame;
+}
+
+export interface TraceServiceOptions {
+  /** Most traces trace_filter returns, and the largest `after` it accepts. */
+  maxTracesPerRequest: number;
+}
+
+/** trace_filter's selection, validated: blocks inclusive, addresses as lower-case hex without 0x. */
+export interface FlatTraceFilter {
+  fromBlock: bigint;
+  toBlock: bigint;
+  /** Top-level senders to keep; empty keeps all. */
+  fromAddresses: ReadonlySet<string>;
+  /** Top-level recipients to keep; empty keeps all. */
+  toAddresses: ReadonlySet<string>;
+  after: number;
+  count: number;
+}
+
+export const defaultTraceServiceOptions: TraceServiceOptions = { maxTracesPerRequest: 10_000 };
+
+export class TraceService {
+  private readonly replay: ReplayDependencies;
+
+  constructor(
+    common: Common,
+    state: StateDatabase,
+    private readonly chain: Chain,
+    readonly options: TraceServiceOptions = defaultTraceServiceOptions,
+  ) {
+    this.replay = {
+      common,
+      state,
+      getBlockByHash: (hash) => chain.getBlockByHash(hash),
+      canonicalHash: (blockNumber) => chain.getCanonicalHash(blockNumber),
+    };
+  }
+
+  /** The block and position of a transaction of the main chain; undefined when it is not there. */
+  private async locate(transactionHash: Uint8Array): Promise<{ block: Block; index: number } | undefined> {
+    const location = await this.chain.getTransactionLocation(transactionHash);
+    if (location === undefined) return undefined;
+    const block = await this.chain.getBlockByHash(location.blockHash);
+    if (block === undefined || block.transactions[location.index] === undefined) return undefined;
+    return { block, index: location.index };
+  }
+
+  private async traceOne<T>(transactionHash: Uint8Array, makeTracer: () => TransactionTracer<T>): Promise<T | undefined> {
+    const located = await this.locate(transactionHash);
+    if (located === undefined) return undefined;
+    const [trace] = await replayBlock(this.replay, located.block, located.index, (_transaction, index) => (index === located.index ? makeTracer() : undefined));
+    return trace;
+  }
+
+  /** debug_traceTransaction: undefined when the transaction is not in the main chain. */
+  async debugTraceTransaction(transactionHash: Uint8Array, options: DebugTracerOptions): Promise<StructLogTraceJson | CallFrame | undefined> {
+    return this.traceOne<StructLogTraceJson | CallFrame>(transactionHash, () => debugTracer(options));
+  }
+
+  /** debug_traceBlockByHash: one trace per transaction, in block order. */
+  async debugTraceBlock(block: Block, options: DebugTracerOptions): Promise<StructLogTraceJson | BlockCallTrace[]> {
+    if (options.tracer === "structLogTracer") {
+      const traces = await replayBlock(this.replay, block, block.transactions.length - 1, () => new StructLogger(options));
+      return new StructLogTraceJson(`[${traces.map((trace) => trace.json).join(",")}]`);
+    }
+    const frames = await replayBlock(this.replay, block, block.transactions.length - 1, () => new CallTracer(options));
+    return frames.map((result, index) => ({ txHash: `0x${bytesToUnprefixedHex(block.transactions[index]!.hash)}`, result }));
+  }
+
+  /** trace_transaction: undefined when the transaction is not in the main chain. */
+  async flatTransaction(transactionHash: Uint8Array): Promise<FlatTrace[] | undefined> {
+    const located = await this.locate(transactionHash);
+    if (located === undefined) return undefined;
+    const [traces] = await replayBlock(this.replay, located.block, located.index, (_transaction, index) => (index === located.index ? new FlatTracer(located.block) : undefined));
+    return traces ?? [];
+  }
+
+  /** trace_block: the traces of every transaction of the block, in order. */
+  async flatBlock(block: Block): Promise<FlatTrace[]> {
+    const perTransaction = await replayBlock(this.replay, block, block.transactions.length - 1, () => new FlatTracer(block));
+    return perTransaction.flat();
+  }
+
+  /**
+   * trace_filter: traces of the matching transactions of the blocks in range (beyond the head
+   * ignored), in chain order, after skipping `after` of them; stops once `count` are found.
+   */
+  async flatFilter(filter: FlatTraceFilter): Promise<FlatTrace[]> {
+    const found: FlatTrace[] = [];
+    let toSkip = filter.after;
+    const lastBlock = filter.toBlock < this.chain.head.number ? filter.toBlock : this.chain.head.number;
+    for (let number = filter.fromBlock; number <= lastBlock && found.length < filter.count; number++) {
+      const block = await this.chain.getBlockByNumber(number);
+      if (block === undefined) break;
+      const matching = block.transactions.map((transaction) => matches(filter, transaction));
+      const lastMatch = matching.lastIndexOf(true);
+      if (lastMatch === -1) continue;
+      const perTransaction = await replayBlock(this.replay, block, lastMatch, (_transaction, index) => (matching[index] ? new FlatTracer(block) : undefined));
+      for (const traces of perTransaction) {
+        for (const trace of traces) {
+          if (toSkip > 0) toSkip--;
+          else if (found.length < filter.count) found.push(trace);
+        }
+      }
+    }
+    return found;
+  }
+}
+
+function debugTracer(options: DebugTracerOptions): TransactionTracer<StructLogTraceJson | CallFrame> {
+  return options.tracer === "callTracer" ? new CallTracer(options) : new StructLogger(options);
+}
+
+function matches(filter: FlatTraceFilter, transaction: ChainTransaction): boolean {
+  if (filter.fromAddresses.size > 0 && !filter.fromAddresses.has(bytesToUnprefixedHex(transaction.sender))) return false;
+  if (filter.toAddresses.size > 0) {
+    const to = transaction.tx.to;
+    if (to === undefined || !filter.toAddresses.has(bytesToUnprefixedHex(to.bytes))) return false;
+  }
+  return true;
+}

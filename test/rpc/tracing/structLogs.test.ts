@@ -1,0 +1,145 @@
+// debug_traceTransaction and debug_traceBlockByHash with the default struct-log tracer: every step of
+// a hand-assembled contract against hand-computed gas (Shanghai, EIP-2929 cold/warm costs), the
+// stack, memory and storage each step shows, the switches that drop them, and old blocks.
+import { expect } from "chai";
+import { JsonRpcProvider, NonceManager, Wallet, keccak256, toUtf8Bytes, type TransactionResponse } from "ethers";
+import { expectValidResult } from "../../helpers/results.js";
+import { expectRpcError } from "../../helpers/rpcErrors.js";
+import { startTestNode, type TestNode } from "../../helpers/testNode.js";
+
+const cowKey = keccak256(toUtf8Bytes("cow"));
+const word = (value: number) => value.toString(16).padStart(64, "0");
+
+// Runtime: PUSH1 0x2a PUSH1 0 MSTORE | PUSH1 0x2a PUSH1 0 SSTORE | PUSH1 0 SLOAD PUSH1 1 ADD | PUSH1 1 SSTORE | STOP
+const runtime = "602a600052" + "602a600055" + "600054600101" + "600155" + "00";
+// Init: CODECOPY the 20-byte runtime (at offset 12) to memory and RETURN it.
+const initCode = "0x6014600c60003960146000f3" + runtime;
+
+/** op, pc, gasCost and the stack before the step, computed by hand. */
+const expectedSteps: [string, number, number, number[]][] = [
+  ["PUSH1", 0, 3, []],
+  ["PUSH1", 2, 3, [0x2a]],
+  ["MSTORE", 4, 6, [0x2a, 0]], // 3 + one word of memory expansion
+  ["PUSH1", 5, 3, []],
+  ["PUSH1", 7, 3, [0x2a]],
+  ["SSTORE", 9, 22_100, [0x2a, 0]], // cold slot (2,100) + zero to non-zero (20,000)
+  ["PUSH1", 10, 3, []],
+  ["SLOAD", 12, 100, [0]], // warm: the SSTORE above touched it
+  ["PUSH1", 13, 3, [0x2a]],
+  ["ADD", 15, 3, [0x2a, 1]],
+  ["PUSH1", 16, 3, [0x2b]],
+  ["SSTORE", 18, 22_100, [0x2b, 1]],
+  ["STOP", 19, 0, []],
+];
+const executionGas = expectedSteps.reduce((sum, [, , cost]) => sum + cost, 0);
+const gasLimit = 100_000;
+
+describe("tracing: struct logs", function () {
+  this.timeout(60_000);
+  let node: TestNode;
+  let signer: NonceManager;
+  let contract: string;
+  let traced: TransactionResponse;
+
+  before(async () => {
+    node = await startTestNode();
+    const provider = new JsonRpcProvider(node.url, 33, { staticNetwork: true });
+    provider.pollingInterval = 20;
+    signer = new NonceManager(new Wallet(cowKey, provider));
+    const deployment = await signer.sendTransaction({ data: initCode, gasLimit: 200_000, gasPrice: 0, type: 0 });
+    contract = (await deployment.wait())!.contractAddress!.toLowerCase();
+    traced = await signer.sendTransaction({ to: contract, gasLimit, gasPrice: 0, type: 0 });
+    await traced.wait();
+  });
+  after(() => node.stop());
+
+  it("charges what the hand-computed steps add up to", async () => {
+    const receipt = await node.client.eth_getTransactionReceipt(traced.hash);
+    expect(BigInt(receipt!.gasUsed)).to.equal(BigInt(21_000 + executionGas));
+  });
+
+  it("lists every step with its gas, stack, memory and storage", async () => {
+    const trace = await node.client.debug_traceTransaction(traced.hash);
+    expectValidResult("debug_traceTransaction", trace);
+    if (trace === null || !("structLogs" in trace)) return expect.fail("no struct-log trace");
+    expect(trace.contractAddress).to.equal(contract.slice(2));
+    expect(trace.error).to.equal("");
+    expect(trace.reverted).to.equal(false);
+    expect(trace.result).to.equal("");
+    expect(trace.initStorage).to.deep.equal({});
+    expect(trace.currentStorage).to.deep.equal({ [word(0)]: word(0x2a), [word(1)]: word(0x2b) });
+    expect(trace.storageSize).to.equal(2);
+    const steps = trace.structLogs!;
+    expect(steps.map((step) => [step.op, step.pc, step.gasCost, step.stack!.map((item) => Number.parseInt(item, 16))])).to.deep.equal(expectedSteps);
+    let gas = gasLimit - 21_000;
+    for (const step of steps) {
+      expect(step.depth).to.equal(1);
+      expect(step.gas, `gas before ${step.op} at ${step.pc}`).to.equal(gas);
+      gas -= step.gasCost;
+    }
+    // Memory as it is before each step: the MSTORE's word appears from the step after it.
+    expect(steps.map((step) => step.memory!.length)).to.deep.equal([0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
+    expect(steps[3]!.memory).to.deep.equal([word(0x2a)]);
+    // Storage as the trace knows it before each step: a write shows from the next step on.
+    expect(steps[5]!.storage).to.deep.equal({});
+    expect(steps[6]!.storage).to.deep.equal({ [word(0)]: word(0x2a) });
+    expect(steps[11]!.storage).to.deep.equal({ [word(0)]: word(0x2a) });
+    expect(steps[12]!.storage).to.deep.equal({ [word(0)]: word(0x2a), [word(1)]: word(0x2b) });
+  });
+
+  it("drops stack, memory and storage when asked, at the top level or in tracerConfig", async () => {
+    const bare = await node.client.debug_traceTransaction(traced.hash, { disableStack: true, disableMemory: true, disableStorage: true });
+    expectValidResult("debug_traceTransaction", bare);
+    const bareSteps = (bare as unknown as { structLogs: Record<string, unknown>[] }).structLogs;
+    expect(bareSteps).to.have.length(expectedSteps.length);
+    for (const step of bareSteps) expect(Object.keys(step)).to.deep.equal(["op", "pc", "depth", "gas", "gasCost"]);
+    const configured = await node.client.debug_traceTransaction(traced.hash, { disableStack: false, tracerConfig: { disableStack: true } });
+    const step = (configured as unknown as { structLogs: Record<string, unknown>[] }).structLogs[1]!;
+    expect(step).to.not.have.property("stack");
+    expect(step).to.have.property("memory");
+    expect(step).to.have.property("storage");
+  });
+
+  it("traces the same way once newer blocks sit on top, and traces the creation", async () => {
+    const before = await node.client.debug_traceTransaction(traced.hash, { disableMemory: true });
+    await (await signer.sendTransaction({ to: contract, gasLimit, gasPrice: 0, type: 0 })).wait();
+    const later = await node.client.debug_traceTransaction(traced.hash, { disableMemory: true });
+    expect(later).to.deep.equal(before);
+    // Slots already hold what is written: each SSTORE is a no-op (cold slot 2,100 + 100), and the trace shows the values before.
+    const third = await signer.sendTransaction({ to: contract, gasLimit, gasPrice: 0, type: 0 });
+    await third.wait();
+    const again = (await node.client.debug_traceTransaction(third.hash, { disableMemory: true, disableStack: true })) as { initStorage: Record<string, string>; structLogs: { op: string; gasCost: number }[]; storageSize: number };
+    expect(again.initStorage).to.deep.equal({ [word(0)]: word(0x2a), [word(1)]: word(0x2b) });
+    expect(again.storageSize).to.equal(2);
+    expect(again.structLogs.filter((step) => step.op === "SSTORE").map((step) => step.gasCost)).to.deep.equal([2_200, 2_200]);
+  });
+
+  it("answers null for an unknown transaction and a summary without steps for a plain transfer", async () => {
+    expect(await node.client.debug_traceTransaction(`0x${"ab".repeat(32)}`)).to.equal(null);
+    const transfer = await signer.sendTransaction({ to: "0x00000000000000000000000000000000000000aa", value: 5n, gasPrice: 0, type: 0 });
+    await transfer.wait();
+    const summary = await node.client.debug_traceTransaction(transfer.hash);
+    expectValidResult("debug_traceTransaction", summary);
+    expect(summary).to.not.have.property("structLogs");
+    expect(summary).to.include({ contractAddress: "00000000000000000000000000000000000000aa", error: "", reverted: false, storageSize: 0 });
+  });
+
+  it("refuses malformed hashes, unknown tracers and mistyped switches", async () => {
+    await expectRpcError(node.client.debug_traceTransaction("0x1234"), -32602, /argument 0/);
+    await expectRpcError(node.client.debug_traceTransaction(traced.hash, { tracer: "prestateTracer" } as never), -32602, /tracer/);
+    await expectRpcError(node.client.debug_traceTransaction(traced.hash, { disableStack: "yes" } as never), -32602, /disableStack/);
+    await expectRpcError(node.client.debug_traceBlockByHash("latest" as never), -32602, /argument 0/);
+    await expectRpcError(node.client.trace_transaction("0xzz" as never), -32602, /argument 0/);
+  });
+
+  it("traces a block by hash: one trace per transaction; null for an unknown block", async () => {
+    const receipt = await node.client.eth_getTransactionReceipt(traced.hash);
+    const traces = await node.client.debug_traceBlockByHash(receipt!.blockHash, { disableStack: true });
+    expectValidResult("debug_traceBlockByHash", traces);
+    expect(traces).to.have.length(1);
+    expect((traces as { structLogs: unknown[] }[])[0]!.structLogs).to.have.length(expectedSteps.length);
+    expect(await node.client.debug_traceBlockByHash(`0x${"cd".repeat(32)}`)).to.equal(null);
+    const genesis = await node.client.eth_getBlockByNumber("0x0", false);
+    expect(await node.client.debug_traceBlockByHash(genesis!.hash!)).to.deep.equal([]);
+  });
+});
