@@ -10,8 +10,9 @@
 //   - eth_getLogs over 1,000 Transfer logs in 1,000 blocks (the ERC-20 workload's, else its own);
 //   - eth_estimateGas of a call that needs about 400,000 gas (a loop of hashes and storage writes);
 //   - evm_snapshot + evm_revert after 1,000 blocks (bench/devChain.ts);
+//   - debug_traceTransaction of a ~1.5M-gas, ~25,000-step transaction, stack and memory off (bench/tracing.ts);
 //   - the node's resident memory (now and peak) at the end.
-// BENCH_ONLY=start-up,transfers,erc20,reads,call,logs,estimate,snapshot picks workloads; BENCH_NODE_FLAGS="--cpu-prof
+// BENCH_ONLY=start-up,transfers,erc20,reads,call,logs,estimate,snapshot,trace picks workloads; BENCH_NODE_FLAGS="--cpu-prof
 // --cpu-prof-dir=DIR" profiles the node under load.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -26,12 +27,13 @@ import { startNodeProcess, type NodeProcess } from "../test/helpers/nodeProcess.
 import { compileFixture } from "../test/helpers/solidity.js";
 import { benchSnapshotRevert } from "./devChain.js";
 import { runLoad, runSequences, type LoadResult } from "./loadClient.js";
+import { benchStructLogTrace } from "./tracing.js";
 
 const transfersPerSender = Number(process.env.BENCH_TRANSFERS_PER_SENDER ?? 250);
 const tokenTransfers = Number(process.env.BENCH_TOKEN_TRANSFERS ?? 1_000);
 const readSeconds = Number(process.env.BENCH_SECONDS ?? 10);
 const senderCount = 8;
-const selected = new Set((process.env.BENCH_ONLY ?? "start-up,transfers,erc20,reads,call,logs,estimate,snapshot").split(","));
+const selected = new Set((process.env.BENCH_ONLY ?? "start-up,transfers,erc20,reads,call,logs,estimate,snapshot,trace").split(","));
 const nodeFlags = process.env.BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? [];
 const common = createExecutionRules(33n);
 const textEncoder = new TextEncoder();
@@ -237,6 +239,7 @@ try {
     if (selected.has("logs")) await benchLogQueries(node);
     if (selected.has("estimate")) await benchGasEstimates(node);
     if (selected.has("snapshot")) await benchSnapshotRevert(node.url);
+    if (selected.has("trace")) await benchStructLogTrace(node.url);
     const memory = memoryOf(node.child.pid!);
     console.log(`${"node memory".padEnd(34)} RSS ${memory.rssMiB.toFixed(0)} MiB now, ${memory.peakMiB.toFixed(0)} MiB peak`);
   } finally {

@@ -86,25 +86,33 @@ export async function replayBlock<T>(
   const coinbase = new Address(fields.coinbase);
   let blockGasUsed = 0n;
   const last = Math.min(lastIndex, block.transactions.length - 1);
-  for (let index = 0; index <= last; index++) {
-    const transaction = block.transactions[index]!;
-    const tracer = tracerFor(transaction, index);
-    if (tracer !== undefined) await tracer.start(engine, transaction, context);
-    let result: RunTxResult;
-    try {
-      result = await runTx(engine.vm, { tx: transaction.tx, block: executionBlock, blockGasUsed, skipHardForkValidation: true });
-    } catch (error) {
-      if (tracer !== undefined) await tracer.finish(undefined);
-      throw new ReplayFailedError(`transaction ${index} of block ${block.number} cannot run again: ${(error as Error).message}`);
+  // One checkpoint around the whole replay, never committed: each transaction still sees the ones
+  // before it, but nothing is flushed into the trie store (whose unwritten nodes go to disk with
+  // the next block), and the engine is dropped afterwards.
+  await engine.state.checkpoint();
+  try {
+    for (let index = 0; index <= last; index++) {
+      const transaction = block.transactions[index]!;
+      const tracer = tracerFor(transaction, index);
+      if (tracer !== undefined) await tracer.start(engine, transaction, context);
+      let result: RunTxResult;
+      try {
+        result = await runTx(engine.vm, { tx: transaction.tx, block: executionBlock, blockGasUsed, skipHardForkValidation: true });
+      } catch (error) {
+        if (tracer !== undefined) await tracer.finish(undefined);
+        throw new ReplayFailedError(`transaction ${index} of block ${block.number} cannot run again: ${(error as Error).message}`);
+      }
+      if (tracer !== undefined) traces.push(await tracer.finish({ transaction, index, result }));
+      blockGasUsed += result.totalGasSpent;
+      // As the block builder does: the base fee the engine burns goes to the miner on this chain.
+      if (fields.minimumGasPrice > 0n) {
+        const miner = (await engine.state.getAccount(coinbase)) ?? new Account();
+        miner.balance += result.totalGasSpent * fields.minimumGasPrice;
+        await engine.state.putAccount(coinbase, miner);
+      }
     }
-    if (tracer !== undefined) traces.push(await tracer.finish({ transaction, index, result }));
-    blockGasUsed += result.totalGasSpent;
-    // As the block builder does: the base fee the engine burns goes to the miner on this chain.
-    if (fields.minimumGasPrice > 0n) {
-      const miner = (await engine.state.getAccount(coinbase)) ?? new Account();
-      miner.balance += result.totalGasSpent * fields.minimumGasPrice;
-      await engine.state.putAccount(coinbase, miner);
-    }
+  } finally {
+    await engine.state.revert();
   }
   return traces;
 }
