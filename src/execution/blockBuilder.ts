@@ -3,7 +3,7 @@
 // transaction and receipt trie roots, the logs bloom, the fees paid and the new state root.
 import type { Common } from "@ethereumjs/common";
 import type { MerkleStateManager } from "@ethereumjs/statemanager";
-import { Account, Address } from "@ethereumjs/util";
+import { Address } from "@ethereumjs/util";
 import { runTx, type VM } from "@ethereumjs/vm";
 import { Block } from "../chain/block.js";
 import { BlockHeader, emptyBytes, emptyListHash } from "../chain/header.js";
@@ -11,7 +11,7 @@ import { indexedTrieRoot } from "../chain/indexedTrie.js";
 import { encodeReceiptForTrie, type ChainReceipt } from "../chain/receipts.js";
 import type { ChainTransaction } from "../chain/transactions.js";
 import { bytesToUnprefixedHex } from "../common/hex.js";
-import { createExecutionBlock, createExecutionEngine, type CanonicalHashLookup, type ExecutionEngine } from "./engine.js";
+import { createExecutionBlock, createExecutionEngine, creditMinimumGasPriceShare, type CanonicalHashLookup, type ExecutionEngine } from "./engine.js";
 
 export interface BlockTemplate {
   parent: Block;
@@ -171,12 +171,7 @@ export class BlockBuilder {
       const transactionGas = result.totalGasSpent;
       execution.gasUsed += transactionGas;
       execution.paidFees += transactionGas * tx.gasPrice;
-      if (template.minimumGasPrice > 0n) {
-        // The engine burns the base fee (EIP-1559); on this chain the miner is paid all of it.
-        const miner = (await this.state.getAccount(coinbase)) ?? new Account();
-        miner.balance += transactionGas * template.minimumGasPrice;
-        await this.state.putAccount(coinbase, miner);
-      }
+      await creditMinimumGasPriceShare(this.state, coinbase, transactionGas, template.minimumGasPrice);
       orBloom(execution.logsBloom, result.bloom.bitvector);
       execution.included.push(transaction);
       execution.receipts.push({

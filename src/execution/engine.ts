@@ -5,7 +5,7 @@ import { createBlock, type Block as EngineBlock } from "@ethereumjs/block";
 import type { Common } from "@ethereumjs/common";
 import type { EVMMockBlockchainInterface } from "@ethereumjs/evm";
 import type { MerkleStateManager } from "@ethereumjs/statemanager";
-import { Address, bigIntToBytes, setLengthLeft } from "@ethereumjs/util";
+import { Account, Address, bigIntToBytes, setLengthLeft } from "@ethereumjs/util";
 import { createVM, type VM } from "@ethereumjs/vm";
 
 /** Hash of a canonical block by number, for the BLOCKHASH opcode. */
@@ -180,6 +180,18 @@ export async function createExecutionEngine(common: Common, state: MerkleStateMa
       }
     },
   };
+}
+
+/**
+ * After a transaction ran: the engine burns the base fee (EIP-1559), but on this chain the block's
+ * minimum gas price share of the fee goes to the miner like the rest. Block building and replay
+ * both credit it here, so they reach the same state.
+ */
+export async function creditMinimumGasPriceShare(state: MerkleStateManager, coinbase: Address, gasUsed: bigint, minimumGasPrice: bigint): Promise<void> {
+  if (minimumGasPrice === 0n) return;
+  const miner = (await state.getAccount(coinbase)) ?? new Account();
+  miner.balance += gasUsed * minimumGasPrice;
+  await state.putAccount(coinbase, miner);
 }
 
 /** The engine's block for `context` (only the header fields opcodes read are set). */

@@ -2,11 +2,11 @@
 // be traced as it ran: same block context, same order, same block gas, same miner credit.
 import type { Common } from "@ethereumjs/common";
 import type { MerkleStateManager } from "@ethereumjs/statemanager";
-import { Account, Address } from "@ethereumjs/util";
+import { Address } from "@ethereumjs/util";
 import { runTx, type RunTxResult } from "@ethereumjs/vm";
 import type { Block } from "../chain/block.js";
 import type { ChainTransaction } from "../chain/transactions.js";
-import { createExecutionBlock, createExecutionEngine, type CanonicalHashLookup, type ExecutionEngine } from "../execution/engine.js";
+import { createExecutionBlock, createExecutionEngine, creditMinimumGasPriceShare, type CanonicalHashLookup, type ExecutionEngine } from "../execution/engine.js";
 import type { StateDatabase } from "../state/stateDatabase.js";
 
 /** What running one transaction again produced. */
@@ -104,12 +104,7 @@ export async function replayBlock<T>(
       }
       if (tracer !== undefined) traces.push(await tracer.finish({ transaction, index, result }));
       blockGasUsed += result.totalGasSpent;
-      // As the block builder does: the base fee the engine burns goes to the miner on this chain.
-      if (fields.minimumGasPrice > 0n) {
-        const miner = (await engine.state.getAccount(coinbase)) ?? new Account();
-        miner.balance += result.totalGasSpent * fields.minimumGasPrice;
-        await engine.state.putAccount(coinbase, miner);
-      }
+      await creditMinimumGasPriceShare(engine.state, coinbase, result.totalGasSpent, fields.minimumGasPrice);
     }
   } finally {
     await engine.state.revert();
