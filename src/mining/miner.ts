@@ -155,11 +155,14 @@ export class Miner {
     return built.block;
   }
 
-  /** Mines the pending transactions one block each (automine), until none is left or a gap holds the next back. */
+  /**
+   * Mines the pending transactions one block each (automine), until none is left, a gap holds the
+   * next back, or mining was paused meanwhile (a send queued before evm_stopMining then waits).
+   */
   private async mineEachPending(watched?: ChainTransaction): Promise<{ dropReason: string | undefined; lastWritten: Promise<void> | undefined }> {
     let dropReason: string | undefined;
     let lastWritten: Promise<void> | undefined;
-    for (let next = this.pool.pending()[0]; next !== undefined; next = this.pool.pending()[0]) {
+    for (let next = this.pool.pending()[0]; next !== undefined && !this.paused; next = this.pool.pending()[0]) {
       const { built, written } = await this.buildAndAppend([next]);
       lastWritten = written;
       const skippedNext = built.skipped.find((entry) => entry.transaction === next);
