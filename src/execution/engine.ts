@@ -107,7 +107,10 @@ export async function createExecutionEngine(common: Common, state: MerkleStateMa
       return blockchain;
     },
   };
-  const vm = await createVM({ common, stateManager: state, blockchain });
+  // A copy of the rules per engine: the EVM subscribes to its Common's hardfork events and never
+  // unsubscribes, so on the node's shared Common every engine made for a call or a trace would
+  // stay reachable for good.
+  const vm = await createVM({ common: common.copy(), stateManager: state, blockchain });
 
   // The engine has no time limit of its own. JUMP and JUMPI are wrapped (the EVM's opcode table is
   // internal, hence the cast) to look at the clock every few thousand jumps while a limit is set.

@@ -72,13 +72,18 @@ export class DevChain {
     });
   }
 
-  /** Moves the clock of the next blocks `seconds` forward; answers the total offset. */
-  increaseTime(seconds: bigint): bigint {
-    if (this.clock.now() + seconds > maxBlockTimestamp) {
-      throw new TimeOutOfRangeError(`moving the time ${seconds} seconds forward passes the largest block timestamp ${maxBlockTimestamp}`);
-    }
-    this.clock.offset += seconds;
-    return this.clock.offset;
+  /**
+   * Moves the clock of the next blocks `seconds` forward; answers the total offset. In the miner's
+   * queue, so a revert queued before it cannot restore an offset over it.
+   */
+  increaseTime(seconds: bigint): Promise<bigint> {
+    return this.miner.runExclusive(async () => {
+      if (this.clock.now() + seconds > maxBlockTimestamp) {
+        throw new TimeOutOfRangeError(`moving the time ${seconds} seconds forward passes the largest block timestamp ${maxBlockTimestamp}`);
+      }
+      this.clock.offset += seconds;
+      return this.clock.offset;
+    });
   }
 
   /**
@@ -90,9 +95,10 @@ export class DevChain {
     if (timestamp !== undefined && timestamp > maxBlockTimestamp) {
       throw new TimeOutOfRangeError(`timestamp ${timestamp} is past the largest block timestamp ${maxBlockTimestamp}`);
     }
-    const block = await this.miner.mineBlock(this.pool.pending(), timestamp);
-    if (timestamp !== undefined) this.clock.continueFrom(timestamp);
-    return block;
+    // The pool is read, and the clock moved, in the miner's queue: a revert queued first wins.
+    return this.miner.mineBlockFromPool(timestamp, () => {
+      if (timestamp !== undefined) this.clock.continueFrom(timestamp);
+    });
   }
 
   stopMining(): void {

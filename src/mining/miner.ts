@@ -119,7 +119,7 @@ export class Miner {
     const intervalMs = this.options.mode.blockTimeSeconds * 1000;
     this.timer = setInterval(() => {
       if (this.paused) return;
-      this.mineBlock(this.pool.pending()).catch((error: unknown) => this.log.error({ err: error }, "interval block failed"));
+      this.mineBlockFromPool().catch((error: unknown) => this.log.error({ err: error }, "interval block failed"));
     }, intervalMs);
   }
 
@@ -151,6 +151,21 @@ export class Miner {
    */
   async mineBlock(candidates: readonly ChainTransaction[], timestamp?: bigint): Promise<Block> {
     const { built, written } = await this.enqueue(() => this.buildAndAppend(candidates, timestamp));
+    await written;
+    return built.block;
+  }
+
+  /**
+   * Mines one block from the transactions pending when its turn in the queue comes (not when it
+   * was asked for: a revert queued before it may change the pool), then runs `afterBuild` still
+   * inside the queue. Answers the block once it is on disk.
+   */
+  async mineBlockFromPool(timestamp?: bigint, afterBuild?: () => void): Promise<Block> {
+    const { built, written } = await this.enqueue(async () => {
+      const appended = await this.buildAndAppend(this.pool.pending(), timestamp);
+      afterBuild?.();
+      return appended;
+    });
     await written;
     return built.block;
   }

@@ -32,9 +32,9 @@ export function createEvmHandlers(deps: EvmDependencies): NamespaceHandlers<"evm
       await devChain.reset();
       return null;
     },
-    evm_increaseTime: ([seconds]) => {
+    evm_increaseTime: async ([seconds]) => {
       try {
-        return toQuantity(devChain.increaseTime(secondsOf(seconds, 0)));
+        return toQuantity(await devChain.increaseTime(secondsOf(seconds, 0)));
       } catch (error) {
         throw devChainErrorToRpc(error, 0);
       }

@@ -3,6 +3,7 @@
 import { expect } from "chai";
 import { Contract, ContractFactory, JsonRpcProvider, NonceManager, Wallet, keccak256, parseEther, toUtf8Bytes } from "ethers";
 import type { RpcClient } from "../../../generated/client.js";
+import { startManualNode, type ManualNode } from "../../helpers/manualNode.js";
 import { expectValidResult } from "../../helpers/results.js";
 import { expectRpcError } from "../../helpers/rpcErrors.js";
 import { compileFixture, type CompiledContract } from "../../helpers/solidity.js";
@@ -271,5 +272,27 @@ describe("evm: snapshots, reverts and time with a time-locked contract", functio
     expect(await node.client.evm_increaseTime(0)).to.equal("0xa");
     expect(await revert(node.client, id)).to.equal(true);
     expect(await node.client.evm_increaseTime("0")).to.equal("0x0");
+  });
+});
+
+describe("evm: requests that race a revert", function () {
+  this.timeout(30_000);
+  let node: ManualNode;
+  before(async () => (node = await startManualNode()));
+  after(() => node.stop());
+
+  it("a block or a time change asked for while a revert is queued works on the reverted chain", async () => {
+    const { devChain } = node.services;
+    const recipient = "0x00000000000000000000000000000000000000bb";
+    const id = await devChain.snapshot();
+    const wallet = new Wallet(cowKey);
+    await node.client.eth_sendRawTransaction(await wallet.signTransaction({ type: 0, chainId: 33n, nonce: 0, gasLimit: 21_000n, gasPrice: 0n, to: recipient, value: 1n }));
+    const offsetBefore = await devChain.increaseTime(0n);
+    // Asked for in this order without waiting: the revert must come first for both others.
+    const [reverted, block, offset] = await Promise.all([devChain.revert(id), devChain.mine(), devChain.increaseTime(100n)]);
+    expect(reverted).to.equal(true);
+    expect(block.transactions, "the reverted transaction is not mined").to.have.length(0);
+    expect(offset).to.equal(offsetBefore + 100n);
+    expect(await node.client.eth_getBalance(recipient, "latest")).to.equal("0x0");
   });
 });
