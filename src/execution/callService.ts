@@ -76,8 +76,8 @@ export class CallService {
   async call(target: CallTarget, call: Omit<MessageCall, "gasLimit"> & { gasLimit: bigint | undefined }, overrides?: StateOverrides): Promise<MessageCallResult> {
     const gasLimit = call.gasLimit ?? this.limits.gasCap;
     if (gasLimit > this.limits.gasCap) throw new CallGasCapExceededError(gasLimit, this.limits.gasCap);
-    const deadline = performance.now() + this.limits.timeLimitMs;
-    return this.onTarget(target, (engine, context) => this.runOnce(engine, context, { ...call, gasLimit }, overrides, deadline));
+    // The time limit counts from when the call's turn on its engine comes, not from its arrival.
+    return this.onTarget(target, (engine, context) => this.runOnce(engine, context, { ...call, gasLimit }, overrides, performance.now() + this.limits.timeLimitMs));
   }
 
   /**
@@ -85,8 +85,8 @@ export class CallService {
    * intrinsic gas and the upper bound (its gas, else the block's gas limit; at most the cap).
    */
   async estimateGas(target: CallTarget, call: EstimateCall): Promise<bigint> {
-    const deadline = performance.now() + this.limits.timeLimitMs;
     return this.onTarget(target, async (engine, context) => {
+      const deadline = performance.now() + this.limits.timeLimitMs;
       let upper = call.gasLimit ?? context.gasLimit;
       if (upper > this.limits.gasCap) upper = this.limits.gasCap;
       if (call.gasPrice > 0n) {

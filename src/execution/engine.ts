@@ -134,7 +134,7 @@ export async function createExecutionEngine(common: Common, state: MerkleStateMa
   }
 
   // SSTORE's gas handler runs before the sentry check and the charge; frame opcodes' before the
-  // frame. Both only record while a measurement runs.
+  // frame. Both only record while a measurement runs; the frame opcodes also look at the clock.
   let slack: GasSlack | undefined;
   const store = opcodeMap[storeOpcode]!;
   const storeGas = store.gasHandler!;
@@ -155,6 +155,8 @@ export async function createExecutionEngine(common: Common, state: MerkleStateMa
       ...entry,
       gasHandler(runState, gas, common) {
         if (slack !== undefined) slack.nestedFrames = true;
+        // Calls and creations can burn time without a jump (a chain of calls, costly precompiles).
+        if (deadline !== Number.POSITIVE_INFINITY && performance.now() > deadline) throw new ExecutionTimeoutError("execution time limit reached");
         return frameGas(runState, gas, common);
       },
     };

@@ -18,7 +18,7 @@ import { DevChain } from "../mining/devChain.js";
 import { Miner } from "../mining/miner.js";
 import { PendingState } from "../mining/pendingState.js";
 import { StateDatabase } from "../state/stateDatabase.js";
-import { TraceService } from "../tracing/index.js";
+import { defaultTraceServiceOptions, TraceService } from "../tracing/index.js";
 import { createMemoryStore, DataDirectoryError, openLevelStore, type KeyValueStore } from "../storage/keyValueStore.js";
 import { TransactionPool } from "../txpool/transactionPool.js";
 import type { ChainOptions, StorageOptions } from "./options.js";
@@ -128,7 +128,7 @@ export async function openChainServices(network: NetworkProfile, storage: Storag
     const reportLogsError = (error: unknown) => logsLog.error({ err: error }, "following the chain failed");
     const logIndex = new BlockLogIndex(chain, reportLogsError);
     const filters = new FilterManager(chain, pool, { filterTimeoutMs: options.logs.filterTimeoutMs, reportError: reportLogsError });
-    const tracer = new TraceService(common, state, chain);
+    const tracer = new TraceService(common, state, chain, { ...defaultTraceServiceOptions, timeLimitMs: options.calls.timeLimitMs });
     log.info({ location: store.location, head: Number(chain.head.number), mining: options.mining.kind }, "chain opened");
     return {
       common,

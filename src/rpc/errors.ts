@@ -6,7 +6,8 @@ import { KeystoreFormatError, WrongPassphraseError } from "../accounts/keystore.
 import { InvalidBlockRangeError, LogBlockRangeExceededError, LogResultLimitExceededError } from "../logs/index.js";
 import { TimeOutOfRangeError } from "../mining/devChain.js";
 import { TimestampNotAfterParentError } from "../mining/miner.js";
-import { ReplayStateMissingError } from "../tracing/index.js";
+import { ReplayStateMissingError, StructLogTooLargeError } from "../tracing/index.js";
+import { ExecutionTimeoutError } from "../execution/engine.js";
 
 /** JSON-RPC 2.0 and implementation-defined error codes used by this node. */
 export const RpcErrorCode = {
@@ -255,5 +256,7 @@ export function traceFilterBlockRangeError(): RpcError {
 /** Tracing errors of the tracing module -> their JSON-RPC errors; anything else passes through. */
 export function tracingErrorToRpc(error: unknown): unknown {
   if (error instanceof ReplayStateMissingError) return stateNotFoundError(bytesToHex(error.blockHash));
+  if (error instanceof ExecutionTimeoutError) return executionTimeoutError;
+  if (error instanceof StructLogTooLargeError) return responseTooLargeError(error.limitBytes);
   return error;
 }

@@ -3,4 +3,4 @@ export { ReplayFailedError, ReplayStateMissingError } from "./replay.js";
 export { defaultTraceServiceOptions, TraceService, type BlockCallTrace, type DebugTracerOptions, type FlatTraceFilter, type TraceServiceOptions } from "./traceService.js";
 export type { CallFrame } from "./callTracer.js";
 export type { FlatTrace } from "./flatTraces.js";
-export { StructLogTraceJson, type StructLog, type StructLogTrace } from "./structLogger.js";
+export { StructLogTooLargeError, StructLogTraceJson, type StructLog, type StructLogTrace } from "./structLogger.js";

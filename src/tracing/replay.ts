@@ -6,7 +6,7 @@ import { Address } from "@ethereumjs/util";
 import { runTx, type RunTxResult } from "@ethereumjs/vm";
 import type { Block } from "../chain/block.js";
 import type { ChainTransaction } from "../chain/transactions.js";
-import { createExecutionBlock, createExecutionEngine, creditMinimumGasPriceShare, type CanonicalHashLookup, type ExecutionEngine } from "../execution/engine.js";
+import { createExecutionBlock, createExecutionEngine, creditMinimumGasPriceShare, ExecutionTimeoutError, type CanonicalHashLookup, type ExecutionEngine } from "../execution/engine.js";
 import type { StateDatabase } from "../state/stateDatabase.js";
 
 /** What running one transaction again produced. */
@@ -65,6 +65,8 @@ export async function replayBlock<T>(
   block: Block,
   lastIndex: number,
   tracerFor: (transaction: ChainTransaction, index: number) => TransactionTracer<T> | undefined,
+  /** performance.now() past which the replay stops with ExecutionTimeoutError. */
+  deadline: number,
 ): Promise<T[]> {
   const traces: T[] = [];
   if (block.transactions.length === 0 || lastIndex < 0) return traces;
@@ -97,9 +99,12 @@ export async function replayBlock<T>(
       if (tracer !== undefined) await tracer.start(engine, transaction, context);
       let result: RunTxResult;
       try {
-        result = await runTx(engine.vm, { tx: transaction.tx, block: executionBlock, blockGasUsed, skipHardForkValidation: true });
+        const timeLeft = deadline - performance.now();
+        if (timeLeft <= 0) throw new ExecutionTimeoutError("tracing time limit reached");
+        result = await engine.withTimeLimit(timeLeft, () => runTx(engine.vm, { tx: transaction.tx, block: executionBlock, blockGasUsed, skipHardForkValidation: true }));
       } catch (error) {
         if (tracer !== undefined) await tracer.finish(undefined);
+        if (error instanceof ExecutionTimeoutError) throw error;
         throw new ReplayFailedError(`transaction ${index} of block ${block.number} cannot run again: ${(error as Error).message}`);
       }
       if (tracer !== undefined) traces.push(await tracer.finish({ transaction, index, result }));

@@ -96,6 +96,25 @@ interface OriginalStorageMap {
   map: Map<string, Map<string, Uint8Array>>;
 }
 
+/** Most struct-log text one request may build (a block's traces share it): memory stays bounded. */
+export const maxStructLogBytes = 64 * 1024 * 1024;
+
+/** The text still allowed for one request's struct logs. */
+export interface StructLogBudget {
+  bytesLeft: number;
+}
+
+export function createStructLogBudget(): StructLogBudget {
+  return { bytesLeft: maxStructLogBytes };
+}
+
+/** A struct-log trace would pass maxStructLogBytes: the caller should disable memory or stack. */
+export class StructLogTooLargeError extends Error {
+  constructor(readonly limitBytes: number) {
+    super(`the struct-log trace passes ${limitBytes} bytes; trace with disableMemory or disableStack`);
+  }
+}
+
 export class StructLogger implements TransactionTracer<StructLogTraceJson> {
   /** Each step's StructLog as JSON text. */
   private readonly steps: string[] = [];
@@ -110,7 +129,13 @@ export class StructLogger implements TransactionTracer<StructLogTraceJson> {
   /** The account of the last step and its hex: steps of one frame share the Address object. */
   private lastAccount: { address: Address | undefined; hex: string } = { address: undefined, hex: "" };
 
-  constructor(private readonly options: StructLogOptions) {}
+  /** Set when the budget ran out: steps are no longer recorded, and finish() refuses. */
+  private overflowed = false;
+
+  constructor(
+    private readonly options: StructLogOptions,
+    private readonly budget: StructLogBudget = createStructLogBudget(),
+  ) {}
 
   async start(engine: ExecutionEngine, transaction: ChainTransaction, context: ReplayContext): Promise<void> {
     this.engine = engine;
@@ -129,6 +154,7 @@ export class StructLogger implements TransactionTracer<StructLogTraceJson> {
     this.engine?.vm.evm.events!.off("step", this.onStep);
     this.completePending(undefined);
     this.engine = undefined;
+    if (this.overflowed) throw new StructLogTooLargeError(maxStructLogBytes);
     const execResult = replayed?.result.execResult;
     const error = execResult?.exceptionError?.error;
     const known = this.storages.get(this.contract)?.slots ?? new Map<string, string>();
@@ -153,6 +179,7 @@ export class StructLogger implements TransactionTracer<StructLogTraceJson> {
   }
 
   private readonly onStep = (step: InterpreterStep): void => {
+    if (this.overflowed) return;
     if (this.pending !== undefined) this.completePending(step);
     let text = `{"op":"${step.opcode.name}","pc":${step.pc},"depth":${step.depth + 1},"gas":${step.gasLeft},"gasCost":${step.opcode.dynamicFee}`;
     const { stack } = step;
@@ -173,6 +200,14 @@ export class StructLogger implements TransactionTracer<StructLogTraceJson> {
         this.pending = { kind: "store", account, slot, value: wordHex(stack[stack.length - 2]!), depth: step.depth };
         this.rememberOriginalBeforeStore(account, slot);
       }
+    }
+    // Counted in UTF-16 units: the text is ASCII, so that is its size in bytes.
+    this.budget.bytesLeft -= text.length + 2;
+    if (this.budget.bytesLeft < 0) {
+      // A throw here would not stop the engine (it awaits its listeners); stop recording instead.
+      this.overflowed = true;
+      this.steps.length = 0;
+      return;
     }
     this.steps.push(text + "}");
   };

@@ -5,11 +5,12 @@ import type { Block } from "../chain/block.js";
 import type { Chain } from "../chain/chain.js";
 import type { ChainTransaction } from "../chain/transactions.js";
 import { bytesToUnprefixedHex } from "../common/hex.js";
+import { ExecutionTimeoutError } from "../execution/engine.js";
 import type { StateDatabase } from "../state/stateDatabase.js";
 import { CallTracer, type CallFrame, type CallTracerOptions } from "./callTracer.js";
 import { FlatTracer, type FlatTrace } from "./flatTraces.js";
 import { replayBlock, type ReplayDependencies, type TransactionTracer } from "./replay.js";
-import { StructLogger, StructLogTraceJson, type StructLogOptions } from "./structLogger.js";
+import { createStructLogBudget, StructLogger, StructLogTraceJson, type StructLogOptions } from "./structLogger.js";
 
 export type DebugTracerOptions = ({ tracer: "structLogTracer" } & StructLogOptions) | ({ tracer: "callTracer" } & CallTracerOptions);
 
@@ -21,6 +22,8 @@ export interface BlockCallTrace {
 export interface TraceServiceOptions {
   /** Most traces trace_filter returns, and the largest `after` it accepts. */
   maxTracesPerRequest: number;
+  /** Longest one request may replay, in milliseconds (past it: ExecutionTimeoutError). */
+  timeLimitMs: number;
 }
 
 /** trace_filter's selection, validated: blocks inclusive, addresses as lower-case hex without 0x. */
@@ -35,7 +38,7 @@ export interface FlatTraceFilter {
   count: number;
 }
 
-export const defaultTraceServiceOptions: TraceServiceOptions = { maxTracesPerRequest: 10_000 };
+export const defaultTraceServiceOptions: TraceServiceOptions = { maxTracesPerRequest: 10_000, timeLimitMs: 5_000 };
 
 export class TraceService {
   private readonly replay: ReplayDependencies;
@@ -54,6 +57,11 @@ export class TraceService {
     };
   }
 
+  /** When a request that starts now must be done. */
+  private deadline(): number {
+    return performance.now() + this.options.timeLimitMs;
+  }
+
   /** The block and position of a transaction of the main chain; undefined when it is not there. */
   private async locate(transactionHash: Uint8Array): Promise<{ block: Block; index: number } | undefined> {
     const location = await this.chain.getTransactionLocation(transactionHash);
@@ -64,9 +72,10 @@ export class TraceService {
   }
 
   private async traceOne<T>(transactionHash: Uint8Array, makeTracer: () => TransactionTracer<T>): Promise<T | undefined> {
+    const deadline = this.deadline();
     const located = await this.locate(transactionHash);
     if (located === undefined) return undefined;
-    const [trace] = await replayBlock(this.replay, located.block, located.index, (_transaction, index) => (index === located.index ? makeTracer() : undefined));
+    const [trace] = await replayBlock(this.replay, located.block, located.index, (_transaction, index) => (index === located.index ? makeTracer() : undefined), deadline);
     return trace;
   }
 
@@ -77,25 +86,29 @@ export class TraceService {
 
   /** debug_traceBlockByHash: one trace per transaction, in block order. */
   async debugTraceBlock(block: Block, options: DebugTracerOptions): Promise<StructLogTraceJson | BlockCallTrace[]> {
+    const deadline = this.deadline();
     if (options.tracer === "structLogTracer") {
-      const traces = await replayBlock(this.replay, block, block.transactions.length - 1, () => new StructLogger(options));
+      const budget = createStructLogBudget();
+      const traces = await replayBlock(this.replay, block, block.transactions.length - 1, () => new StructLogger(options, budget), deadline);
       return new StructLogTraceJson(`[${traces.map((trace) => trace.json).join(",")}]`);
     }
-    const frames = await replayBlock(this.replay, block, block.transactions.length - 1, () => new CallTracer(options));
+    const frames = await replayBlock(this.replay, block, block.transactions.length - 1, () => new CallTracer(options), deadline);
     return frames.map((result, index) => ({ txHash: `0x${bytesToUnprefixedHex(block.transactions[index]!.hash)}`, result }));
   }
 
   /** trace_transaction: undefined when the transaction is not in the main chain. */
   async flatTransaction(transactionHash: Uint8Array): Promise<FlatTrace[] | undefined> {
+    const deadline = this.deadline();
     const located = await this.locate(transactionHash);
     if (located === undefined) return undefined;
-    const [traces] = await replayBlock(this.replay, located.block, located.index, (_transaction, index) => (index === located.index ? new FlatTracer(located.block) : undefined));
+    const [traces] = await replayBlock(this.replay, located.block, located.index, (_transaction, index) => (index === located.index ? new FlatTracer(located.block) : undefined), deadline);
     return traces ?? [];
   }
 
   /** trace_block: the traces of every transaction of the block, in order. */
   async flatBlock(block: Block): Promise<FlatTrace[]> {
-    const perTransaction = await replayBlock(this.replay, block, block.transactions.length - 1, () => new FlatTracer(block));
+    const deadline = this.deadline();
+    const perTransaction = await replayBlock(this.replay, block, block.transactions.length - 1, () => new FlatTracer(block), deadline);
     return perTransaction.flat();
   }
 
@@ -104,16 +117,18 @@ export class TraceService {
    * ignored), in chain order, after skipping `after` of them; stops once `count` are found.
    */
   async flatFilter(filter: FlatTraceFilter): Promise<FlatTrace[]> {
+    const deadline = this.deadline();
     const found: FlatTrace[] = [];
     let toSkip = filter.after;
     const lastBlock = filter.toBlock < this.chain.head.number ? filter.toBlock : this.chain.head.number;
     for (let number = filter.fromBlock; number <= lastBlock && found.length < filter.count; number++) {
+      if (performance.now() > deadline) throw new ExecutionTimeoutError("tracing time limit reached");
       const block = await this.chain.getBlockByNumber(number);
       if (block === undefined) break;
       const matching = block.transactions.map((transaction) => matches(filter, transaction));
       const lastMatch = matching.lastIndexOf(true);
       if (lastMatch === -1) continue;
-      const perTransaction = await replayBlock(this.replay, block, lastMatch, (_transaction, index) => (matching[index] ? new FlatTracer(block) : undefined));
+      const perTransaction = await replayBlock(this.replay, block, lastMatch, (_transaction, index) => (matching[index] ? new FlatTracer(block) : undefined), deadline);
       for (const traces of perTransaction) {
         for (const trace of traces) {
           if (toSkip > 0) toSkip--;

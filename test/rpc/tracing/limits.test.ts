@@ -1,0 +1,52 @@
+// Tracing within bounds: a replay past the time limit and a struct log past its size cap answer
+// -32011 and leave the node serving, as calls do.
+import { expect } from "chai";
+import { ContractFactory, Interface, JsonRpcProvider, NonceManager, Wallet, keccak256, toUtf8Bytes, type Contract } from "ethers";
+import { expectRpcError } from "../../helpers/rpcErrors.js";
+import { compileFixture } from "../../helpers/solidity.js";
+import { startTestNode, type TestNode } from "../../helpers/testNode.js";
+
+const cowKey = keccak256(toUtf8Bytes("cow"));
+
+describe("tracing: limits", function () {
+  this.timeout(60_000);
+  let node: TestNode;
+  let probe: string;
+  let iface: Interface;
+  let signer: NonceManager;
+
+  before(async () => {
+    const compiled = compileFixture("Probe.sol", "Probe");
+    iface = new Interface(compiled.abi as never);
+    node = await startTestNode({ chain: { calls: { gasCap: 50_000_000n, timeLimitMs: 1_000 } } });
+    const provider = new JsonRpcProvider(node.url, 33, { staticNetwork: true });
+    provider.pollingInterval = 20;
+    signer = new NonceManager(new Wallet(cowKey, provider));
+    const deployed = (await new ContractFactory(compiled.abi as never, compiled.bytecode, signer).deploy({ gasLimit: 3_000_000n })) as Contract;
+    await deployed.waitForDeployment();
+    probe = await deployed.getAddress();
+  });
+  after(() => node.stop());
+
+  async function send(data: string, gasLimit: bigint): Promise<string> {
+    const sent = await signer.sendTransaction({ to: probe, data, gasLimit, type: 0 });
+    expect((await sent.wait())!.status).to.equal(1);
+    return sent.hash;
+  }
+
+  it("a replay past the time limit answers -32011, and a small trace still works", async () => {
+    const heavy = await send(iface.encodeFunctionData("spin", [12_000]), 9_500_000n);
+    await expectRpcError(node.client.debug_traceTransaction(heavy, { disableMemory: true, disableStack: true, disableStorage: true }), -32011, "Execution has got timeout out.");
+    await expectRpcError(node.client.trace_transaction(heavy), -32011, "Execution has got timeout out.");
+    const light = await send(iface.encodeFunctionData("setStored", [3]), 100_000n);
+    const trace = await node.client.trace_transaction(light);
+    expect(trace).to.have.length(1);
+  });
+
+  it("a struct log past its size cap answers -32011; without memory the same trace is served", async () => {
+    const wide = await send(iface.encodeFunctionData("churn", [300]), 5_000_000n);
+    await expectRpcError(node.client.debug_traceTransaction(wide), -32011, "Response size limit of 67108864 bytes exceeded");
+    const narrow = (await node.client.debug_traceTransaction(wide, { disableMemory: true, disableStack: true })) as { structLogs: unknown[] };
+    expect(narrow.structLogs.length).to.be.greaterThan(5_000);
+  });
+});
