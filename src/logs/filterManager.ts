@@ -36,6 +36,16 @@ export interface FilterManagerOptions extends Pick<LogOptions, "filterTimeoutMs"
   reportError: (error: unknown) => void;
 }
 
+/** Most filters installed at once: each one is matched against every new block. */
+export const maxInstalledFilters = 10_000;
+
+/** Installing one more filter would pass maxInstalledFilters. */
+export class TooManyFiltersError extends Error {
+  constructor(readonly limit: number) {
+    super(`too many filters installed (${limit}); uninstall some, or let unpolled ones expire`);
+  }
+}
+
 /** The longest pause between two sweeps of expired filters. */
 const maxSweepIntervalMs = 60_000;
 
@@ -152,6 +162,10 @@ export class FilterManager implements ChainHeadListener {
   }
 
   private install(filter: InstalledFilter): string {
+    if (this.filters.size >= maxInstalledFilters) {
+      this.sweep();
+      if (this.filters.size >= maxInstalledFilters) throw new TooManyFiltersError(maxInstalledFilters);
+    }
     let id = idKey(this.newId())!;
     while (this.filters.has(id)) id = idKey(this.newId())!;
     this.filters.set(id, filter);

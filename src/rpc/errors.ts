@@ -32,6 +32,8 @@ export const RpcErrorCode = {
   CallNotExecutable: -32000,
   /** The reference's code for an unknown filter id. */
   FilterNotFound: -32000,
+  /** No room for one more filter (the same server-error code). */
+  TooManyFilters: -32000,
   /** The reference's code for a log query over its block or result limit. */
   LogQueryLimitExceeded: -32012,
   /** The reference's code for tracing an unknown transaction with the callTracer. */
@@ -170,6 +172,11 @@ export function accountNotFoundError(): RpcError {
 }
 
 // --- logs and filters ---
+
+/** One filter more than the node keeps installed. */
+export function tooManyFiltersError(message: string): RpcError {
+  return new RpcError(RpcErrorCode.TooManyFilters, message);
+}
 
 /** An unknown, expired or uninstalled filter id (reference wording). */
 export function filterNotFoundError(): RpcError {

@@ -10,6 +10,7 @@ import {
   queryBlockLogs,
   queryLogRange,
   resolveBlockRange,
+  TooManyFiltersError,
   type BlockBound,
   type BlockLogIndex,
   type FilterManager,
@@ -17,7 +18,7 @@ import {
   type LogQueryLimits,
 } from "../../logs/index.js";
 import type { RpcCallContext } from "../dispatch.js";
-import { blockHashNotFoundError, filterNotFoundError, logQueryErrorToRpc } from "../errors.js";
+import { blockHashNotFoundError, filterNotFoundError, logQueryErrorToRpc, tooManyFiltersError } from "../errors.js";
 import { formatLocatedLogs } from "../format.js";
 
 export interface EthFilterDependencies {
@@ -68,6 +69,16 @@ function matcherOf(options: Pick<FilterOptions, "address" | "topics">): LogMatch
   return new LogMatcher({ addresses: addressList(options.address), topics: topicPositions(options.topics) });
 }
 
+/** Installs a filter; past the limit of installed filters, a clear error. */
+function installing(install: () => string): string {
+  try {
+    return install();
+  } catch (error) {
+    if (error instanceof TooManyFiltersError) throw tooManyFiltersError(error.message);
+    throw error;
+  }
+}
+
 export function createEthFilterHandlers(deps: EthFilterDependencies): Pick<NamespaceHandlers<"eth", RpcCallContext>, EthFilterMethod> {
   const { chain, filters, logIndex, logLimits } = deps;
 
@@ -105,10 +116,10 @@ export function createEthFilterHandlers(deps: EthFilterDependencies): Pick<Names
       } catch (error) {
         throw logQueryErrorToRpc(error);
       }
-      return filters.installLogFilter({ matcher: matcherOf(options), from, to });
+      return installing(() => filters.installLogFilter({ matcher: matcherOf(options), from, to }));
     },
-    eth_newBlockFilter: () => filters.installBlockFilter(),
-    eth_newPendingTransactionFilter: () => filters.installPendingTransactionFilter(),
+    eth_newBlockFilter: () => installing(() => filters.installBlockFilter()),
+    eth_newPendingTransactionFilter: () => installing(() => filters.installPendingTransactionFilter()),
 
     eth_getFilterChanges: ([filterId]) => {
       const changes = filters.takeChanges(filterId);

@@ -7,7 +7,7 @@ import type { BlockWithReceipts, ChainHeadListener } from "../../../src/chain/ev
 import type { ChainLog, ChainReceipt } from "../../../src/chain/receipts.js";
 import type { ChainTransaction } from "../../../src/chain/transactions.js";
 import type { PendingTransactionsListener } from "../../../src/txpool/transactionPool.js";
-import { FilterManager, LogMatcher, type FilterChanges, type LocatedLog } from "../../../src/logs/index.js";
+import { FilterManager, LogMatcher, maxInstalledFilters, TooManyFiltersError, type FilterChanges, type LocatedLog } from "../../../src/logs/index.js";
 
 const emitter = new Uint8Array(20).fill(1);
 const A = new Uint8Array(32).fill(0xa);
@@ -137,6 +137,21 @@ describe("logs/filterManager", () => {
     expect(manager.takeChanges("0x00ab")).to.not.equal(undefined);
     expect(manager.takeChanges("ab")).to.equal(undefined);
     expect(manager.uninstall("0xab")).to.equal(true);
+    manager.close();
+  });
+
+  it("keeps at most maxInstalledFilters, counting expired ones out first", () => {
+    const standIns = new StandIns();
+    const manager = standIns.manager(1000);
+    const ids: string[] = [];
+    for (let count = 0; count < maxInstalledFilters; count++) ids.push(manager.installBlockFilter());
+    expect(() => manager.installBlockFilter()).to.throw(TooManyFiltersError);
+    expect(manager.uninstall(ids[0]!)).to.equal(true);
+    ids.push(manager.installBlockFilter());
+    expect(() => manager.installPendingTransactionFilter()).to.throw(TooManyFiltersError);
+    // Once the installed ones expire, there is room again.
+    standIns.clock += 1001;
+    expect(manager.installBlockFilter()).to.be.a("string");
     manager.close();
   });
 
