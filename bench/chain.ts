@@ -11,8 +11,10 @@
 //   - eth_estimateGas of a call that needs about 400,000 gas (a loop of hashes and storage writes);
 //   - evm_snapshot + evm_revert after 1,000 blocks (bench/devChain.ts);
 //   - debug_traceTransaction of a ~1.5M-gas, ~25,000-step transaction, stack and memory off (bench/tracing.ts);
+//   - a ~1.57M-gas call (300 hashes and stores) sent and mined under automine;
+//   - the figures also go to dist/bench/results/chain.json (bench/results.ts);
 //   - the node's resident memory (now and peak) at the end.
-// BENCH_ONLY=start-up,transfers,erc20,reads,call,logs,estimate,snapshot,trace picks workloads; BENCH_NODE_FLAGS="--cpu-prof
+// BENCH_ONLY=start-up,transfers,erc20,reads,call,logs,estimate,snapshot,trace,heavy picks workloads; BENCH_NODE_FLAGS="--cpu-prof
 // --cpu-prof-dir=DIR" profiles the node under load.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -26,6 +28,7 @@ import { createExecutionRules } from "../src/execution/rules.js";
 import { startNodeProcess, type NodeProcess } from "../test/helpers/nodeProcess.js";
 import { compileFixture } from "../test/helpers/solidity.js";
 import { benchSnapshotRevert } from "./devChain.js";
+import { recordResult, writeResults } from "./results.js";
 import { runLoad, runSequences, type LoadResult } from "./loadClient.js";
 import { benchStructLogTrace } from "./tracing.js";
 
@@ -33,7 +36,7 @@ const transfersPerSender = Number(process.env.BENCH_TRANSFERS_PER_SENDER ?? 250)
 const tokenTransfers = Number(process.env.BENCH_TOKEN_TRANSFERS ?? 1_000);
 const readSeconds = Number(process.env.BENCH_SECONDS ?? 10);
 const senderCount = 8;
-const selected = new Set((process.env.BENCH_ONLY ?? "start-up,transfers,erc20,reads,call,logs,estimate,snapshot,trace").split(","));
+const selected = new Set((process.env.BENCH_ONLY ?? "start-up,transfers,erc20,reads,call,logs,estimate,snapshot,trace,heavy").split(","));
 const nodeFlags = process.env.BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? [];
 const common = createExecutionRules(33n);
 const textEncoder = new TextEncoder();
@@ -88,8 +91,9 @@ async function benchStartUp(dataDir: string): Promise<void> {
     restart.push(await timeStartUp(dataDir));
   }
   const startUp = median(fresh);
+  const met = recordResult("start-up to first answer", startUp, "ms", { value: 400, better: "lower" }, { restartMs: median(restart) });
   console.log(
-    `${"start-up to first answer".padEnd(34)} ${startUp.toFixed(0).padStart(7)} ms    (fresh dir, median of 3; restart on it ${median(restart).toFixed(0)} ms)  <= 400: ${startUp <= 400 ? "met" : "NOT met"}`,
+    `${"start-up to first answer".padEnd(34)} ${startUp.toFixed(0).padStart(7)} ms    (fresh dir, median of 3; restart on it ${median(restart).toFixed(0)} ms)  <= 400: ${met ? "met" : "NOT met"}`,
   );
 }
 
@@ -101,7 +105,8 @@ function memoryOf(pid: number): { rssMiB: number; peakMiB: number } {
 }
 
 function report(name: string, result: LoadResult, unit: string, target: number): void {
-  const verdict = `>= ${target}: ${result.perSecond >= target ? "met" : "NOT met"}`;
+  const met = recordResult(name, result.perSecond, unit, { value: target, better: "higher" }, { p50Ms: result.p50Ms, p99Ms: result.p99Ms, errors: result.errors });
+  const verdict = `>= ${target}: ${met ? "met" : "NOT met"}`;
   console.log(
     `${name.padEnd(34)} ${result.perSecond.toFixed(0).padStart(7)} ${unit.padEnd(5)} p50 ${result.p50Ms.toFixed(2).padStart(6)} ms  p99 ${result.p99Ms.toFixed(2).padStart(6)} ms  errors ${result.errors}  ${verdict}`,
   );
@@ -174,7 +179,8 @@ async function timeRuns(rounds: number, work: () => Promise<unknown>): Promise<{
 }
 
 function reportTime(name: string, timing: { medianMs: number; bestMs: number; worstMs: number }, targetMs: number, detail: string): void {
-  const verdict = `<= ${targetMs} ms: ${timing.medianMs <= targetMs ? "met" : "NOT met"}`;
+  const met = recordResult(name, timing.medianMs, "ms", { value: targetMs, better: "lower" }, { bestMs: timing.bestMs, worstMs: timing.worstMs, detail });
+  const verdict = `<= ${targetMs} ms: ${met ? "met" : "NOT met"}`;
   console.log(`${name.padEnd(34)} median ${timing.medianMs.toFixed(1).padStart(7)} ms  best ${timing.bestMs.toFixed(1)} ms  worst ${timing.worstMs.toFixed(1)} ms  ${verdict}`);
   console.log(`  ${detail}`);
 }
@@ -201,8 +207,31 @@ async function benchLogQueries(node: NodeProcess): Promise<void> {
   reportTime("eth_getLogs (1,000 logs, 1,000 blocks)", timing, 20, `${logs.length} logs per answer, ${JSON.stringify(logs).length} bytes`);
 }
 
+/** One Probe contract for the execution workloads, deployed on first use. */
+let probeAddress: Promise<`0x${string}`> | undefined;
+function deployedProbe(node: NodeProcess): Promise<`0x${string}`> {
+  probeAddress ??= deploy(node, signers[8]!, compileFixture("Probe.sol", "Probe").bytecode);
+  return probeAddress;
+}
+
+async function benchHeavyCall(node: NodeProcess): Promise<void> {
+  const probe = await deployedProbe(node);
+  const sender = signers[7]!;
+  // fill(300): a hash and a store per round; after the first call each store changes a value.
+  const fill = (): string => signedRaw(sender, { to: probe, data: `0x3fda5389${(300).toString(16).padStart(64, "0")}`, gasLimit: 7_000_000n });
+  await minedReceipt(node.url, await rpc<string>(node.url, "eth_sendRawTransaction", [fill()]));
+  let gasUsed = 0n;
+  const timing = await timeRuns(10, async () => {
+    const hash = await rpc<string>(node.url, "eth_sendRawTransaction", [fill()]);
+    const receipt = await rpc<{ status: string; gasUsed: string }>(node.url, "eth_getTransactionReceipt", [hash]);
+    if (receipt.status !== "0x1") throw new Error("fill(300) failed");
+    gasUsed = BigInt(receipt.gasUsed);
+  });
+  reportTime("heavy call mined (automine)", timing, 40, `fill(300): ${gasUsed} gas, sent and mined, median of 10`);
+}
+
 async function benchGasEstimates(node: NodeProcess): Promise<void> {
-  const probe = await deploy(node, signers[8]!, compileFixture("Probe.sol", "Probe").bytecode);
+  const probe = await deployedProbe(node);
   // spin(rounds): a hash and a storage write per round; the rounds that need about 400,000 gas.
   const spinCall = (rounds: number) => ({ from: signers[8]!.address, to: probe, data: `0xa5b6ea8f${rounds.toString(16).padStart(64, "0")}` });
   const perRound = Number(BigInt(await rpc<string>(node.url, "eth_estimateGas", [spinCall(101)])) - BigInt(await rpc<string>(node.url, "eth_estimateGas", [spinCall(1)]))) / 100;
@@ -238,9 +267,11 @@ try {
     if (selected.has("call")) await benchBalanceOfCalls(node);
     if (selected.has("logs")) await benchLogQueries(node);
     if (selected.has("estimate")) await benchGasEstimates(node);
+    if (selected.has("heavy")) await benchHeavyCall(node);
     if (selected.has("snapshot")) await benchSnapshotRevert(node.url);
     if (selected.has("trace")) await benchStructLogTrace(node.url);
     const memory = memoryOf(node.child.pid!);
+    recordResult("node memory (RSS)", memory.rssMiB, "MiB", undefined, { peakMiB: memory.peakMiB });
     console.log(`${"node memory".padEnd(34)} RSS ${memory.rssMiB.toFixed(0)} MiB now, ${memory.peakMiB.toFixed(0)} MiB peak`);
   } finally {
     await node.stop();
@@ -248,3 +279,4 @@ try {
 } finally {
   await rm(workDir, { recursive: true, force: true });
 }
+writeResults("chain");

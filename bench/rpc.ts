@@ -8,6 +8,7 @@
 import { fileURLToPath } from "node:url";
 import { startListeningProcess, startNodeProcess, type NodeProcess } from "../test/helpers/nodeProcess.js";
 import { runLoad } from "./loadClient.js";
+import { recordResult, writeResults } from "./results.js";
 
 const connections = 32;
 const durationMs = Number(process.env.BENCH_SECONDS ?? 10) * 1000;
@@ -37,7 +38,12 @@ for (const workload of workloads) {
   try {
     await runLoad({ url: server.url, body: workload.body, connections, durationMs: 3_000 });
     const result = await runLoad({ url: server.url, body: workload.body, connections, durationMs });
-    const verdict = workload.target === undefined ? "-" : `>= ${workload.target}: ${result.perSecond >= workload.target ? "met" : "NOT met"}`;
+    const met = recordResult(workload.name, result.perSecond, "req/s", workload.target === undefined ? undefined : { value: workload.target, better: "higher" }, {
+      p50Ms: result.p50Ms,
+      p99Ms: result.p99Ms,
+      errors: result.errors,
+    });
+    const verdict = workload.target === undefined ? "-" : `>= ${workload.target}: ${met ? "met" : "NOT met"}`;
     console.log(
       `${workload.name.padEnd(24)} ${result.perSecond.toFixed(0).padStart(7)}  ${result.p50Ms.toFixed(2).padStart(6)}  ${result.p99Ms.toFixed(2).padStart(6)}  ${String(result.errors).padStart(6)}  ${verdict}`,
     );
@@ -45,3 +51,4 @@ for (const workload of workloads) {
     await server.stop();
   }
 }
+writeResults("rpc");

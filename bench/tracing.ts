@@ -2,6 +2,7 @@
 // ~1.4M-gas transaction. Self-contained: its own JSON-RPC over fetch and its own signing (the
 // regtest "cow" account, chain id 33, legacy transactions at gas price 0).
 import { Wallet, keccak256, toUtf8Bytes } from "ethers";
+import { recordResult } from "./results.js";
 
 const chainId = 33;
 const targetMs = 300;
@@ -74,7 +75,8 @@ export async function benchStructLogTrace(url: string): Promise<void> {
   }
   timesMs.sort((a, b) => a - b);
   const medianMs = (timesMs[runs / 2 - 1]! + timesMs[runs / 2]!) / 2;
-  const verdict = `<= ${targetMs} ms: ${medianMs <= targetMs ? "met" : "NOT met"}`;
+  const met = recordResult("debug_traceTransaction struct logs", medianMs, "ms", { value: targetMs, better: "lower" }, { bestMs: timesMs[0]!, worstMs: timesMs[runs - 1]!, steps });
+  const verdict = `<= ${targetMs} ms: ${met ? "met" : "NOT met"}`;
   console.log(
     `${"debug_traceTransaction struct logs".padEnd(34)} median ${medianMs.toFixed(1).padStart(7)} ms  best ${timesMs[0]!.toFixed(1)} ms  worst ${timesMs[runs - 1]!.toFixed(1)} ms  ${verdict}`,
   );
