@@ -19,7 +19,7 @@ help:
 	@echo "make run    install, build and start the node (regtest, 127.0.0.1:4444); RUN_ARGS='--help' for flags"
 	@echo "make test   install, build, check generated/ and run every test"
 	@echo "make gen    regenerate generated/ and the README method table from openrpc.json"
-	@echo "make bench  run the benchmarks (bench-rpc: the JSON-RPC pipeline; bench-chain: transactions, reads, start-up)"
+	@echo "make bench  run the benchmarks (bench-rpc: the JSON-RPC pipeline; bench-chain: transactions, reads, calls, logs, traces, start-up); JSON in dist/bench/results/"
 
 $(NPM_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund
