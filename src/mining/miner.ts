@@ -145,24 +145,24 @@ export class Miner {
     return this.pool.get(transaction.hash) === undefined ? { kind: "dropped", reason: "transaction wasn't mined" } : { kind: "waiting" };
   }
 
-  /**
-   * Mines one block from `candidates` (may be empty) and answers it once it is on disk: now, or at
-   * exactly `timestamp`, which must be after the parent's (else TimestampNotAfterParentError).
-   */
-  async mineBlock(candidates: readonly ChainTransaction[], timestamp?: bigint): Promise<Block> {
-    const { built, written } = await this.enqueue(() => this.buildAndAppend(candidates, timestamp));
-    await written;
-    return built.block;
+  /** Mines one block from `candidates` (may be empty), now, and answers it once it is on disk. */
+  mineBlock(candidates: readonly ChainTransaction[]): Promise<Block> {
+    return this.mineOne(() => candidates);
   }
 
   /**
    * Mines one block from the transactions pending when its turn in the queue comes (not when it
-   * was asked for: a revert queued before it may change the pool), then runs `afterBuild` still
-   * inside the queue. Answers the block once it is on disk.
+   * was asked for: a revert queued before it may change the pool): now, or at exactly `timestamp`,
+   * which must be after the parent's (else TimestampNotAfterParentError); then runs `afterBuild`
+   * still inside the queue. Answers the block once it is on disk.
    */
-  async mineBlockFromPool(timestamp?: bigint, afterBuild?: () => void): Promise<Block> {
+  mineBlockFromPool(timestamp?: bigint, afterBuild?: () => void): Promise<Block> {
+    return this.mineOne(() => this.pool.pending(), timestamp, afterBuild);
+  }
+
+  private async mineOne(candidates: () => readonly ChainTransaction[], timestamp?: bigint, afterBuild?: () => void): Promise<Block> {
     const { built, written } = await this.enqueue(async () => {
-      const appended = await this.buildAndAppend(this.pool.pending(), timestamp);
+      const appended = await this.buildAndAppend(candidates(), timestamp);
       afterBuild?.();
       return appended;
     });

@@ -98,6 +98,18 @@ export function responseTooLargeError(limitBytes: number): RpcError {
 
 export const internalError = new RpcError(RpcErrorCode.InternalError, "Internal error");
 
+/**
+ * Runs `operation` and throws what it throws as `toRpc` maps it: the domain modules' errors become
+ * their JSON-RPC errors, anything else passes through.
+ */
+export async function withErrorsMapped<T>(operation: () => Promise<T>, toRpc: (error: unknown) => unknown): Promise<T> {
+  try {
+    return await operation();
+  } catch (error) {
+    throw toRpc(error);
+  }
+}
+
 // --- chain errors (reference wording, facts 11.1) ---
 
 /** A block that does not exist, named as the caller named it. */

@@ -81,6 +81,7 @@ interface LogPlace {
 }
 
 function formatLog(log: ChainLog, logIndex: number, place: LogPlace, removed: boolean): LogJson {
+  const strings = stringsOf(log);
   return {
     removed,
     logIndex: toQuantity(logIndex),
@@ -88,9 +89,9 @@ function formatLog(log: ChainLog, logIndex: number, place: LogPlace, removed: bo
     transactionHash: place.transactionHash,
     blockHash: place.blockHash,
     blockNumber: place.blockNumber,
-    address: bytesToHex(log.address),
-    data: bytesToHex(log.data),
-    topics: log.topics.map(bytesToHex) as LogJson["topics"],
+    address: strings.address,
+    data: strings.data,
+    topics: strings.topics,
   };
 }
 
@@ -130,19 +131,7 @@ export function formatLocatedLogs(logs: readonly LocatedLog[]): LogJson[] {
   const result = new Array<LogJson>(logs.length);
   for (let index = 0; index < logs.length; index++) {
     const { block, transaction, log, logIndex, removed } = logs[index]!;
-    const place = placeOf(block, transaction);
-    const strings = stringsOf(log);
-    result[index] = {
-      removed,
-      logIndex: toQuantity(logIndex),
-      transactionIndex: place.transactionIndex,
-      transactionHash: place.transactionHash,
-      blockHash: place.blockHash,
-      blockNumber: place.blockNumber,
-      address: strings.address,
-      data: strings.data,
-      topics: strings.topics,
-    };
+    result[index] = formatLog(log, logIndex, placeOf(block, transaction), removed);
   }
   return result;
 }

@@ -7,7 +7,7 @@ import { hexToBytes, toQuantity } from "../../common/hex.js";
 import type { PeerNetwork } from "../../p2p/interface.js";
 import { StructLogTraceJson, type DebugTracerOptions, type TraceService } from "../../tracing/index.js";
 import { EncodedJson, type RpcCallContext } from "../dispatch.js";
-import { traceTransactionNotFoundError, tracingErrorToRpc } from "../errors.js";
+import { traceTransactionNotFoundError, tracingErrorToRpc, withErrorsMapped } from "../errors.js";
 
 export interface DebugDependencies {
   chain: Chain;
@@ -34,12 +34,7 @@ export function createDebugHandlers(deps: DebugDependencies): NamespaceHandlers<
   return {
     debug_traceTransaction: async ([transactionHash, options]) => {
       const tracerOptions = debugTracerOptions(options);
-      let trace;
-      try {
-        trace = await tracer.debugTraceTransaction(hexToBytes(transactionHash), tracerOptions);
-      } catch (error) {
-        throw tracingErrorToRpc(error);
-      }
+      const trace = await withErrorsMapped(() => tracer.debugTraceTransaction(hexToBytes(transactionHash), tracerOptions), tracingErrorToRpc);
       if (trace === undefined) {
         if (tracerOptions.tracer === "callTracer") throw traceTransactionNotFoundError(transactionHash);
         return null;
@@ -50,11 +45,9 @@ export function createDebugHandlers(deps: DebugDependencies): NamespaceHandlers<
     debug_traceBlockByHash: async ([blockHash, options]) => {
       const block = await chain.getBlockByHash(hexToBytes(blockHash));
       if (block === undefined) return null;
-      try {
-        return asResult<DebugTraceBlockByHashResult>(await tracer.debugTraceBlock(block, debugTracerOptions(options)));
-      } catch (error) {
-        throw tracingErrorToRpc(error);
-      }
+      const tracerOptions = debugTracerOptions(options);
+      const traces = await withErrorsMapped(() => tracer.debugTraceBlock(block, tracerOptions), tracingErrorToRpc);
+      return asResult<DebugTraceBlockByHashResult>(traces);
     },
 
     debug_wireProtocolQueueSize: () => toQuantity(peers.inboundQueueSize()),

@@ -20,6 +20,7 @@ import {
   invalidParamsError,
   movePrecompileNotSupportedError,
   stateNotFoundError,
+  withErrorsMapped,
 } from "../errors.js";
 
 export interface EthCallDependencies {
@@ -75,13 +76,13 @@ function revertedError(payload: Uint8Array) {
   return executionRevertedError(decodeRevertReason(payload), bytesToHex(payload));
 }
 
-/** Maps what the call service throws onto the reference's errors. */
-function mapExecutionError(error: unknown, whenNotExecutable: (reason: string) => Error): never {
-  if (error instanceof ExecutionTimeoutError) throw executionTimeoutError;
-  if (error instanceof CallGasCapExceededError) throw callGasCapExceededError(error.gas, error.cap);
-  if (error instanceof EstimateRevertedError) throw revertedError(error.payload);
-  if (error instanceof GasEstimationError || error instanceof CallNotExecutableError) throw whenNotExecutable(error.message);
-  throw error;
+/** What the call service throws -> the reference's errors; anything else passes through. */
+function executionErrorToRpc(error: unknown, whenNotExecutable: (reason: string) => Error): unknown {
+  if (error instanceof ExecutionTimeoutError) return executionTimeoutError;
+  if (error instanceof CallGasCapExceededError) return callGasCapExceededError(error.gas, error.cap);
+  if (error instanceof EstimateRevertedError) return revertedError(error.payload);
+  if (error instanceof GasEstimationError || error instanceof CallNotExecutableError) return whenNotExecutable(error.message);
+  return error;
 }
 
 export function createEthCallHandlers(deps: EthCallDependencies): CallHandlers {
@@ -101,12 +102,7 @@ export function createEthCallHandlers(deps: EthCallDependencies): CallHandlers {
       const call = toMessageCall(callObject);
       const stateOverrides = overrides === undefined ? undefined : toStateOverrides(overrides);
       const target = await resolveCallTarget(block);
-      let result;
-      try {
-        result = await calls.call(target, call, stateOverrides);
-      } catch (error) {
-        mapExecutionError(error, callNotExecutableError);
-      }
+      const result = await withErrorsMapped(() => calls.call(target, call, stateOverrides), (error) => executionErrorToRpc(error, callNotExecutableError));
       if (result.kind === "revert") throw revertedError(result.returnData);
       // Other halts (out of gas, invalid opcode) are not errors for a call: no return data (reference).
       return result.kind === "success" ? bytesToHex(result.returnData) : "0x";
@@ -115,11 +111,8 @@ export function createEthCallHandlers(deps: EthCallDependencies): CallHandlers {
     eth_estimateGas: async ([callObject, block]) => {
       const call = toMessageCall(callObject);
       const target = await resolveCallTarget(block);
-      try {
-        return toQuantity(await calls.estimateGas(target, call));
-      } catch (error) {
-        mapExecutionError(error, gasEstimationFailedError);
-      }
+      const estimate = await withErrorsMapped(() => calls.estimateGas(target, call), (error) => executionErrorToRpc(error, gasEstimationFailedError));
+      return toQuantity(estimate);
     },
   };
 }

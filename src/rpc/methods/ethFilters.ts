@@ -18,7 +18,7 @@ import {
   type LogQueryLimits,
 } from "../../logs/index.js";
 import type { RpcCallContext } from "../dispatch.js";
-import { blockHashNotFoundError, filterNotFoundError, logQueryErrorToRpc, tooManyFiltersError } from "../errors.js";
+import { blockHashNotFoundError, filterNotFoundError, logQueryErrorToRpc, tooManyFiltersError, withErrorsMapped } from "../errors.js";
 import { formatLocatedLogs } from "../format.js";
 
 export interface EthFilterDependencies {
@@ -83,13 +83,11 @@ export function createEthFilterHandlers(deps: EthFilterDependencies): Pick<Names
   const { chain, filters, logIndex, logLimits } = deps;
 
   /** Runs a query over a range judged at the current head; domain errors become their JSON-RPC errors. */
-  async function logsInRange(matcher: LogMatcher, from: BlockBound, to: BlockBound): Promise<LocatedLog[]> {
-    try {
+  function logsInRange(matcher: LogMatcher, from: BlockBound, to: BlockBound): Promise<LocatedLog[]> {
+    return withErrorsMapped(async () => {
       const range = resolveBlockRange(from, to, chain.head.number);
-      return range === undefined ? [] : await queryLogRange(logIndex, matcher, range.from, range.to, logLimits);
-    } catch (error) {
-      throw logQueryErrorToRpc(error);
-    }
+      return range === undefined ? [] : queryLogRange(logIndex, matcher, range.from, range.to, logLimits);
+    }, logQueryErrorToRpc);
   }
 
   return {
@@ -100,11 +98,8 @@ export function createEthFilterHandlers(deps: EthFilterDependencies): Pick<Names
       const block = await chain.getBlockByHash(hexToBytes(blockHash));
       const receipts = block === undefined ? undefined : await chain.getReceipts(block.hash);
       if (block === undefined || receipts === undefined) throw blockHashNotFoundError(blockHash);
-      try {
-        return formatLocatedLogs(queryBlockLogs(blockLogsOf(block, receipts), matcher, logLimits));
-      } catch (error) {
-        throw logQueryErrorToRpc(error);
-      }
+      const logs = await withErrorsMapped(async () => queryBlockLogs(blockLogsOf(block, receipts), matcher, logLimits), logQueryErrorToRpc);
+      return formatLocatedLogs(logs);
     },
 
     eth_newFilter: ([options]) => {

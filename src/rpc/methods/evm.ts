@@ -5,7 +5,7 @@ import type { EvmSeconds, EvmTimestamp } from "../../../generated/types.js";
 import { toQuantity } from "../../common/hex.js";
 import type { DevChain } from "../../mining/devChain.js";
 import type { RpcCallContext } from "../dispatch.js";
-import { devChainErrorToRpc, invalidParamsError } from "../errors.js";
+import { devChainErrorToRpc, invalidParamsError, withErrorsMapped } from "../errors.js";
 
 export interface EvmDependencies {
   devChain: DevChain;
@@ -23,6 +23,9 @@ function secondsOf(value: EvmSeconds | EvmTimestamp, argument: number): bigint {
   return BigInt(value);
 }
 
+/** Dev-chain errors of a time given as argument 0. */
+const timeArgumentError = (error: unknown) => devChainErrorToRpc(error, 0);
+
 export function createEvmHandlers(deps: EvmDependencies): NamespaceHandlers<"evm", RpcCallContext> {
   const { devChain } = deps;
   return {
@@ -32,19 +35,9 @@ export function createEvmHandlers(deps: EvmDependencies): NamespaceHandlers<"evm
       await devChain.reset();
       return null;
     },
-    evm_increaseTime: async ([seconds]) => {
-      try {
-        return toQuantity(await devChain.increaseTime(secondsOf(seconds, 0)));
-      } catch (error) {
-        throw devChainErrorToRpc(error, 0);
-      }
-    },
+    evm_increaseTime: async ([seconds]) => toQuantity(await withErrorsMapped(() => devChain.increaseTime(secondsOf(seconds, 0)), timeArgumentError)),
     evm_mine: async ([timestamp]) => {
-      try {
-        await devChain.mine(timestamp === undefined ? undefined : secondsOf(timestamp, 0));
-      } catch (error) {
-        throw devChainErrorToRpc(error, 0);
-      }
+      await withErrorsMapped(() => devChain.mine(timestamp === undefined ? undefined : secondsOf(timestamp, 0)), timeArgumentError);
       return null;
     },
     evm_stopMining: () => {

@@ -8,7 +8,7 @@ import { bytesToHex, hexToBytes } from "../../common/hex.js";
 import type { Miner } from "../../mining/miner.js";
 import type { TransactionPool } from "../../txpool/transactionPool.js";
 import type { RpcCallContext } from "../dispatch.js";
-import { walletErrorToRpc } from "../errors.js";
+import { walletErrorToRpc, withErrorsMapped } from "../errors.js";
 import { createTransactionSending } from "./transactionSending.js";
 
 export interface PersonalDependencies {
@@ -27,12 +27,8 @@ export function unlockDurationMs(duration: string | undefined): number {
 }
 
 /** Runs a wallet operation, turning its domain errors into JSON-RPC errors. */
-async function walletCall<T>(operation: () => Promise<T>): Promise<T> {
-  try {
-    return await operation();
-  } catch (error) {
-    throw walletErrorToRpc(error);
-  }
+function walletCall<T>(operation: () => Promise<T>): Promise<T> {
+  return withErrorsMapped(operation, walletErrorToRpc);
 }
 
 export function createPersonalHandlers(deps: PersonalDependencies): NamespaceHandlers<"personal", RpcCallContext> {

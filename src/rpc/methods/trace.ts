@@ -6,7 +6,7 @@ import { hexToBytes } from "../../common/hex.js";
 import type { FlatTraceFilter, TraceService } from "../../tracing/index.js";
 import { findBlockByNumberOrTag } from "../blockParameters.js";
 import type { RpcCallContext } from "../dispatch.js";
-import { traceFilterAfterTooBigError, traceFilterBlockRangeError, traceFilterCountTooBigError, tracingErrorToRpc } from "../errors.js";
+import { traceFilterAfterTooBigError, traceFilterBlockRangeError, traceFilterCountTooBigError, tracingErrorToRpc, withErrorsMapped } from "../errors.js";
 
 export interface TraceDependencies {
   chain: Chain;
@@ -42,12 +42,8 @@ export function flatTraceFilter(chain: Chain, filter: TraceFilter, maxTraces: nu
   return { fromBlock, toBlock, fromAddresses: addressKeys(filter.fromAddress), toAddresses: addressKeys(filter.toAddress), after, count };
 }
 
-async function traced<T>(run: () => Promise<T>): Promise<T> {
-  try {
-    return await run();
-  } catch (error) {
-    throw tracingErrorToRpc(error);
-  }
+function traced<T>(run: () => Promise<T>): Promise<T> {
+  return withErrorsMapped(run, tracingErrorToRpc);
 }
 
 export function createTraceHandlers(deps: TraceDependencies): NamespaceHandlers<"trace", RpcCallContext> {
