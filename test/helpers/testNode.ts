@@ -2,7 +2,16 @@
 import { Writable } from "node:stream";
 import { RpcClient } from "../../generated/client.js";
 import { createLogger, type LogLevel } from "../../src/common/logger.js";
-import { defaultNodeOptions, findNetworkProfile, openChainServices, startNode, type ChainOptions, type NodeOptions, type RunningNode } from "../../src/node/index.js";
+import {
+  defaultNodeOptions,
+  findNetworkProfile,
+  openChainServices,
+  startNode,
+  type ChainOptions,
+  type ChainServices,
+  type NodeOptions,
+  type RunningNode,
+} from "../../src/node/index.js";
 import { createDispatcher, createHandlers, createRpcServer, type RpcHandlerSet, type RpcOptions } from "../../src/rpc/index.js";
 import { createStandaloneNetwork } from "../../src/p2p/index.js";
 import { openRpcDocumentJson } from "../../generated/discover.js";
@@ -58,16 +67,19 @@ export async function startTestNode(overrides: TestNodeOverrides = {}): Promise<
   };
 }
 
-/** A JSON-RPC server over the real transport and dispatcher, with some handlers replaced. */
+/**
+ * A JSON-RPC server over the real transport and dispatcher, on in-memory chain services the test
+ * can reach, with some handlers replaced.
+ */
 export async function startServerWithHandlers(
   overrides: Partial<RpcHandlerSet>,
-  options: { rpc?: Partial<RpcOptions> } = {},
-): Promise<{ url: string; logs: Record<string, unknown>[]; stop(): Promise<void> }> {
+  options: { rpc?: Partial<RpcOptions>; chain?: Partial<ChainOptions> } = {},
+): Promise<{ url: string; logs: Record<string, unknown>[]; services: ChainServices; stop(): Promise<void> }> {
   const rpc: RpcOptions = { ...defaultNodeOptions.rpc, port: 0, ...options.rpc };
   const capture = createLogCapture();
   const log = createLogger("info", capture.stream);
   const network = findNetworkProfile(33)!;
-  const services = await openChainServices(network, { dataDir: undefined, inMemory: true }, defaultNodeOptions.chain, log);
+  const services = await openChainServices(network, { dataDir: undefined, inMemory: true }, { ...defaultNodeOptions.chain, ...options.chain }, log);
   const handlers: RpcHandlerSet = {
     ...createHandlers({ clientVersion: "test", network, peers: createStandaloneNetwork(), ...services }),
     ...overrides,
@@ -85,6 +97,7 @@ export async function startServerWithHandlers(
   return {
     url: `http://127.0.0.1:${address.port}`,
     logs: capture.records,
+    services,
     async stop() {
       await server.stop();
       await services.close();

@@ -1,6 +1,6 @@
 import { expect } from "chai";
-import { RpcResponseError } from "../../../generated/client.js";
 import { expectValidResult } from "../../helpers/results.js";
+import { expectRpcError } from "../../helpers/rpcErrors.js";
 import { startTestNode, type TestNode } from "../../helpers/testNode.js";
 
 describe("web3_sha3", () => {
@@ -27,9 +27,6 @@ describe("web3_sha3", () => {
   });
 
   it("refuses a value that is not DATA", async () => {
-    const error = await node.client.web3_sha3("0x1").catch((caught: unknown) => caught);
-    expect(error).to.be.instanceOf(RpcResponseError);
-    expect((error as RpcResponseError).code).to.equal(-32602);
-    expect((error as RpcResponseError).message).to.equal("invalid argument 0: hex string of odd length");
+    await expectRpcError(node.client.web3_sha3("0x1"), -32602, "invalid argument 0: hex string of odd length");
   });
 });

@@ -1,60 +1,17 @@
 // Chain.revertTo: all or nothing on the store, removed blocks unknown afterwards (and after
 // reopening), listeners told newest first, and targets it must refuse.
 import { expect } from "chai";
-import { Account, Address } from "@ethereumjs/util";
-import { Wallet, keccak256, toUtf8Bytes } from "ethers";
 import type { Block } from "../../../src/chain/block.js";
 import { Chain, ChainRevertError } from "../../../src/chain/chain.js";
-import { findNetworkProfile } from "../../../src/chain/networks.js";
-import { decodeRawTransaction } from "../../../src/chain/transactions.js";
-import { createLogger } from "../../../src/common/logger.js";
-import { hexToBytes } from "../../../src/common/hex.js";
-import { BlockBuilder } from "../../../src/execution/blockBuilder.js";
-import { createExecutionRules } from "../../../src/execution/rules.js";
-import { Miner } from "../../../src/mining/miner.js";
 import { StateDatabase } from "../../../src/state/stateDatabase.js";
-import { createMemoryStore, type KeyValueStore } from "../../../src/storage/keyValueStore.js";
-import { TransactionPool } from "../../../src/txpool/transactionPool.js";
-
-const network = findNetworkProfile(33)!;
-const common = createExecutionRules(network.chainId);
-
-/** A memory store whose writes fail while `failing.on` is set. */
-function storeWithFailingWrites(): { store: KeyValueStore; failing: { on: boolean } } {
-  const inner = createMemoryStore();
-  const failing = { on: false };
-  const store: KeyValueStore = {
-    get: (key) => inner.get(key),
-    getSync: (key) => inner.getSync(key),
-    write: async (operations) => {
-      if (failing.on) throw new Error("no space left on device");
-      return inner.write(operations);
-    },
-    close: () => inner.close(),
-    location: "memory (failing writes)",
-  };
-  return { store, failing };
-}
+import { minerOn } from "../../helpers/minerHarness.js";
 
 describe("chain/chain: revertTo", () => {
   it("cuts the chain back in one batch, or not at all when the store refuses it", async () => {
-    const { store, failing } = storeWithFailingWrites();
-    const state = new StateDatabase(store, common);
-    const chain = await Chain.open(store, state, common, network.genesis);
-    const builder = await BlockBuilder.create(common, state.at(chain.tip.header.fields.stateRoot), (number) => chain.getCanonicalHashFromTip(number));
-    const pool = new TransactionPool({
-      async readAccount(address) {
-        const account = (await state.reader(chain.tip.header.fields.stateRoot)!.getAccount(new Address(address))) ?? new Account();
-        return { nonce: account.nonce, balance: account.balance };
-      },
-      limits: () => ({ blockGasLimit: chain.tip.header.fields.gasLimit, minimumGasPrice: 0n }),
-    });
-    const miner = new Miner(chain, pool, builder, { mode: { kind: "off" }, coinbase: new Uint8Array(20), extraData: new Uint8Array() }, createLogger("silent"));
-    const wallet = new Wallet(keccak256(toUtf8Bytes("cow")));
+    const { network, common, store, failing, chain, pool, miner, transfer } = await minerOn({ kind: "off" });
     const blocks: Block[] = [];
     for (let nonce = 0; nonce < 3; nonce++) {
-      const signed = await wallet.signTransaction({ type: 0, chainId: 33n, nonce, gasLimit: 21_000n, gasPrice: 0n, to: "0x00000000000000000000000000000000000000aa", value: 5n });
-      await pool.add(decodeRawTransaction(hexToBytes(signed), common));
+      await pool.add(await transfer(nonce));
       blocks.push(await miner.mineBlock(pool.pending()));
     }
     const [first, second, third] = blocks as [Block, Block, Block];

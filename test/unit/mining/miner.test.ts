@@ -1,60 +1,10 @@
 // The miner when the disk refuses a block: the block and the ones after it are gone, the send
 // learns it, the chain and the working state go back to the head, and no transaction is lost.
 import { expect } from "chai";
-import { Account, Address } from "@ethereumjs/util";
-import { Wallet, keccak256, toUtf8Bytes } from "ethers";
-import { Chain, BlockWriteError } from "../../../src/chain/chain.js";
-import { findNetworkProfile } from "../../../src/chain/networks.js";
-import { decodeRawTransaction } from "../../../src/chain/transactions.js";
-import { createLogger } from "../../../src/common/logger.js";
+import { Address } from "@ethereumjs/util";
+import { BlockWriteError } from "../../../src/chain/chain.js";
 import { hexToBytes } from "../../../src/common/hex.js";
-import { BlockBuilder } from "../../../src/execution/blockBuilder.js";
-import { createExecutionRules } from "../../../src/execution/rules.js";
-import { Miner, type MiningMode } from "../../../src/mining/miner.js";
-import { StateDatabase } from "../../../src/state/stateDatabase.js";
-import { createMemoryStore, type KeyValueStore } from "../../../src/storage/keyValueStore.js";
-import { TransactionPool } from "../../../src/txpool/transactionPool.js";
-
-const recipient = "0x00000000000000000000000000000000000000aa";
-
-/** A memory store whose next writes fail while `failing` is set. */
-function storeWithFailingWrites(): { store: KeyValueStore; failing: { on: boolean } } {
-  const inner = createMemoryStore();
-  const failing = { on: false };
-  const store: KeyValueStore = {
-    get: (key) => inner.get(key),
-    getSync: (key) => inner.getSync(key),
-    write: async (operations) => {
-      if (failing.on) throw new Error("no space left on device");
-      return inner.write(operations);
-    },
-    close: () => inner.close(),
-    location: "memory (failing writes)",
-  };
-  return { store, failing };
-}
-
-/** A chain, pool and miner on a store whose writes can be made to fail; transfers signed by cow. */
-async function minerOn(mode: MiningMode) {
-  const network = findNetworkProfile(33)!;
-  const common = createExecutionRules(network.chainId);
-  const { store, failing } = storeWithFailingWrites();
-  const state = new StateDatabase(store, common);
-  const chain = await Chain.open(store, state, common, network.genesis);
-  const builder = await BlockBuilder.create(common, state.at(chain.tip.header.fields.stateRoot), (blockNumber) => chain.getCanonicalHashFromTip(blockNumber));
-  const pool = new TransactionPool({
-    async readAccount(address) {
-      const account = (await state.reader(chain.tip.header.fields.stateRoot)!.getAccount(new Address(address))) ?? new Account();
-      return { nonce: account.nonce, balance: account.balance };
-    },
-    limits: () => ({ blockGasLimit: chain.tip.header.fields.gasLimit, minimumGasPrice: 0n }),
-  });
-  const miner = new Miner(chain, pool, builder, { mode, coinbase: new Uint8Array(20), extraData: new Uint8Array() }, createLogger("silent"));
-  const wallet = new Wallet(keccak256(toUtf8Bytes("cow")));
-  const transfer = async (nonce: number) =>
-    decodeRawTransaction(hexToBytes(await wallet.signTransaction({ type: 0, chainId: 33n, nonce, gasLimit: 21_000n, gasPrice: 0n, to: recipient, value: 5n })), common);
-  return { store, failing, state, chain, pool, miner, transfer };
-}
+import { minerOn, transferRecipient } from "../../helpers/minerHarness.js";
 
 describe("mining/miner: a block the disk refuses", () => {
   it("fails the waiting call, rolls the chain back and puts the transactions back in the pool", async () => {
@@ -78,7 +28,7 @@ describe("mining/miner: a block the disk refuses", () => {
     expect(block.number).to.equal(1n);
     expect(block.transactions).to.have.length(2);
     expect(chain.head.number).to.equal(1n);
-    const balance = (await state.reader(chain.head.header.fields.stateRoot)!.getAccount(new Address(hexToBytes(recipient))))?.balance;
+    const balance = (await state.reader(chain.head.header.fields.stateRoot)!.getAccount(new Address(hexToBytes(transferRecipient))))?.balance;
     expect(balance).to.equal(10n);
     expect(pool.size).to.equal(0);
     await store.close();

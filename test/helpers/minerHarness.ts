@@ -1,0 +1,58 @@
+// The chain core without RPC: a chain, its pool and its miner on an in-memory store whose writes can
+// be made to fail, and transfers signed by the development account "cow".
+import { Account, Address } from "@ethereumjs/util";
+import { Wallet, keccak256, toUtf8Bytes } from "ethers";
+import { Chain } from "../../src/chain/chain.js";
+import { findNetworkProfile } from "../../src/chain/networks.js";
+import { decodeRawTransaction, type ChainTransaction } from "../../src/chain/transactions.js";
+import { createLogger } from "../../src/common/logger.js";
+import { hexToBytes } from "../../src/common/hex.js";
+import { BlockBuilder } from "../../src/execution/blockBuilder.js";
+import { createExecutionRules } from "../../src/execution/rules.js";
+import { Miner, type MiningMode } from "../../src/mining/miner.js";
+import { StateDatabase } from "../../src/state/stateDatabase.js";
+import { createMemoryStore, type KeyValueStore } from "../../src/storage/keyValueStore.js";
+import { TransactionPool } from "../../src/txpool/transactionPool.js";
+
+/** Where harness transfers go. */
+export const transferRecipient = "0x00000000000000000000000000000000000000aa";
+
+/** A memory store whose writes fail while `failing.on` is set. */
+export function storeWithFailingWrites(): { store: KeyValueStore; failing: { on: boolean } } {
+  const inner = createMemoryStore();
+  const failing = { on: false };
+  const store: KeyValueStore = {
+    get: (key) => inner.get(key),
+    getSync: (key) => inner.getSync(key),
+    write: async (operations) => {
+      if (failing.on) throw new Error("no space left on device");
+      return inner.write(operations);
+    },
+    close: () => inner.close(),
+    location: "memory (failing writes)",
+  };
+  return { store, failing };
+}
+
+/** A chain, pool and miner of the local network on a store whose writes can be made to fail. */
+export async function minerOn(mode: MiningMode) {
+  const network = findNetworkProfile(33)!;
+  const common = createExecutionRules(network.chainId);
+  const { store, failing } = storeWithFailingWrites();
+  const state = new StateDatabase(store, common);
+  const chain = await Chain.open(store, state, common, network.genesis);
+  const builder = await BlockBuilder.create(common, state.at(chain.tip.header.fields.stateRoot), (blockNumber) => chain.getCanonicalHashFromTip(blockNumber));
+  const pool = new TransactionPool({
+    async readAccount(address) {
+      const account = (await state.reader(chain.tip.header.fields.stateRoot)!.getAccount(new Address(address))) ?? new Account();
+      return { nonce: account.nonce, balance: account.balance };
+    },
+    limits: () => ({ blockGasLimit: chain.tip.header.fields.gasLimit, minimumGasPrice: 0n }),
+  });
+  const miner = new Miner(chain, pool, builder, { mode, coinbase: new Uint8Array(20), extraData: new Uint8Array() }, createLogger("silent"));
+  const wallet = new Wallet(keccak256(toUtf8Bytes("cow")));
+  /** A 5-wei transfer from cow with `nonce`. */
+  const transfer = async (nonce: number): Promise<ChainTransaction> =>
+    decodeRawTransaction(hexToBytes(await wallet.signTransaction({ type: 0, chainId: 33n, nonce, gasLimit: 21_000n, gasPrice: 0n, to: transferRecipient, value: 5n })), common);
+  return { network, common, store, failing, state, chain, pool, miner, transfer };
+}
