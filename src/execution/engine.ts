@@ -3,10 +3,11 @@
 // the block's minimum gas price, PREVRANDAO/DIFFICULTY the difficulty).
 import { createBlock, type Block as EngineBlock } from "@ethereumjs/block";
 import type { Common } from "@ethereumjs/common";
-import type { EVMMockBlockchainInterface } from "@ethereumjs/evm";
+import type { EVM, EVMMockBlockchainInterface } from "@ethereumjs/evm";
 import type { MerkleStateManager } from "@ethereumjs/statemanager";
 import { Account, Address, bigIntToBytes, setLengthLeft } from "@ethereumjs/util";
 import { createVM, type VM } from "@ethereumjs/vm";
+import { installInterpreterFastPaths } from "./interpreterFastPaths.js";
 
 /** Hash of a canonical block by number, for the BLOCKHASH opcode. */
 export type CanonicalHashLookup = (blockNumber: bigint) => Promise<Uint8Array | undefined>;
@@ -58,32 +59,6 @@ export interface GasSlack {
   nestedFrames: boolean;
 }
 
-type JumpAnalysis = (this: { _evm: object }, code: Uint8Array) => unknown;
-
-let jumpAnalysisRemembered = false;
-
-/**
- * The interpreter analyses a contract's code (jump destinations, push values, opcode entries)
- * every time a message runs it: for a token's balanceOf that is a tenth of the call. The analysis
- * depends only on the code and on the EVM's opcode table, and is only read afterwards, so it is
- * kept per EVM and per code array. The interpreter class is internal to the package: its
- * prototype is reached through the first running interpreter (`runState.interpreter`).
- */
-function rememberJumpAnalysis(interpreter: object): void {
-  jumpAnalysisRemembered = true;
-  const prototype = Object.getPrototypeOf(interpreter) as { _getValidJumpDestinations?: JumpAnalysis };
-  const analyse = prototype._getValidJumpDestinations;
-  if (typeof analyse !== "function") return;
-  const byEvm = new WeakMap<object, WeakMap<Uint8Array, unknown>>();
-  prototype._getValidJumpDestinations = function (code) {
-    let byCode = byEvm.get(this._evm);
-    if (byCode === undefined) byEvm.set(this._evm, (byCode = new WeakMap()));
-    let analysis = byCode.get(code);
-    if (analysis === undefined) byCode.set(code, (analysis = analyse.call(this, code)));
-    return analysis;
-  };
-}
-
 export interface ExecutionEngine {
   readonly vm: VM;
   readonly state: MerkleStateManager;
@@ -123,7 +98,6 @@ export async function createExecutionEngine(common: Common, state: MerkleStateMa
     opcodeMap[opcode] = {
       ...entry,
       opHandler(...args: unknown[]) {
-        if (!jumpAnalysisRemembered) rememberJumpAnalysis((args[0] as { interpreter: object }).interpreter);
         if (--jumpsLeft === 0) {
           jumpsLeft = jumpsPerClockCheck;
           if (performance.now() > deadline) throw new ExecutionTimeoutError("execution time limit reached");
@@ -161,6 +135,8 @@ export async function createExecutionEngine(common: Common, state: MerkleStateMa
       },
     };
   }
+
+  await installInterpreterFastPaths(vm.evm as EVM);
 
   return {
     vm,

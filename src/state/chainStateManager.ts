@@ -4,18 +4,30 @@
 //   every SSTORE also updated the storage trie at once (hashing and encoding its nodes), a fifth of
 //   the CPU of a storage-heavy call. Here a write goes to the cache only; flush() writes it to the
 //   trie on commit, as intended.
+// - The account cache keeps accounts as RLP and decodes one on every read (the interpreter reads
+//   the running contract's account at every SSTORE). A decoded copy is kept per RLP value, and a
+//   read answers a fresh Account object with its fields, as a decode would.
 // - A revert drops every storage trie object, and the next read builds one again (a trie copy per
 //   contract per call). Trie objects are kept here and handed back when their root is still the
 //   account's storage root, so they give exactly what a new one would.
 import type { MerklePatriciaTrie } from "@ethereumjs/mpt";
 import { MerkleStateManager } from "@ethereumjs/statemanager";
 import { RLP } from "@ethereumjs/rlp";
-import { type Account, type Address, equalsBytes, unpadBytes } from "@ethereumjs/util";
+import { Account, type Address, createAccountFromRLP, equalsBytes, unpadBytes } from "@ethereumjs/util";
 import { keccak256 } from "../common/crypto.js";
 import { bytesToUnprefixedHex } from "../common/hex.js";
 
 /** Storage trie objects kept per state manager. */
 const keptStorageTrieCount = 1_000;
+
+/** Decoded accounts by the RLP value the account cache holds (values are never changed in place). */
+const decodedAccounts = new WeakMap<Uint8Array, Account>();
+
+function decodedAccount(rlp: Uint8Array): Account {
+  let decoded = decodedAccounts.get(rlp);
+  if (decoded === undefined) decodedAccounts.set(rlp, (decoded = createAccountFromRLP(rlp)));
+  return new Account(decoded.nonce, decoded.balance, decoded.storageRoot, decoded.codeHash);
+}
 
 export class ChainStateManager extends MerkleStateManager {
   /** Storage tries by hashed address, kept across reverts. */
@@ -34,6 +46,12 @@ export class ChainStateManager extends MerkleStateManager {
       if (this.keptStorageTries.size > keptStorageTrieCount) this.keptStorageTries.delete(this.keptStorageTries.keys().next().value!);
     }
     return trie;
+  }
+
+  override async getAccount(address: Address): Promise<Account | undefined> {
+    const cached = this._caches?.account?.get(address);
+    if (cached === undefined) return super.getAccount(address);
+    return cached.accountRLP === undefined ? undefined : decodedAccount(cached.accountRLP);
   }
 
   override async putStorage(address: Address, key: Uint8Array, value: Uint8Array): Promise<void> {

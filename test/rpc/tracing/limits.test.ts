@@ -8,33 +8,41 @@ import { startTestNode, type TestNode } from "../../helpers/testNode.js";
 
 const cowKey = keccak256(toUtf8Bytes("cow"));
 
+interface ProbeNode {
+  node: TestNode;
+  send(data: string, gasLimit: bigint): Promise<string>;
+}
+
+/** A node with the given replay time limit and a deployed Probe. */
+async function startWithProbe(timeLimitMs: number): Promise<ProbeNode> {
+  const compiled = compileFixture("Probe.sol", "Probe");
+  const node = await startTestNode({ chain: { calls: { gasCap: 50_000_000n, timeLimitMs } } });
+  const provider = new JsonRpcProvider(node.url, 33, { staticNetwork: true });
+  provider.pollingInterval = 20;
+  const signer = new NonceManager(new Wallet(cowKey, provider));
+  const deployed = (await new ContractFactory(compiled.abi as never, compiled.bytecode, signer).deploy({ gasLimit: 3_000_000n })) as Contract;
+  await deployed.waitForDeployment();
+  const probe = await deployed.getAddress();
+  return {
+    node,
+    async send(data, gasLimit) {
+      const sent = await signer.sendTransaction({ to: probe, data, gasLimit, type: 0 });
+      expect((await sent.wait())!.status).to.equal(1);
+      return sent.hash;
+    },
+  };
+}
+
 describe("tracing: limits", function () {
   this.timeout(60_000);
-  let node: TestNode;
-  let probe: string;
-  let iface: Interface;
-  let signer: NonceManager;
-
-  before(async () => {
-    const compiled = compileFixture("Probe.sol", "Probe");
-    iface = new Interface(compiled.abi as never);
-    node = await startTestNode({ chain: { calls: { gasCap: 50_000_000n, timeLimitMs: 1_000 } } });
-    const provider = new JsonRpcProvider(node.url, 33, { staticNetwork: true });
-    provider.pollingInterval = 20;
-    signer = new NonceManager(new Wallet(cowKey, provider));
-    const deployed = (await new ContractFactory(compiled.abi as never, compiled.bytecode, signer).deploy({ gasLimit: 3_000_000n })) as Contract;
-    await deployed.waitForDeployment();
-    probe = await deployed.getAddress();
-  });
-  after(() => node.stop());
-
-  async function send(data: string, gasLimit: bigint): Promise<string> {
-    const sent = await signer.sendTransaction({ to: probe, data, gasLimit, type: 0 });
-    expect((await sent.wait())!.status).to.equal(1);
-    return sent.hash;
-  }
+  const iface = new Interface(compileFixture("Probe.sol", "Probe").abi as never);
+  let started: ProbeNode | undefined;
+  afterEach(() => started?.node.stop());
 
   it("a replay past the time limit answers -32011, and a small trace still works", async () => {
+    // A limit far below what a spin(12000) replay takes (most of a second at least, traced or
+    // not) and far above what a one-store trace takes.
+    const { node, send } = (started = await startWithProbe(200));
     const heavy = await send(iface.encodeFunctionData("spin", [12_000]), 9_500_000n);
     await expectRpcError(node.client.debug_traceTransaction(heavy, { disableMemory: true, disableStack: true, disableStorage: true }), -32011, "Execution has got timeout out.");
     await expectRpcError(node.client.trace_transaction(heavy), -32011, "Execution has got timeout out.");
@@ -44,6 +52,7 @@ describe("tracing: limits", function () {
   });
 
   it("a struct log past its size cap answers -32011; without memory the same trace is served", async () => {
+    const { node, send } = (started = await startWithProbe(30_000));
     const wide = await send(iface.encodeFunctionData("churn", [300]), 5_000_000n);
     await expectRpcError(node.client.debug_traceTransaction(wide), -32011, "Response size limit of 67108864 bytes exceeded");
     const narrow = (await node.client.debug_traceTransaction(wide, { disableMemory: true, disableStack: true })) as { structLogs: unknown[] };

@@ -1,0 +1,433 @@
+// Faster paths through @ethereumjs/evm's interpreter, for the rule set this node runs (legacy code,
+// no EOF, no Verkle/binary-tree witnesses, no block-level access lists, no EIP-8037 state gas).
+//
+// - The package runs every opcode through an async step function and awaits every gas handler,
+//   so each step costs a promise and a microtask turn even for ADD. The loop here calls a step's
+//   gas and opcode handlers directly and awaits only what is really asynchronous: state access
+//   (SLOAD, SSTORE, BALANCE, the calls and creations ...). The memory-only gas handlers are
+//   declared async in the package although they never wait; synchronous equivalents replace them.
+// - A contract's code analysis (jump destinations, push values) is kept per code array instead of
+//   being redone for every message.
+// - MLOAD, MSTORE, KECCAK256, CALLDATALOAD, SLOAD and SSTORE convert between 256-bit stack words
+//   and bytes through hexadecimal strings and array spreads in the package; here through a
+//   DataView.
+//
+// The loop is used only when nothing watches the steps: a tracer's `step` listener, the EVM's
+// debug mode or its profiler get the package's own loop, so traces stay the package's. Results
+// are the package's: the differential test runs generated blocks through both.
+import { EVMError, type EVM } from "@ethereumjs/evm";
+import { keccak256 } from "../common/crypto.js";
+
+/** EIPs whose interpreter paths this loop leaves out; with any of them active it is not used. */
+const unsupportedEips = [3540, 6800, 7864, 7928, 8037] as const;
+
+interface Stack {
+  push(value: bigint): void;
+  pop(): bigint;
+  popN(count: number): bigint[];
+  peek(count?: number): bigint[];
+}
+
+interface Memory {
+  read(offset: number, size: number, avoidCopy?: boolean): Uint8Array;
+  write(offset: number, size: number, value: Uint8Array): void;
+}
+
+interface InterpreterView {
+  _evm: EVM & { _opcodeMap: OpcodeEntry[] };
+  _runState: RunState;
+  common: EVM["common"];
+  profilerOpts?: { enabled?: boolean };
+  _getValidJumpDestinations(code: Uint8Array): { jumps: Uint8Array; pushes: unknown; opcodesCached: OpcodeEntry[] };
+  getCallData(): Uint8Array;
+  storageLoad(key: Uint8Array): Promise<Uint8Array>;
+  storageStore(key: Uint8Array, value: Uint8Array): Promise<void>;
+}
+
+interface RunState {
+  programCounter: number;
+  opCode: number;
+  code: Uint8Array;
+  stack: Stack;
+  memory: Memory;
+  memoryWordCount: bigint;
+  highestMemCost: bigint;
+  gasLeft: bigint;
+  validJumps: Uint8Array;
+  cachedPushes: unknown;
+  shouldDoJumpAnalysis: boolean;
+  interpreter: InterpreterView;
+  env: { accessWitness?: { commit(): void }; eof?: unknown };
+}
+
+interface OpcodeInfo {
+  code: number;
+  feeBigInt: bigint;
+  dynamicGas: boolean;
+  isAsync: boolean;
+  isInvalid: boolean;
+}
+
+type GasHandler = (runState: RunState, gas: bigint, common: EVM["common"]) => Promise<bigint> | bigint;
+type OpHandler = (runState: RunState, common: EVM["common"]) => Promise<void> | void;
+
+export interface OpcodeEntry {
+  opcodeInfo: OpcodeInfo;
+  opHandler: OpHandler;
+  gasHandler?: GasHandler;
+}
+
+type InterpreterRun = (this: InterpreterView, code: Uint8Array, options?: { pc?: number }) => Promise<{ runState: RunState; exceptionError?: EVMError }>;
+
+// --- 256-bit words and bytes ----------------------------------------------------------------
+
+/** Nibble values by character code, for lower-case hexadecimal digits. */
+const nibbleOfCharCode = new Uint8Array(128);
+for (let nibble = 0; nibble < 16; nibble++) nibbleOfCharCode[nibble.toString(16).charCodeAt(0)] = nibble;
+
+/**
+ * A stack word (0 <= word < 2^256) as 32 big-endian bytes. Through the word's hexadecimal text:
+ * V8 prints a BigInt faster than it shifts and masks one (DataView.setBigUint64 needs both).
+ */
+export function wordToBytes32(word: bigint): Uint8Array {
+  const bytes = new Uint8Array(32);
+  if (word === 0n) return bytes;
+  const hex = word.toString(16);
+  let position = hex.length;
+  let index = 31;
+  while (position > 1) {
+    bytes[index--] = (nibbleOfCharCode[hex.charCodeAt(position - 2)]! << 4) | nibbleOfCharCode[hex.charCodeAt(position - 1)]!;
+    position -= 2;
+  }
+  if (position === 1) bytes[index] = nibbleOfCharCode[hex.charCodeAt(0)]!;
+  return bytes;
+}
+
+/** A stack word as its shortest big-endian bytes (none for zero), as the package's bigIntToBytes. */
+export function wordToMinimalBytes(word: bigint): Uint8Array {
+  const bytes = wordToBytes32(word);
+  let start = 0;
+  while (start < 31 && bytes[start] === 0) start++;
+  return bytes.subarray(start);
+}
+
+/** Big-endian bytes (at most 32) as a word. */
+export function bytesToWord(bytes: Uint8Array): bigint {
+  let padded = bytes;
+  if (bytes.length !== 32) {
+    padded = new Uint8Array(32);
+    padded.set(bytes, 32 - bytes.length);
+  }
+  const view = new DataView(padded.buffer, padded.byteOffset, 32);
+  return (view.getBigUint64(0) << 192n) | (view.getBigUint64(8) << 128n) | (view.getBigUint64(16) << 64n) | view.getBigUint64(24);
+}
+
+// --- gas handlers that never wait -------------------------------------------------------------
+
+interface GasParameters {
+  memoryGas: bigint;
+  quadCoefficientDivGas: bigint;
+  keccak256WordGas: bigint;
+  copyGas: bigint;
+  logTopicGas: bigint;
+  logDataGas: bigint;
+  expByteGas: bigint;
+}
+
+function divideRoundingUp(value: bigint, divisor: bigint): bigint {
+  const quotient = value / divisor;
+  return quotient * divisor === value ? quotient : quotient + 1n;
+}
+
+/** Memory expansion gas, as the package's subMemUsage (and it updates the run state the same way). */
+function memoryExpansionGas(runState: RunState, offset: bigint, length: bigint, parameters: GasParameters): bigint {
+  if (length === 0n) return 0n;
+  const words = divideRoundingUp(offset + length, 32n);
+  if (words <= runState.memoryWordCount) return 0n;
+  let cost = words * parameters.memoryGas + (words * words) / parameters.quadCoefficientDivGas;
+  if (cost > runState.highestMemCost) {
+    const previous = runState.highestMemCost;
+    runState.highestMemCost = cost;
+    cost -= previous;
+  }
+  runState.memoryWordCount = words;
+  return cost;
+}
+
+function trap(message: string): never {
+  throw new EVMError(message as ConstructorParameters<typeof EVMError>[0]);
+}
+
+type SyncGasHandler = (runState: RunState, gas: bigint) => bigint;
+
+function synchronousGasHandlers(parameters: GasParameters): Map<number, SyncGasHandler> {
+  const copying: SyncGasHandler = (runState, gas) => {
+    const [memoryOffset, , length] = runState.stack.peek(3) as [bigint, bigint, bigint];
+    gas += memoryExpansionGas(runState, memoryOffset, length, parameters);
+    if (length !== 0n) gas += parameters.copyGas * divideRoundingUp(length, 32n);
+    return gas;
+  };
+  const offsetAndLength: SyncGasHandler = (runState, gas) => {
+    const [offset, length] = runState.stack.peek(2) as [bigint, bigint];
+    return gas + memoryExpansionGas(runState, offset, length, parameters);
+  };
+  const log: SyncGasHandler = (runState, gas) => {
+    if ((runState.interpreter as unknown as { isStatic(): boolean }).isStatic()) trap(EVMError.errorMessages.STATIC_STATE_CHANGE);
+    const [offset, length] = runState.stack.peek(2) as [bigint, bigint];
+    const topics = runState.opCode - 0xa0;
+    gas += memoryExpansionGas(runState, offset, length, parameters);
+    return gas + parameters.logTopicGas * BigInt(topics) + length * parameters.logDataGas;
+  };
+  const handlers = new Map<number, SyncGasHandler>([
+    [
+      0x0a, // EXP
+      (runState, gas) => {
+        const [, exponent] = runState.stack.peek(2) as [bigint, bigint];
+        if (exponent === 0n) return gas;
+        const byteLength = Math.ceil(exponent.toString(2).length / 8);
+        if (byteLength < 1 || byteLength > 32) trap(EVMError.errorMessages.OUT_OF_RANGE);
+        return gas + BigInt(byteLength) * parameters.expByteGas;
+      },
+    ],
+    [
+      0x20, // KECCAK256
+      (runState, gas) => {
+        const [offset, length] = runState.stack.peek(2) as [bigint, bigint];
+        gas += memoryExpansionGas(runState, offset, length, parameters);
+        return gas + parameters.keccak256WordGas * divideRoundingUp(length, 32n);
+      },
+    ],
+    [0x37, copying], // CALLDATACOPY
+    [0x39, copying], // CODECOPY
+    [
+      0x3e, // RETURNDATACOPY
+      (runState, gas) => {
+        const [, dataOffset, length] = runState.stack.peek(3) as [bigint, bigint, bigint];
+        const returnDataSize = (runState.interpreter as unknown as { getReturnDataSize(): bigint }).getReturnDataSize();
+        if (dataOffset + length > returnDataSize) trap(EVMError.errorMessages.OUT_OF_GAS);
+        return copying(runState, gas);
+      },
+    ],
+    [
+      0x51, // MLOAD
+      (runState, gas) => gas + memoryExpansionGas(runState, runState.stack.peek()[0]!, 32n, parameters),
+    ],
+    [
+      0x52, // MSTORE
+      (runState, gas) => gas + memoryExpansionGas(runState, runState.stack.peek()[0]!, 32n, parameters),
+    ],
+    [
+      0x53, // MSTORE8
+      (runState, gas) => gas + memoryExpansionGas(runState, runState.stack.peek()[0]!, 1n, parameters),
+    ],
+    [
+      0x5e, // MCOPY
+      (runState, gas) => {
+        const [destination, source, length] = runState.stack.peek(3) as [bigint, bigint, bigint];
+        gas += 3n * ((length + 31n) / 32n);
+        gas += memoryExpansionGas(runState, source, length, parameters);
+        return gas + memoryExpansionGas(runState, destination, length, parameters);
+      },
+    ],
+    [0xf3, offsetAndLength], // RETURN
+    [0xfd, offsetAndLength], // REVERT
+  ]);
+  for (let opcode = 0xa0; opcode <= 0xa4; opcode++) handlers.set(opcode, log);
+  return handlers;
+}
+
+// --- opcode handlers without hexadecimal round trips ----------------------------------------------
+
+const fastOpcodeHandlers = new Map<number, OpHandler>([
+  [
+    0x20, // KECCAK256
+    (runState) => {
+      const [offset, length] = runState.stack.popN(2) as [bigint, bigint];
+      const data = length === 0n ? new Uint8Array(0) : runState.memory.read(Number(offset), Number(length), true);
+      runState.stack.push(bytesToWord(keccak256(data)));
+    },
+  ],
+  [
+    0x35, // CALLDATALOAD
+    (runState) => {
+      const position = runState.stack.pop();
+      const callData = runState.interpreter.getCallData();
+      if (position >= BigInt(callData.length)) {
+        runState.stack.push(0n);
+        return;
+      }
+      const start = Number(position);
+      const word = new Uint8Array(32);
+      word.set(callData.subarray(start, start + 32));
+      runState.stack.push(bytesToWord(word));
+    },
+  ],
+  [
+    0x51, // MLOAD
+    (runState) => {
+      const position = runState.stack.pop();
+      runState.stack.push(bytesToWord(runState.memory.read(Number(position), 32, true)));
+    },
+  ],
+  [
+    0x52, // MSTORE
+    (runState) => {
+      const [offset, word] = runState.stack.popN(2) as [bigint, bigint];
+      runState.memory.write(Number(offset), 32, wordToBytes32(word));
+    },
+  ],
+  [
+    0x54, // SLOAD
+    async (runState) => {
+      const key = runState.stack.pop();
+      const value = await runState.interpreter.storageLoad(wordToBytes32(key));
+      runState.stack.push(value.length === 0 ? 0n : bytesToWord(value));
+    },
+  ],
+  [
+    0x55, // SSTORE (its gas handler already refused a static context)
+    async (runState) => {
+      const [key, value] = runState.stack.popN(2) as [bigint, bigint];
+      await runState.interpreter.storageStore(wordToBytes32(key), value === 0n ? new Uint8Array(0) : wordToMinimalBytes(value));
+    },
+  ],
+]);
+
+// --- the loop ----------------------------------------------------------------------------------
+
+/** Interpreter prototypes already given the loop (one per loaded copy of the package). */
+const fastLoopPrototypes = new WeakSet<object>();
+/** Per EVM: the synchronous gas handlers for its rules, or null when the loop must not run on it. */
+const fastLoopSettings = new WeakMap<object, Map<number, SyncGasHandler> | null>();
+const evmErrorType = (new EVMError(EVMError.errorMessages.STOP) as unknown as { errorType: string }).errorType;
+
+function isEvmError(error: unknown): error is EVMError {
+  return typeof error === "object" && error !== null && (error as { errorType?: unknown }).errorType === evmErrorType;
+}
+
+type JumpAnalysis = InterpreterView["_getValidJumpDestinations"];
+
+/**
+ * The interpreter analyses a contract's code (jump destinations, push values, opcode entries)
+ * every time a message runs it: for a token's balanceOf that is a tenth of the call. The analysis
+ * depends only on the code and on the EVM's opcode table, and is only read afterwards, so it is
+ * kept per EVM and per code array.
+ */
+function rememberJumpAnalysis(prototype: { _getValidJumpDestinations: JumpAnalysis }): void {
+  const analyse = prototype._getValidJumpDestinations;
+  const byEvm = new WeakMap<object, WeakMap<Uint8Array, ReturnType<JumpAnalysis>>>();
+  prototype._getValidJumpDestinations = function (this: InterpreterView, code) {
+    let byCode = byEvm.get(this._evm);
+    if (byCode === undefined) byEvm.set(this._evm, (byCode = new WeakMap()));
+    let analysis = byCode.get(code);
+    if (analysis === undefined) byCode.set(code, (analysis = analyse.call(this, code)));
+    return analysis;
+  };
+}
+
+type InterpreterPrototype = { run: InterpreterRun; _getValidJumpDestinations: JumpAnalysis };
+
+function installFastLoop(prototype: InterpreterPrototype): void {
+  if (fastLoopPrototypes.has(prototype)) return;
+  fastLoopPrototypes.add(prototype);
+  rememberJumpAnalysis(prototype);
+  const packageRun = prototype.run;
+  prototype.run = async function (code, options = {}) {
+    const evm = this._evm;
+    const gasHandlers = fastLoopSettings.get(evm);
+    const watched = evm.events.listenerCount("step") > 0 || (evm as unknown as { DEBUG: boolean }).DEBUG || this.profilerOpts?.enabled === true;
+    if (gasHandlers == null || watched || options.pc !== undefined || code[0] === 0xef) return packageRun.call(this, code, options);
+
+    const runState = this._runState;
+    const common = this.common;
+    runState.code = code;
+    let byPosition: OpcodeEntry[] | undefined;
+    if (code.length > 0) {
+      const { jumps, pushes, opcodesCached } = this._getValidJumpDestinations(code);
+      runState.validJumps = jumps;
+      runState.cachedPushes = pushes;
+      runState.shouldDoJumpAnalysis = false;
+      byPosition = opcodesCached;
+    }
+    let exceptionError: EVMError | undefined;
+    while (runState.programCounter < code.length) {
+      const entry = byPosition![runState.programCounter]!;
+      const info = entry.opcodeInfo;
+      runState.opCode = info.code;
+      try {
+        let gas = info.feeBigInt;
+        if (info.dynamicGas) {
+          const synchronous = gasHandlers.get(info.code);
+          gas = synchronous !== undefined ? synchronous(runState, gas) : await entry.gasHandler!(runState, gas, common);
+        }
+        if (info.isInvalid) trap(EVMError.errorMessages.INVALID_OPCODE);
+        runState.gasLeft -= gas;
+        if (runState.gasLeft < 0n) {
+          runState.gasLeft = 0n;
+          trap(EVMError.errorMessages.OUT_OF_GAS);
+        }
+        runState.programCounter++;
+        if (info.isAsync) await entry.opHandler(runState, common);
+        else entry.opHandler(runState, common);
+      } catch (error) {
+        if (!isEvmError(error)) throw error;
+        if (error.error !== EVMError.errorMessages.STOP) exceptionError = error;
+        break;
+      }
+    }
+    return { runState, exceptionError };
+  };
+}
+
+/**
+ * Gives `evm` the faster opcode handlers and, once per loaded package, the faster loop. Call it
+ * before the EVM runs anything, after any other change to its opcode table.
+ */
+export async function installInterpreterFastPaths(evm: EVM): Promise<void> {
+  const common = evm.common;
+  if (unsupportedEips.some((eip) => common.isActivatedEIP(eip))) {
+    fastLoopSettings.set(evm, null);
+    return;
+  }
+  const opcodeMap = (evm as unknown as { _opcodeMap: OpcodeEntry[] })._opcodeMap;
+  for (const [opcode, opHandler] of fastOpcodeHandlers) {
+    const entry = opcodeMap[opcode];
+    if (entry !== undefined) opcodeMap[opcode] = { ...entry, opHandler };
+  }
+  const parameter = (name: string) => common.param(name);
+  fastLoopSettings.set(
+    evm,
+    synchronousGasHandlers({
+      memoryGas: parameter("memoryGas"),
+      quadCoefficientDivGas: parameter("quadCoefficientDivGas"),
+      keccak256WordGas: parameter("keccak256WordGas"),
+      copyGas: parameter("copyGas"),
+      logTopicGas: parameter("logTopicGas"),
+      logDataGas: parameter("logDataGas"),
+      expByteGas: parameter("expByteGas"),
+    }),
+  );
+  await reachInterpreterPrototype(evm, opcodeMap);
+}
+
+/**
+ * The interpreter class is internal to the package: its prototype is reached through a running
+ * interpreter, by running one STOP with the STOP handler briefly wrapped.
+ */
+async function reachInterpreterPrototype(evm: EVM, opcodeMap: OpcodeEntry[]): Promise<void> {
+  const stop = opcodeMap[0x00]!;
+  let prototype: InterpreterPrototype | undefined;
+  opcodeMap[0x00] = {
+    ...stop,
+    opHandler(runState, common) {
+      prototype = Object.getPrototypeOf(runState.interpreter) as InterpreterPrototype;
+      return stop.opHandler(runState, common);
+    },
+  };
+  try {
+    await evm.runCode({ code: Uint8Array.of(0x00), gasLimit: 0n });
+  } finally {
+    opcodeMap[0x00] = stop;
+  }
+  if (prototype !== undefined) installFastLoop(prototype);
+}

@@ -1,0 +1,151 @@
+// The interpreter's fast paths against the package's own: word conversions against
+// @ethereumjs/util, and hand-assembled programs run on the node's engine (fast loop, replaced
+// handlers) and on an EVM as it comes, which must end with the same gas, output and error.
+import { expect } from "chai";
+import { Common, Mainnet } from "@ethereumjs/common";
+import { Account, Address, KECCAK256_RLP, bigIntToBytes, bytesToBigInt, bytesToHex, setLengthLeft } from "@ethereumjs/util";
+import { createVM } from "@ethereumjs/vm";
+import { createExecutionEngine } from "../../../src/execution/engine.js";
+import { bytesToWord, wordToBytes32, wordToMinimalBytes } from "../../../src/execution/interpreterFastPaths.js";
+import { createExecutionRules, executionHardfork, extraEips } from "../../../src/execution/rules.js";
+import { StateDatabase } from "../../../src/state/stateDatabase.js";
+import { createMemoryStore } from "../../../src/storage/keyValueStore.js";
+
+const maxWord = (1n << 256n) - 1n;
+
+function randomWord(next: () => number): bigint {
+  const bytes = Math.floor(next() * 33);
+  let word = 0n;
+  for (let index = 0; index < bytes; index++) word = (word << 8n) | BigInt(Math.floor(next() * 256));
+  return word;
+}
+
+/** PUSHn of the shortest width for `value` (PUSH1 for zero). */
+function push(value: bigint | number): string {
+  const bytes = BigInt(value) === 0n ? new Uint8Array([0]) : bigIntToBytes(BigInt(value));
+  return (0x5f + bytes.length).toString(16).padStart(2, "0") + Buffer.from(bytes).toString("hex");
+}
+
+const op = {
+  STOP: "00",
+  EXP: "0a",
+  KECCAK256: "20",
+  CALLDATALOAD: "35",
+  CALLDATASIZE: "36",
+  CALLDATACOPY: "37",
+  CODECOPY: "39",
+  RETURNDATACOPY: "3e",
+  POP: "50",
+  MLOAD: "51",
+  MSTORE: "52",
+  MSTORE8: "53",
+  SLOAD: "54",
+  SSTORE: "55",
+  JUMP: "56",
+  JUMPI: "57",
+  JUMPDEST: "5b",
+  MCOPY: "5e",
+  LOG: (topics: number) => (0xa0 + topics).toString(16),
+  RETURN: "f3",
+  REVERT: "fd",
+  INVALID: "fe",
+};
+
+/** Returns 32 bytes of memory from `offset`. */
+const returnWord = (offset: number) => push(32) + push(offset) + op.RETURN;
+
+const programs: Record<string, { code: string; data?: string; gas?: bigint }> = {
+  "EXP across exponent widths": {
+    code: [0n, 1n, 255n, 256n, 1n << 255n, maxWord].map((exponent, index) => push(exponent) + push(3) + op.EXP + push(index * 32) + op.MSTORE).join("") + push(192) + push(0) + op.RETURN,
+  },
+  "memory: stores, loads, a byte, hashes and a copy": {
+    code:
+      push(maxWord) + push(0) + op.MSTORE +
+      push(0x1234) + push(31) + op.MSTORE +
+      push(0xabcd) + push(1000) + op.MSTORE8 +
+      push(990) + op.MLOAD + push(64) + op.MSTORE +
+      push(0) + push(0) + op.KECCAK256 + push(96) + op.MSTORE +
+      push(100) + push(3) + op.KECCAK256 + push(128) + op.MSTORE +
+      push(64) + push(0) + push(2000) + op.MCOPY +
+      push(256) + push(0) + op.RETURN,
+  },
+  "calldata at its edges": {
+    data: "0x" + "11".repeat(40),
+    code:
+      push(0) + op.CALLDATALOAD + push(0) + op.MSTORE +
+      push(39) + op.CALLDATALOAD + push(32) + op.MSTORE +
+      push(40) + op.CALLDATALOAD + push(64) + op.MSTORE +
+      push(maxWord) + op.CALLDATALOAD + push(96) + op.MSTORE +
+      push(50) + push(10) + push(128) + op.CALLDATACOPY +
+      op.CALLDATASIZE + push(0) + push(300) + op.CODECOPY +
+      push(400) + push(0) + op.RETURN,
+  },
+  "storage: values of every width, zero, overwrite": {
+    code:
+      push(1) + push(0) + op.SSTORE +
+      push(maxWord) + push(maxWord) + op.SSTORE +
+      push(0x0100) + push(7) + op.SSTORE +
+      push(0) + push(7) + op.SSTORE +
+      push(0) + op.SLOAD + push(0) + op.MSTORE +
+      push(maxWord) + op.SLOAD + push(32) + op.MSTORE +
+      push(7) + op.SLOAD + push(64) + op.MSTORE +
+      push(8) + op.SLOAD + push(96) + op.MSTORE +
+      push(128) + push(0) + op.RETURN,
+  },
+  "logs with zero to four topics": {
+    code: [0, 1, 2, 3, 4].map((topics) => Array.from({ length: topics }, (_, index) => push(index + 1)).join("") + push(topics * 10) + push(topics) + op.LOG(topics)).join("") + op.STOP,
+  },
+  "a loop with jumps": {
+    // counter = 20; do { counter -= 1; store counter at counter } while (counter != 0)
+    code: push(20) + op.JUMPDEST + push(1) + "90" + "03" + "80" + "80" + op.SSTORE + "80" + push(2) + op.JUMPI + returnWord(0),
+  },
+  "revert with data": { code: push(0xdead) + push(0) + op.MSTORE + push(32) + push(0) + op.REVERT },
+  "out of gas in memory expansion": { code: push(1) + push(1 << 22) + op.MSTORE + op.STOP, gas: 100_000n },
+  "return data copied past its end": { code: push(1) + push(0) + push(0) + op.RETURNDATACOPY + op.STOP },
+  "an invalid opcode": { code: push(1) + op.INVALID },
+  "a stack underflow": { code: op.POP },
+  "a jump to a non-destination": { code: push(3) + op.JUMP + op.STOP + op.STOP },
+};
+
+describe("execution/interpreterFastPaths", () => {
+  it("converts words like @ethereumjs/util", () => {
+    let seed = 7;
+    const next = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+    const words = [0n, 1n, 255n, 256n, 1n << 64n, (1n << 64n) - 1n, 1n << 255n, maxWord];
+    for (let index = 0; index < 500; index++) words.push(randomWord(next));
+    for (const word of words) {
+      const padded = setLengthLeft(bigIntToBytes(word), 32);
+      expect(bytesToHex(wordToBytes32(word)), `word ${word}`).to.equal(bytesToHex(padded));
+      expect(bytesToHex(wordToMinimalBytes(word)), `minimal ${word}`).to.equal(word === 0n ? "0x00" : bytesToHex(bigIntToBytes(word)));
+      expect(bytesToWord(padded)).to.equal(word);
+      const minimal = bigIntToBytes(word);
+      expect(bytesToWord(minimal)).to.equal(bytesToBigInt(minimal));
+    }
+  });
+
+  describe("programs end the same on the node's engine and on the package's loop", () => {
+    for (const [name, program] of Object.entries(programs)) {
+      it(name, async () => {
+        const to = new Address(new Uint8Array(20).fill(0x42));
+        const options = { code: Buffer.from(program.code, "hex"), data: program.data === undefined ? undefined : Buffer.from(program.data.slice(2), "hex"), gasLimit: program.gas ?? 1_000_000n, to };
+
+        const common = createExecutionRules(33n);
+        const state = new StateDatabase(createMemoryStore(), common).at(KECCAK256_RLP);
+        const engine = await createExecutionEngine(common, state, async () => undefined);
+        await state.putAccount(to, new Account());
+        const fast = await engine.vm.evm.runCode(options);
+
+        const plain = await createVM({ common: new Common({ chain: { ...Mainnet, chainId: 33 }, hardfork: executionHardfork, eips: [...extraEips] }) });
+        await plain.stateManager.putAccount(to, new Account());
+        const reference = await plain.evm.runCode(options);
+
+        expect(fast.exceptionError?.error, "error").to.equal(reference.exceptionError?.error);
+        expect(fast.executionGasUsed, "gas").to.equal(reference.executionGasUsed);
+        expect(bytesToHex(fast.returnValue), "output").to.equal(bytesToHex(reference.returnValue));
+        const logs = (result: typeof fast) => (result.logs ?? []).map(([address, topics, data]) => [bytesToHex(address), topics.map(bytesToHex), bytesToHex(data)]);
+        expect(logs(fast), "logs").to.deep.equal(logs(reference));
+        expect(fast.gasRefund, "refund").to.equal(reference.gasRefund);
+      });
+    }
+  });
+});
