@@ -2,7 +2,6 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Common } from "@ethereumjs/common";
-import { Account, Address } from "@ethereumjs/util";
 import { DirectoryKeyStorage, lightScrypt, MemoryKeyStorage, standardScrypt, type KeyStorage } from "../accounts/keystore.js";
 import { Wallet } from "../accounts/wallet.js";
 import { Chain } from "../chain/chain.js";
@@ -101,9 +100,8 @@ export async function openChainServices(network: NetworkProfile, storage: Storag
     // The pool judges transactions against the block the next block builds on: the tip.
     const pool = new TransactionPool({
       async readAccount(address) {
-        const tipState = state.reader(chain.tip.header.fields.stateRoot)!;
-        const account = (await tipState.getAccount(new Address(address))) ?? new Account();
-        return { nonce: account.nonce, balance: account.balance };
+        const account = await state.readAccount(chain.tip.header.fields.stateRoot, address);
+        return { nonce: account?.nonce ?? 0n, balance: account?.balance ?? 0n };
       },
       limits: () => ({ blockGasLimit: chain.tip.header.fields.gasLimit, minimumGasPrice: chain.tip.header.fields.minimumGasPrice }),
     });

@@ -3,7 +3,7 @@
 import type { Common } from "@ethereumjs/common";
 import { Caches, type MerkleStateManager } from "@ethereumjs/statemanager";
 import { bytesToUnprefixedHex } from "../common/hex.js";
-import { equalsBytes, KECCAK256_RLP, ValueEncoding } from "@ethereumjs/util";
+import { type Account, createAccountFromRLP, equalsBytes, KECCAK256_RLP, ValueEncoding } from "@ethereumjs/util";
 import type { KeyValueStore, StoreOperation } from "../storage/keyValueStore.js";
 import { TrieNodeStore, type TrieNodeBatch } from "../storage/trieNodeStore.js";
 import { proveAccount, type AccountProof } from "./stateProof.js";
@@ -17,12 +17,25 @@ export class StateDatabase {
   private readonly nodes: TrieNodeStore;
   /** Read-only state managers by root (hex), with their own account/storage/code caches. */
   private readonly readViews = new Map<string, MerkleStateManager>();
+  /** Reads single accounts at any root (see readAccount). */
+  private readonly accountReader: StateTrie;
 
   constructor(
     store: KeyValueStore,
     private readonly common: Common,
   ) {
     this.nodes = new TrieNodeStore(store);
+    this.accountReader = this.trieAt();
+  }
+
+  /**
+   * The account at `address` in the state at `root` (undefined when it does not exist), without a
+   * state manager: the transaction pool reads senders at every new head, and a state manager per
+   * head would be made for one or two reads.
+   */
+  async readAccount(root: Uint8Array, address: Uint8Array): Promise<Account | undefined> {
+    const encoded = await this.accountReader.getAt(root, address);
+    return encoded === null ? undefined : createAccountFromRLP(encoded);
   }
 
   private trieAt(root?: Uint8Array): StateTrie {

@@ -60,13 +60,30 @@ export class StateTrie extends MerklePatriciaTrie {
     return value;
   }
 
+  /**
+   * The value under `key` in the trie with root `root` (stored in this trie's database), without
+   * moving this trie's root: one trie object serves reads at any root, concurrently.
+   */
+  async getAt(root: Uint8Array, key: Uint8Array): Promise<Uint8Array | null> {
+    const memoryKey = bytesToUnprefixedHex(root) + bytesToUnprefixedHex(key);
+    const known = this.remembered.get(memoryKey);
+    if (known !== undefined) return known;
+    const { node, remaining } = await this.findPathFrom(root, this.appliedKey(key), true);
+    const value = node !== null && remaining.length === 0 ? node.value() : null;
+    this.remembered.set(memoryKey, value);
+    return value;
+  }
+
   override async findPath(key: Uint8Array, throwIfMissing = false, partialPath: { stack: MPTNode[] } = { stack: [] }): Promise<Path> {
     // Resuming from a partial path is rare (proof building); the package's walk handles it.
     if (partialPath.stack.length > 0) return super.findPath(key, throwIfMissing, partialPath);
+    return this.findPathFrom(this.root(), key, throwIfMissing);
+  }
+
+  private async findPathFrom(root: Uint8Array, key: Uint8Array, throwIfMissing: boolean): Promise<Path> {
     // Our helper: the package exports a bytesToNibbles that appends a terminator nibble.
     const target = bytesToNibbles(key);
     const stack: MPTNode[] = [];
-    const root = this.root();
     if (equalsBytes(root, this.EMPTY_TRIE_ROOT)) return { node: null, remaining: [], stack };
     let progress = 0;
     try {

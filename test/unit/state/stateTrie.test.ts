@@ -18,6 +18,14 @@ function randomBytes(next: () => number, length: number): Uint8Array {
   return Uint8Array.from({ length }, () => next() & 0xff);
 }
 
+async function expectRejection(promise: Promise<unknown>, message: RegExp): Promise<void> {
+  const error = await promise.then(
+    () => undefined,
+    (rejection: unknown) => rejection as Error,
+  );
+  expect(error?.message, "a rejection").to.match(message);
+}
+
 describe("state/stateTrie", () => {
   it("gives the package's roots, values and paths over random puts and deletes, hashed keys or not", async () => {
     for (const useKeyHashing of [true, false]) {
@@ -49,6 +57,32 @@ describe("state/stateTrie", () => {
         expect(actualPath.node?.serialize()).to.deep.equal(expectedPath.node?.serialize());
       }
     }
+  });
+
+  it("reads at any earlier root without moving its own, as a trie at that root would", async () => {
+    const next = generator(23);
+    const options = { useKeyHashing: true, valueEncoding: ValueEncoding.Bytes, useNodePruning: false } as const;
+    const writer = new StateTrie({ ...options, db: new TrieNodeStore(createMemoryStore()) });
+    const keys = Array.from({ length: 40 }, () => randomBytes(next, 20));
+    const history: { root: Uint8Array; values: Map<Uint8Array, Uint8Array | null> }[] = [];
+    const current = new Map<Uint8Array, Uint8Array | null>(keys.map((key) => [key, null]));
+    for (let round = 0; round < 15; round++) {
+      for (let change = 0; change < 8; change++) {
+        const key = keys[next() % keys.length]!;
+        const value = next() % 5 === 0 ? null : randomBytes(next, 1 + (next() % 40));
+        if (value === null) await writer.del(key);
+        else await writer.put(key, value);
+        current.set(key, value);
+      }
+      history.push({ root: writer.root(), values: new Map(current) });
+    }
+    const reader = new StateTrie({ ...options, db: writer["_db"].db });
+    const readerRoot = bytesToHex(reader.root());
+    // All reads at once, at every root: each answers its own root's value.
+    const reads = history.flatMap(({ root, values }) => keys.map(async (key) => [await reader.getAt(root, key), values.get(key) ?? null] as const));
+    for (const [actual, expected] of await Promise.all(reads)) expect(actual === null ? null : bytesToHex(actual)).to.equal(expected === null ? null : bytesToHex(expected));
+    expect(bytesToHex(reader.root())).to.equal(readerRoot);
+    await expectRejection(reader.getAt(new Uint8Array(32).fill(9), keys[0]!), /Missing node/);
   });
 
   it("copies (the storage tries) are StateTries on the same nodes", async () => {
