@@ -108,16 +108,25 @@ export class CallService {
       if (atUpper.kind === "revert") throw new EstimateRevertedError(atUpper.returnData);
       if (atUpper.kind === "halt") throw new GasEstimationError(atUpper.reason === "out of gas" ? `gas required exceeds allowance (${upper})` : atUpper.reason);
 
-      // Less than what the run consumed (refunds included) cannot be enough.
-      let failing = atUpper.gasConsumed - 1n;
+      // Less than what the run consumed (refunds included) is not enough, unless the code reads the
+      // gas left: with less it may take another path that needs less (so the search starts below
+      // the smallest transaction). A child that runs out of gas and a caller that carries on
+      // without it can also need less; like geth, that case is not searched for.
+      const readsGasLeft = atUpper.slack?.readsGasLeft === true;
+      let failing = readsGasLeft ? transferGas - 1n : atUpper.gasConsumed - 1n;
       let succeeding = upper;
       // Without other frames the run shows the smallest limit: the upper bound less the least gas
-      // that was to spare (at the end, or above the sentry at an SSTORE). Two runs confirm it.
+      // that was to spare (at the end, or above the sentry at an SSTORE).
       const slack = atUpper.slack;
       const guesses: bigint[] = [];
       if (slack !== undefined && !slack.nestedFrames) {
         const endSlack = upper - atUpper.gasConsumed;
         const least = slack.storageSentrySlack !== undefined && slack.storageSentrySlack < endSlack ? slack.storageSentrySlack : endSlack;
+        // When nothing the code reads depends on the gas limit (it never reads the gas left, and at
+        // a zero price the sender's balance does not depend on it either), a run with less gas
+        // takes the same path with that much less left at every step: the smallest limit is exact.
+        if (!slack.readsGasLeft && call.gasPrice === 0n) return upper - least;
+        // Otherwise two runs confirm it.
         guesses.push(upper - least - 1n, upper - least);
       }
       // Otherwise: the gas consumed, then a guess with room for the 1/64 each call level keeps

@@ -44,6 +44,7 @@ interface RunStateView {
 /** SSTORE needs more than this much gas left (EIP-2200's sentry), whatever it costs. */
 const storageSentryGas = 2_300n;
 const storeOpcode = 0x55;
+const gasLeftOpcode = 0x5a;
 /** CREATE, CALL, CALLCODE, DELEGATECALL, CREATE2, STATICCALL: each runs a frame of its own. */
 const frameOpcodes = [0xf0, 0xf1, 0xf2, 0xf4, 0xf5, 0xfa] as const;
 
@@ -57,6 +58,8 @@ export interface GasSlack {
   /** The least of (gas left - sentry - 1) over the top frame's SSTOREs; undefined without any. */
   storageSentrySlack: bigint | undefined;
   nestedFrames: boolean;
+  /** Whether the GAS opcode ran: code that reads the gas left can take another path with less. */
+  readsGasLeft: boolean;
 }
 
 export interface ExecutionEngine {
@@ -122,6 +125,15 @@ export async function createExecutionEngine(common: Common, state: MerkleStateMa
       return storeGas(runState, gas, common);
     },
   };
+  const gasLeft = opcodeMap[gasLeftOpcode]!;
+  const readGasLeft = gasLeft.opHandler;
+  opcodeMap[gasLeftOpcode] = {
+    ...gasLeft,
+    opHandler(...args: unknown[]) {
+      if (slack !== undefined) slack.readsGasLeft = true;
+      return readGasLeft(...args);
+    },
+  };
   for (const opcode of frameOpcodes) {
     const entry = opcodeMap[opcode]!;
     const frameGas = entry.gasHandler!;
@@ -142,7 +154,7 @@ export async function createExecutionEngine(common: Common, state: MerkleStateMa
     vm,
     state,
     async measureGasSlack(execute) {
-      const measured: GasSlack = { storageSentrySlack: undefined, nestedFrames: false };
+      const measured: GasSlack = { storageSentrySlack: undefined, nestedFrames: false, readsGasLeft: false };
       slack = measured;
       try {
         return { result: await execute(), slack: measured };

@@ -208,6 +208,17 @@ describe("execution: eth_call and eth_estimateGas", function () {
       await expectSmallest({ from: cow, to: deployment.address, data: data("forward", [await child.getAddress(), 30]) });
     });
 
+    it("gives the smallest gas for code that reads the gas left to decide what to do", async () => {
+      // Runtime: while (gasleft() > 10000) {} — with less gas it takes fewer rounds, so the first
+      // run's spare gas says nothing: the smallest limit is one pass at 22 gas.
+      const runtime = "5b6127105a1160005700";
+      const initCode = `0x69${runtime}600052600a6016f3`;
+      const created = await deployment.signer.sendTransaction({ data: initCode, gasLimit: 200_000n, type: 0 });
+      const address = (await created.wait())!.contractAddress!;
+      expect(await node.client.eth_getCode(address, "latest")).to.equal(`0x${runtime}`);
+      expect(await expectSmallest({ from: cow, to: address, data: "0x" })).to.equal(21_022n);
+    });
+
     it("counts the gas a refund gives back", async () => {
       await expectSmallest({ from: cow, to: deployment.address, data: data("clearStored") });
       await (await (deployment.probe.getFunction("setStored") as (value: bigint) => Promise<ContractTransactionResponse>)(7n)).wait();
