@@ -21,9 +21,15 @@ interface NativeKeccakState {
 const loadAddon = require("node-gyp-build") as (directory: string) => unknown;
 const KeccakState = loadAddon(dirname(require.resolve("keccak/package.json"))) as new () => NativeKeccakState;
 
+/**
+ * One sponge for every hash: `initialize` resets it completely, and a hash runs start to end
+ * without yielding. Making a native object per hash cost more than hashing 32 bytes.
+ */
+const sponge = new KeccakState();
+
 /** keccak-256 (the original Keccak padding, not SHA3-256). */
 export function keccak256(data: Uint8Array): Uint8Array {
-  const state = new KeccakState();
+  const state = sponge;
   state.initialize(1088, 512);
   state.absorb(data);
   state.absorbLastFewBits(0x01);
