@@ -18,7 +18,7 @@ import {
   type MPTNode,
   type NodeReferenceOrRawMPTNode,
 } from "@ethereumjs/mpt";
-import type { BatchDBOp, Lock } from "@ethereumjs/util";
+import { type BatchDBOp, equalsBytes, type Lock } from "@ethereumjs/util";
 import { bytesToNibbles, bytesToUnprefixedHex } from "../common/hex.js";
 
 /** A change of one key: the value to store, or null (or empty bytes) to delete the key. */
@@ -117,7 +117,7 @@ export async function applyTrieChanges(trie: MerklePatriciaTrie, changes: Iterab
   try {
     const batch = new TrieBatch(trie, internals);
     const oldRoot = trie.root();
-    const start: TrieNode | null = equalBytes(oldRoot, trie.EMPTY_TRIE_ROOT) ? null : { kind: "unchanged", reference: oldRoot };
+    const start: TrieNode | null = equalsBytes(oldRoot, trie.EMPTY_TRIE_ROOT) ? null : { kind: "unchanged", reference: oldRoot };
     const result = await batch.apply(start, [...latest.values()], 0);
     const newRoot = result === null ? trie.EMPTY_TRIE_ROOT : batch.storeRoot(result);
     if (batch.writes.length > 0) await internals.writeNodes(batch.writes);
@@ -126,12 +126,6 @@ export async function applyTrieChanges(trie: MerklePatriciaTrie, changes: Iterab
   } finally {
     internals.lock.release();
   }
-}
-
-function equalBytes(left: Uint8Array, right: Uint8Array): boolean {
-  if (left.length !== right.length) return false;
-  for (let index = 0; index < left.length; index++) if (left[index] !== right[index]) return false;
-  return true;
 }
 
 /** How many nibbles `path` shares with `key` from `offset` on. */
