@@ -1,4 +1,4 @@
-// The engine's state manager with two changes.
+// The engine's state manager with these changes.
 // - @ethereumjs/statemanager 10.1.3 means to keep storage writes in its cache until the checkpoint
 //   is committed, but writes `cache.put(...) ?? writeToTrie(...)`, and put returns undefined:
 //   every SSTORE also updated the storage trie at once (hashing and encoding its nodes), a fifth of
@@ -10,12 +10,25 @@
 // - A revert drops every storage trie object, and the next read builds one again (a trie copy per
 //   contract per call). Trie objects are kept here and handed back when their root is still the
 //   account's storage root, so they give exactly what a new one would.
+// - flush() writes the cached changes as the package's does (code, then storage, then accounts) but
+//   applies each trie's changes at once (applyTrieChanges: each changed node hashed once, not once
+//   per key) and puts a contract's account once for all its slots, not once per slot.
 import type { MerklePatriciaTrie } from "@ethereumjs/mpt";
-import { MerkleStateManager } from "@ethereumjs/statemanager";
+import { CODEHASH_PREFIX, MerkleStateManager } from "@ethereumjs/statemanager";
 import { RLP } from "@ethereumjs/rlp";
-import { Account, type Address, createAccountFromRLP, equalsBytes, unpadBytes } from "@ethereumjs/util";
+import {
+  Account,
+  type Address,
+  concatBytes,
+  createAccountFromRLP,
+  createAddressFromString,
+  equalsBytes,
+  unpadBytes,
+  unprefixedHexToBytes,
+} from "@ethereumjs/util";
 import { keccak256 } from "../common/crypto.js";
 import { bytesToUnprefixedHex } from "../common/hex.js";
+import { applyTrieChanges, appliedTrieKey, type TrieChange } from "./trieBatch.js";
 
 /** Storage trie objects kept per state manager. */
 const keptStorageTrieCount = 1_000;
@@ -61,5 +74,62 @@ export class ChainStateManager extends MerkleStateManager {
     if (value.length > 32) throw new Error("Storage value cannot be longer than 32 bytes");
     if ((await this.getAccount(address)) === undefined) throw new Error("putStorage() called on non-existing account");
     storageCache.put(address, key, RLP.encode(unpadBytes(value)));
+  }
+
+  override async flush(): Promise<void> {
+    const caches = this._caches;
+    if (caches === undefined) return super.flush();
+    await this.flushCode(caches.code?.flush() ?? []);
+    await this.flushStorage(caches.storage?.flush() ?? []);
+    await this.flushAccounts(caches.account?.flush() ?? []);
+  }
+
+  /** As the package: each contract's code under its hash, and the hash into its account (created if missing). */
+  private async flushCode(items: [addressHex: string, { code: Uint8Array | undefined }][]): Promise<void> {
+    const hash = this.common.customCrypto.keccak256 ?? keccak256;
+    for (const [addressHex, { code }] of items) {
+      if (code === undefined) continue;
+      const address = createAddressFromString(`0x${addressHex}`);
+      const codeHash = hash(code);
+      await this._getCodeDB().put(this._prefixCodeHashes ? concatBytes(CODEHASH_PREFIX, codeHash) : codeHash, code);
+      if ((await this.getAccount(address)) === undefined) await this.putAccount(address, new Account());
+      await this.modifyAccountFields(address, { codeHash });
+    }
+  }
+
+  /**
+   * The slots of each account into its storage trie, as the package's per-slot writes would: the
+   * trie is the one the package picks (_getStorageTrie with the account), a slot's value is stored
+   * RLP-encoded without leading zeros and deleted when empty, and slots of accounts that no longer
+   * exist are dropped. The account's storage root is then put once.
+   */
+  private async flushStorage(items: [addressHex: string, keyHex: string, value: Uint8Array | undefined][]): Promise<void> {
+    const slotsByAccount = new Map<string, [keyHex: string, value: Uint8Array | undefined][]>();
+    for (const [addressHex, keyHex, value] of items) {
+      let slots = slotsByAccount.get(addressHex);
+      if (slots === undefined) slotsByAccount.set(addressHex, (slots = []));
+      slots.push([keyHex, value]);
+    }
+    for (const [addressHex, slots] of slotsByAccount) {
+      const address = createAddressFromString(`0x${addressHex}`);
+      const account = await this.getAccount(address);
+      if (account === undefined) continue;
+      const trie = this._getStorageTrie(address, account);
+      const changes = slots.map(([keyHex, value]): TrieChange => {
+        // The cache holds RLP(value without leading zeros); RLP(empty) marks a deleted slot.
+        const decoded = RLP.decode(value ?? new Uint8Array(0));
+        const stored = decoded instanceof Uint8Array && decoded.length > 0 ? RLP.encode(decoded) : null;
+        return [appliedTrieKey(trie, unprefixedHexToBytes(keyHex)), stored];
+      });
+      await applyTrieChanges(trie, changes);
+      account.storageRoot = trie.root();
+      await this.putAccount(address, account);
+    }
+  }
+
+  /** Changed accounts into the account trie: their RLP, or a delete for an account that was deleted. */
+  private async flushAccounts(items: [addressHex: string, { accountRLP: Uint8Array | undefined }][]): Promise<void> {
+    const changes = items.map(([addressHex, { accountRLP }]): TrieChange => [appliedTrieKey(this._trie, unprefixedHexToBytes(addressHex)), accountRLP ?? null]);
+    await applyTrieChanges(this._trie, changes);
   }
 }

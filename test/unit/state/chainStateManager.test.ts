@@ -1,8 +1,18 @@
 import { expect } from "chai";
 import { Caches, MerkleStateManager } from "@ethereumjs/statemanager";
-import { Account, Address, bytesToHex, setLengthLeft } from "@ethereumjs/util";
+import { Account, Address, bytesToHex, setLengthLeft, ValueEncoding } from "@ethereumjs/util";
 import { createExecutionRules } from "../../../src/execution/rules.js";
 import { ChainStateManager } from "../../../src/state/chainStateManager.js";
+import { StateTrie } from "../../../src/state/stateTrie.js";
+import { createMemoryStore } from "../../../src/storage/keyValueStore.js";
+import { TrieNodeStore } from "../../../src/storage/trieNodeStore.js";
+
+/** This project's state manager with the package's flush (one trie put per slot and per account). */
+class PackageFlushStateManager extends ChainStateManager {
+  override async flush(): Promise<void> {
+    return MerkleStateManager.prototype.flush.call(this);
+  }
+}
 
 describe("state/chainStateManager", () => {
   it("reaches the roots of the package's uncached state manager over storage writes, deletes and reverts", async () => {
@@ -33,6 +43,61 @@ describe("state/chainStateManager", () => {
         for (let slot = 0; slot < 16; slot++) {
           const key = setLengthLeft(Uint8Array.of(slot), 32);
           expect(bytesToHex(await fast.getStorage(address, key))).to.equal(bytesToHex(await reference.getStorage(address, key)));
+        }
+      }
+    }
+  });
+
+  it("flushes as the package's flush: slots of several accounts at once, deleted and re-created accounts, code", async () => {
+    const common = createExecutionRules(33n);
+    const trieOptions = { common, useKeyHashing: true, valueEncoding: ValueEncoding.Bytes, useNodePruning: false } as const;
+    const fast = new ChainStateManager({ common, caches: new Caches(), trie: new StateTrie({ ...trieOptions, db: new TrieNodeStore(createMemoryStore()) }) });
+    const reference = new PackageFlushStateManager({ common, caches: new Caches(), trie: new StateTrie({ ...trieOptions, db: new TrieNodeStore(createMemoryStore()) }) });
+    const accounts = Array.from({ length: 6 }, (_, index) => new Address(setLengthLeft(Uint8Array.of(index + 1, 7), 20)));
+    let seed = 17;
+    const next = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0);
+    for (let block = 0; block < 20; block++) {
+      for (const manager of [fast, reference]) {
+        seed = 5000 + block;
+        await manager.checkpoint();
+        for (let operation = 0; operation < 60; operation++) {
+          const address = accounts[next() % accounts.length]!;
+          const kind = next() % 20;
+          const exists = (await manager.getAccount(address)) !== undefined;
+          if (!exists || kind === 0) await manager.putAccount(address, new Account(BigInt(next() % 3), BigInt(next() % 1000)));
+          else if (kind === 1) await manager.deleteAccount(address);
+          else if (kind === 2) await manager.putCode(address, Uint8Array.of(0x60, next() & 0xff, 0x00));
+          else if (kind === 3) await manager.modifyAccountFields(address, { balance: BigInt(next() % 1000) });
+          else {
+            // Many slots per account, some deleted (zero), some rewritten with the same value.
+            const slot = setLengthLeft(Uint8Array.of(next() % 40), 32);
+            const value = next() % 6 === 0 ? new Uint8Array() : setLengthLeft(Uint8Array.of(next() % 3, next() & 0xff), 32);
+            await manager.putStorage(address, slot, value);
+          }
+        }
+        if (block % 5 === 4) await manager.revert();
+        else await manager.commit();
+      }
+      const root = await fast.getStateRoot();
+      expect(bytesToHex(root), `root after block ${block}`).to.equal(bytesToHex(await reference.getStateRoot()));
+      // Fresh package state managers on each one's written nodes read the same state, and both
+      // managers read alike (reads pick storage tries, and the next blocks must see the same picks).
+      const freshReader = (manager: ChainStateManager) => new MerkleStateManager({ common, trie: new StateTrie({ ...trieOptions, db: manager["_trie"]["_db"].db, root }) });
+      const [reader, referenceReader] = [freshReader(fast), freshReader(reference)];
+      const pairs = [
+        [reader, referenceReader],
+        [fast, reference],
+      ] as const;
+      for (const address of accounts) {
+        for (const [actual, expected] of pairs) {
+          const [actualAccount, expectedAccount] = [await actual.getAccount(address), await expected.getAccount(address)];
+          expect(actualAccount?.serialize(), `account ${address.toString()}`).to.deep.equal(expectedAccount?.serialize());
+          if (expectedAccount === undefined) continue;
+          expect(bytesToHex(await actual.getCode(address))).to.equal(bytesToHex(await expected.getCode(address)));
+          for (let slot = 0; slot < 40; slot++) {
+            const key = setLengthLeft(Uint8Array.of(slot), 32);
+            expect(bytesToHex(await actual.getStorage(address, key)), `slot ${slot} of ${address.toString()}`).to.equal(bytesToHex(await expected.getStorage(address, key)));
+          }
         }
       }
     }

@@ -1,0 +1,150 @@
+import { expect } from "chai";
+import { MerklePatriciaTrie, type MPTOpts } from "@ethereumjs/mpt";
+import { bytesToHex, ValueEncoding } from "@ethereumjs/util";
+import { StateTrie } from "../../../src/state/stateTrie.js";
+import { applyTrieChanges, appliedTrieKey, type TrieChange } from "../../../src/state/trieBatch.js";
+import { createMemoryStore } from "../../../src/storage/keyValueStore.js";
+import { TrieNodeStore } from "../../../src/storage/trieNodeStore.js";
+
+/** A small deterministic generator, so a failure can be replayed. */
+function generator(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+    return state;
+  };
+}
+
+function randomBytes(next: () => number, length: number): Uint8Array {
+  return Uint8Array.from({ length }, () => next() & 0xff);
+}
+
+function hexOrNull(value: Uint8Array | null): string | null {
+  return value === null ? null : bytesToHex(value);
+}
+
+/**
+ * Keys that make every kind of node (without key hashing): 1-3 byte keys; keys sharing 18 bytes and
+ * then one of three bytes (long extensions, extensions under branches that merge when a branch
+ * folds); prefixes of those (values in branches inside extensions); random 20-byte keys.
+ */
+function keyUniverse(next: () => number): Uint8Array[] {
+  const sharedPrefix = randomBytes(next, 18);
+  const forks = [0x11, 0x12, 0x21];
+  return Array.from({ length: 100 }, (_, index) => {
+    if (index % 4 === 0) return randomBytes(next, 1 + (next() % 3));
+    if (index % 4 === 1) return Uint8Array.from([...sharedPrefix, forks[next() % forks.length]!, next() & 0xff]);
+    if (index % 4 === 2) return sharedPrefix.slice(0, 10 + (next() % 9));
+    return randomBytes(next, 20);
+  });
+}
+
+/** A batch of changes (unhashed keys): puts, deletes (of present and absent keys), same-value rewrites, a key twice. */
+function randomBatch(next: () => number, keys: readonly Uint8Array[], current: Map<string, Uint8Array>, round: number): [Uint8Array, Uint8Array | null][] {
+  if (round % 9 === 8) return keys.map((key) => [key, null]);
+  const changes: [Uint8Array, Uint8Array | null][] = [];
+  const size = 1 + (next() % (round % 4 === 0 ? 60 : 12));
+  for (let index = 0; index < size; index++) {
+    const key = keys[next() % keys.length]!;
+    const kind = next() % 10;
+    if (kind < 3) changes.push([key, null]);
+    else if (kind === 3) changes.push([key, current.get(bytesToHex(key)) ?? randomBytes(next, 1 + (next() % 40))]);
+    else if (kind === 4) changes.push([key, new Uint8Array(0)]);
+    else changes.push([key, randomBytes(next, 1 + (next() % 40))]);
+  }
+  return changes;
+}
+
+async function expectRejection(promise: Promise<unknown>, message: RegExp): Promise<void> {
+  const error = await promise.then(
+    () => undefined,
+    (rejection: unknown) => rejection as Error,
+  );
+  expect(error?.message, "a rejection").to.match(message);
+}
+
+describe("state/trieBatch", () => {
+  const configurations: { name: string; options: Partial<MPTOpts>; seed: number }[] = [
+    { name: "hashed keys", options: { useKeyHashing: true }, seed: 5 },
+    { name: "plain keys", options: { useKeyHashing: false }, seed: 13 },
+    { name: "hashed keys under a key prefix", options: { useKeyHashing: true, keyPrefix: Uint8Array.from([0xab, 0xcd]) }, seed: 29 },
+  ];
+
+  for (const { name, options, seed } of configurations) {
+    it(`gives the roots of one put or delete at a time, and a trie whose every key reads back (${name})`, async () => {
+      const next = generator(seed);
+      const trieOptions = { ...options, valueEncoding: ValueEncoding.Bytes, useNodePruning: false } as const;
+      const reference = new MerklePatriciaTrie({ ...trieOptions, db: new TrieNodeStore(createMemoryStore()) });
+      const batched = new StateTrie({ ...trieOptions, db: new TrieNodeStore(createMemoryStore()) });
+      const keys = keyUniverse(next);
+      const current = new Map<string, Uint8Array>();
+      for (let round = 0; round < 120; round++) {
+        const changes = randomBatch(next, keys, current, round);
+        for (const [key, value] of changes) {
+          if (value === null) await reference.del(key);
+          else await reference.put(key, value);
+          if (value === null || value.length === 0) current.delete(bytesToHex(key));
+          else current.set(bytesToHex(key), value);
+        }
+        await applyTrieChanges(
+          batched,
+          changes.map(([key, value]): TrieChange => [appliedTrieKey(batched, key), value]),
+        );
+        expect(bytesToHex(batched.root()), `root after round ${round}`).to.equal(bytesToHex(reference.root()));
+        if (current.size === 0) expect(bytesToHex(batched.root())).to.equal(bytesToHex(batched.EMPTY_TRIE_ROOT));
+        // A fresh trie on the batch's nodes: every node on every path was written (a missing one
+        // throws; the empty trie has no node to find).
+        const fresh = new MerklePatriciaTrie({ ...trieOptions, db: batched["_db"].db, root: batched.root() });
+        for (const key of keys) {
+          expect(hexOrNull(await fresh.get(key, current.size > 0)), `value of ${bytesToHex(key)} after round ${round}`).to.equal(hexOrNull(current.get(bytesToHex(key)) ?? null));
+        }
+      }
+    });
+  }
+
+  it("leaves the trie alone for no changes, without even reading its root", async () => {
+    const store = new TrieNodeStore(createMemoryStore());
+    const trie = new StateTrie({ useKeyHashing: true, valueEncoding: ValueEncoding.Bytes, db: store });
+    const missingRoot = new Uint8Array(32).fill(7);
+    trie.root(missingRoot); // a root with no node: any read would throw
+    await applyTrieChanges(trie, []);
+    expect(bytesToHex(trie.root())).to.equal(bytesToHex(missingRoot));
+    await expectRejection(applyTrieChanges(trie, [[Uint8Array.from([1]), null]]), /Missing node/);
+  });
+
+  it("writes through a checkpoint: a revert leaves the old root and nothing written, a commit writes the new nodes", async () => {
+    const next = generator(41);
+    const options = { useKeyHashing: true, valueEncoding: ValueEncoding.Bytes, useNodePruning: false } as const;
+    const store = new TrieNodeStore(createMemoryStore());
+    const trie = new StateTrie({ ...options, db: store });
+    const reference = new MerklePatriciaTrie({ ...options, db: new TrieNodeStore(createMemoryStore()) });
+    const keys = Array.from({ length: 50 }, () => randomBytes(next, 20));
+    const before = keys.map((key): [Uint8Array, Uint8Array] => [key, randomBytes(next, 1 + (next() % 40))]);
+    for (const [key, value] of before) {
+      await trie.put(key, value);
+      await reference.put(key, value);
+    }
+    const oldRoot = trie.root();
+    const changes = keys.map((key, index): [Uint8Array, Uint8Array | null] => [key, index % 4 === 0 ? null : randomBytes(next, 1 + (next() % 40))]);
+    for (const [key, value] of changes) {
+      if (value === null) await reference.del(key);
+      else await reference.put(key, value);
+    }
+    const batch = changes.map(([key, value]): TrieChange => [appliedTrieKey(trie, key), value]);
+
+    trie.checkpoint();
+    await applyTrieChanges(trie, batch);
+    expect(bytesToHex(trie.root())).to.equal(bytesToHex(reference.root()));
+    await trie.revert();
+    expect(bytesToHex(trie.root())).to.equal(bytesToHex(oldRoot));
+    for (const [key, value] of before) expect(hexOrNull(await trie.get(key))).to.equal(bytesToHex(value));
+    expect(store.getNode(reference.root()), "the reverted root node in the store").to.equal(undefined);
+
+    trie.checkpoint();
+    await applyTrieChanges(trie, batch);
+    await trie.commit();
+    expect(bytesToHex(trie.root())).to.equal(bytesToHex(reference.root()));
+    const fresh = new MerklePatriciaTrie({ ...options, db: store, root: reference.root() });
+    for (const [key, value] of changes) expect(hexOrNull(await fresh.get(key, true))).to.equal(hexOrNull(value));
+  });
+});
