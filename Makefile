@@ -13,13 +13,14 @@ BUNDLE := dist/bundle/cli/chain-node.mjs
 NATIVE_PACKAGES := classic-level secp256k1 keccak node-gyp-build
 RUN_ARGS ?=
 
-.PHONY: help install gen gen-check check-deps build test test-unit test-rpc test-e2e run bench bench-rpc bench-chain lint clean
+.PHONY: help install gen gen-check check-deps build test test-unit test-rpc test-e2e run bench bench-rpc bench-chain bench-long lint clean
 
 help:
 	@echo "make run    install, build and start the node (regtest, 127.0.0.1:4444); RUN_ARGS='--help' for flags"
 	@echo "make test   install, build, check generated/ and run every test"
 	@echo "make gen    regenerate generated/ and the README method table from openrpc.json"
 	@echo "make bench  run the benchmarks (bench-rpc: the JSON-RPC pipeline; bench-chain: transactions, reads, calls, logs, traces, start-up); JSON in dist/bench/results/"
+	@echo "make bench-long  the node's memory over a 10-minute repeated run (BENCH_LONG_MINUTES)"
 
 $(NPM_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -73,6 +74,10 @@ bench-rpc: build
 
 bench-chain: build
 	node dist/bench/chain.js
+
+# The node's memory over a repeated run (BENCH_LONG_MINUTES, default 10): flat within 10 %?
+bench-long: build
+	node dist/bench/longRun.js
 
 clean:
 	rm -rf dist

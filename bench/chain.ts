@@ -20,14 +20,9 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { readFileSync } from "node:fs";
-import { createLegacyTx } from "@ethereumjs/tx";
-import { bytesToHex } from "@ethereumjs/util";
-import { keccak_256 } from "@noble/hashes/sha3.js";
-import { regtestDevelopmentAccounts } from "../src/chain/networks.js";
-import { createExecutionRules } from "../src/execution/rules.js";
 import { startNodeProcess, type NodeProcess } from "../test/helpers/nodeProcess.js";
 import { compileFixture } from "../test/helpers/solidity.js";
+import { deploy, developmentSigners, encodeTokenConstructor, median, memoryOf, minedReceipt, rpc, rpcBody, signedRaw } from "./chainClient.js";
 import { benchSnapshotRevert } from "./devChain.js";
 import { recordResult, writeResults } from "./results.js";
 import { runLoad, runSequences, type LoadResult } from "./loadClient.js";
@@ -39,38 +34,7 @@ const readSeconds = Number(process.env.BENCH_SECONDS ?? 10);
 const senderCount = 8;
 const selected = new Set((process.env.BENCH_ONLY ?? "start-up,transfers,erc20,reads,call,logs,estimate,snapshot,trace,heavy").split(","));
 const nodeFlags = process.env.BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? [];
-const common = createExecutionRules(33n);
-const textEncoder = new TextEncoder();
-
-interface Signer {
-  key: Uint8Array;
-  address: `0x${string}`;
-  nonce: bigint;
-}
-
-const signers: Signer[] = regtestDevelopmentAccounts.map((account) => ({ key: keccak_256(textEncoder.encode(account.seed)), address: `0x${account.address}` as const, nonce: 0n }));
-
-function signedRaw(signer: Signer, fields: { to?: `0x${string}`; value?: bigint; data?: `0x${string}`; gasLimit: bigint }): string {
-  const tx = createLegacyTx({ nonce: signer.nonce++, gasPrice: 1n, gasLimit: fields.gasLimit, to: fields.to, value: fields.value ?? 0n, data: fields.data }, { common }).sign(signer.key);
-  return bytesToHex(tx.serialize());
-}
-
-function rpcBody(method: string, params: unknown[], id = 1): string {
-  return JSON.stringify({ jsonrpc: "2.0", id, method, params });
-}
-
-async function rpc<T>(url: string, method: string, params: unknown[]): Promise<T> {
-  const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: rpcBody(method, params) });
-  const answer = (await response.json()) as { result?: T; error?: { message: string } };
-  if (answer.error !== undefined) throw new Error(`${method}: ${answer.error.message}`);
-  return answer.result as T;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
-
+const signers = developmentSigners();
 /** Milliseconds from spawn to the first answer of eth_blockNumber. */
 async function timeStartUp(dataDir: string): Promise<number> {
   const started = performance.now();
@@ -98,13 +62,6 @@ async function benchStartUp(dataDir: string): Promise<void> {
   );
 }
 
-/** Resident and peak resident memory of a process, in MiB (Linux /proc). */
-function memoryOf(pid: number): { rssMiB: number; peakMiB: number } {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  const kib = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? Number.NaN);
-  return { rssMiB: kib("VmRSS") / 1024, peakMiB: kib("VmHWM") / 1024 };
-}
-
 function report(name: string, result: LoadResult, unit: string, target: number): void {
   const met = recordResult(name, result.perSecond, unit, { value: target, better: "higher" }, { p50Ms: result.p50Ms, p99Ms: result.p99Ms, errors: result.errors });
   const verdict = `>= ${target}: ${met ? "met" : "NOT met"}`;
@@ -112,12 +69,6 @@ function report(name: string, result: LoadResult, unit: string, target: number):
     `${name.padEnd(34)} ${result.perSecond.toFixed(0).padStart(7)} ${unit.padEnd(5)} p50 ${result.p50Ms.toFixed(2).padStart(6)} ms  p99 ${result.p99Ms.toFixed(2).padStart(6)} ms  errors ${result.errors}  ${verdict}`,
   );
   if (result.firstError !== undefined) console.log(`  first error: ${result.firstError.slice(0, 300)}`);
-}
-
-async function minedReceipt(url: string, hash: string): Promise<{ contractAddress: `0x${string}`; status: string }> {
-  const receipt = await rpc<{ contractAddress: `0x${string}`; status: string } | null>(url, "eth_getTransactionReceipt", [hash]);
-  if (receipt === null) throw new Error(`no receipt for ${hash}: is the node automining?`);
-  return receipt;
 }
 
 async function benchTransfers(node: NodeProcess): Promise<void> {
@@ -130,14 +81,6 @@ async function benchTransfers(node: NodeProcess): Promise<void> {
   const blocks = BigInt(await rpc<string>(node.url, "eth_blockNumber", [])) - before;
   report(`value transfers (${senderCount} senders, automine)`, result, "tx/s", 1_000);
   console.log(`  ${result.requests} transactions, ${blocks} blocks mined`);
-}
-
-/** Deploys a contract from `owner` and answers its address. */
-async function deploy(node: NodeProcess, owner: Signer, code: string): Promise<`0x${string}`> {
-  const deployHash = await rpc<string>(node.url, "eth_sendRawTransaction", [signedRaw(owner, { data: code as `0x${string}`, gasLimit: 3_000_000n })]);
-  const { contractAddress, status } = await minedReceipt(node.url, deployHash);
-  if (status !== "0x1") throw new Error("a deployment failed");
-  return contractAddress;
 }
 
 const tokenOwner = signers[9]!;
@@ -256,13 +199,6 @@ async function benchGasEstimates(node: NodeProcess): Promise<void> {
     const timing = await timeRuns(20, () => rpc(node.url, "eth_estimateGas", [callOf(rounds)]));
     reportTime(`eth_estimateGas ~400k gas, ${name}`, timing, 15, `${name}(${rounds}) estimated at ${estimate} gas`);
   }
-}
-
-/** ABI encoding of Token(string name, string symbol, uint256 supply) with name "Bench", symbol "BNC". */
-function encodeTokenConstructor(supply: bigint): string {
-  const word = (value: bigint) => value.toString(16).padStart(64, "0");
-  const text = (value: string) => word(BigInt(value.length)) + Buffer.from(value).toString("hex").padEnd(64, "0");
-  return word(0x60n) + word(0xa0n) + word(supply) + text("Bench") + text("BNC");
 }
 
 async function benchBalanceReads(node: NodeProcess): Promise<void> {

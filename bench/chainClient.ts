@@ -1,0 +1,74 @@
+// What the chain benchmarks share: the development accounts as pre-signing senders, JSON-RPC
+// over fetch, the node's memory, deployments of the fixtures.
+import { readFileSync } from "node:fs";
+import { createLegacyTx } from "@ethereumjs/tx";
+import { bytesToHex } from "@ethereumjs/util";
+import { keccak_256 } from "@noble/hashes/sha3.js";
+import { regtestDevelopmentAccounts } from "../src/chain/networks.js";
+import { createExecutionRules } from "../src/execution/rules.js";
+import type { NodeProcess } from "../test/helpers/nodeProcess.js";
+
+const common = createExecutionRules(33n);
+const textEncoder = new TextEncoder();
+
+/** A development account that signs transactions ahead of sending them; `nonce` is its next. */
+export interface Signer {
+  key: Uint8Array;
+  address: `0x${string}`;
+  nonce: bigint;
+}
+
+/** Fresh signers for the ten development accounts (a node on a new data dir: nonces from 0). */
+export function developmentSigners(): Signer[] {
+  return regtestDevelopmentAccounts.map((account) => ({ key: keccak_256(textEncoder.encode(account.seed)), address: `0x${account.address}` as const, nonce: 0n }));
+}
+
+/** A signed legacy transaction from `signer` at its next nonce, price 1, as raw hex. */
+export function signedRaw(signer: Signer, fields: { to?: `0x${string}`; value?: bigint; data?: `0x${string}`; gasLimit: bigint }): string {
+  const tx = createLegacyTx({ nonce: signer.nonce++, gasPrice: 1n, gasLimit: fields.gasLimit, to: fields.to, value: fields.value ?? 0n, data: fields.data }, { common }).sign(signer.key);
+  return bytesToHex(tx.serialize());
+}
+
+export function rpcBody(method: string, params: unknown[], id = 1): string {
+  return JSON.stringify({ jsonrpc: "2.0", id, method, params });
+}
+
+export async function rpc<T>(url: string, method: string, params: unknown[]): Promise<T> {
+  const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: rpcBody(method, params) });
+  const answer = (await response.json()) as { result?: T; error?: { message: string } };
+  if (answer.error !== undefined) throw new Error(`${method}: ${answer.error.message}`);
+  return answer.result as T;
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+/** Resident and peak resident memory of a process, in MiB (Linux /proc). */
+export function memoryOf(pid: number): { rssMiB: number; peakMiB: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kib = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? Number.NaN);
+  return { rssMiB: kib("VmRSS") / 1024, peakMiB: kib("VmHWM") / 1024 };
+}
+
+export async function minedReceipt(url: string, hash: string): Promise<{ contractAddress: `0x${string}`; status: string }> {
+  const receipt = await rpc<{ contractAddress: `0x${string}`; status: string } | null>(url, "eth_getTransactionReceipt", [hash]);
+  if (receipt === null) throw new Error(`no receipt for ${hash}: is the node automining?`);
+  return receipt;
+}
+
+/** Deploys a contract from `owner` and answers its address. */
+export async function deploy(node: NodeProcess, owner: Signer, code: string): Promise<`0x${string}`> {
+  const deployHash = await rpc<string>(node.url, "eth_sendRawTransaction", [signedRaw(owner, { data: code as `0x${string}`, gasLimit: 3_000_000n })]);
+  const { contractAddress, status } = await minedReceipt(node.url, deployHash);
+  if (status !== "0x1") throw new Error("a deployment failed");
+  return contractAddress;
+}
+
+/** ABI encoding of Token(string name, string symbol, uint256 supply) with name "Bench", symbol "BNC". */
+export function encodeTokenConstructor(supply: bigint): string {
+  const word = (value: bigint) => value.toString(16).padStart(64, "0");
+  const text = (value: string) => word(BigInt(value.length)) + Buffer.from(value).toString("hex").padEnd(64, "0");
+  return word(0x60n) + word(0xa0n) + word(supply) + text("Bench") + text("BNC");
+}

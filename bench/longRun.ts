@@ -1,0 +1,88 @@
+// make bench-long: the node's resident memory over a long repeated run (issue 6: flat within 10 %
+// over 10 minutes). One node on a LevelDB data dir in a fresh temporary directory; the same round
+// of work again and again until the time is up: value transfers from 8 senders, sequential token
+// transfers, eth_call of balanceOf at 32 connections, a ~1.6M-gas call mined, an eth_estimateGas,
+// eth_getLogs over the round's Transfer logs and a struct-log trace. RSS is read after every round.
+// Flat means: every round after the first minute (caches fill up then) stays within 10 % of the
+// first such round.
+//   BENCH_LONG_MINUTES (default 10) sets the length.
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startNodeProcess } from "../test/helpers/nodeProcess.js";
+import { compileFixture } from "../test/helpers/solidity.js";
+import { deploy, developmentSigners, encodeTokenConstructor, memoryOf, minedReceipt, rpc, rpcBody, signedRaw } from "./chainClient.js";
+import { runLoad, runSequences } from "./loadClient.js";
+import { recordResult, writeResults } from "./results.js";
+
+const minutes = Number(process.env.BENCH_LONG_MINUTES ?? 10);
+const warmUpMs = Math.min(60_000, (minutes * 60_000) / 5);
+const allowedDrift = 0.1;
+const signers = developmentSigners();
+const tokenOwner = signers[9]!;
+const probeOwner = signers[8]!;
+const word = (value: bigint | string) => (typeof value === "string" ? value.slice(2) : value.toString(16)).padStart(64, "0");
+
+const workDir = await mkdtemp(join(tmpdir(), "chain-node-long-"));
+try {
+  const node = await startNodeProcess(["--port", "0", "--data-dir", join(workDir, "chain")]);
+  try {
+    const token = await deploy(node, tokenOwner, `${compileFixture("Token.sol", "Token").bytecode}${encodeTokenConstructor(10n ** 30n)}`);
+    const probe = await deploy(node, probeOwner, compileFixture("Probe.sol", "Probe").bytecode);
+    const balanceOf = rpcBody("eth_call", [{ to: token, data: `0x70a08231${word(tokenOwner.address)}` }, "latest"]);
+    const transferTopic = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef";
+
+    const started = performance.now();
+    const samples: { atMs: number; rssMiB: number }[] = [];
+    console.log(`long run: ${minutes} min on a LevelDB data dir in ${tmpdir()} (node ${process.version}); RSS after each round`);
+    for (let round = 1; performance.now() - started < minutes * 60_000; round++) {
+      const senders = signers.slice(0, 8);
+      await runSequences({
+        url: node.url,
+        bodies: senders.map((sender, index) =>
+          Array.from({ length: 25 }, (_, id) => rpcBody("eth_sendRawTransaction", [signedRaw(sender, { to: signers[(index + 1) % 8]!.address, value: 1n, gasLimit: 21_000n })], id)),
+        ),
+      });
+      const firstTokenBlock = BigInt(await rpc<string>(node.url, "eth_blockNumber", [])) + 1n;
+      await runSequences({
+        url: node.url,
+        bodies: [Array.from({ length: 100 }, (_, id) => rpcBody("eth_sendRawTransaction", [signedRaw(tokenOwner, { to: token, data: `0xa9059cbb${word(signers[id % 8]!.address)}${word(1n)}`, gasLimit: 100_000n })], id))],
+      });
+      await runLoad({ url: node.url, body: balanceOf, connections: 32, durationMs: 2_000 });
+      const fill = await rpc<string>(node.url, "eth_sendRawTransaction", [signedRaw(probeOwner, { to: probe, data: `0x3fda5389${word(300n)}`, gasLimit: 7_000_000n })]);
+      if ((await minedReceipt(node.url, fill)).status !== "0x1") throw new Error("fill(300) failed");
+      await rpc(node.url, "eth_estimateGas", [{ from: probeOwner.address, to: probe, data: `0xa5b6ea8f${word(600n)}` }]);
+      const logs = await rpc<unknown[]>(node.url, "eth_getLogs", [{ fromBlock: `0x${firstTokenBlock.toString(16)}`, toBlock: "latest", address: token, topics: [transferTopic] }]);
+      if (logs.length !== 100) throw new Error(`eth_getLogs found ${logs.length} Transfer logs, not 100`);
+      await rpc(node.url, "debug_traceTransaction", [fill, { disableStack: true, disableMemory: true, disableStorage: true }]);
+
+      const { rssMiB } = memoryOf(node.child.pid!);
+      const atMs = performance.now() - started;
+      samples.push({ atMs, rssMiB });
+      console.log(`  round ${String(round).padStart(3)} at ${(atMs / 1000).toFixed(0).padStart(4)} s: RSS ${rssMiB.toFixed(0)} MiB`);
+    }
+
+    const settled = samples.filter((sample) => sample.atMs >= warmUpMs);
+    const reference = settled[0] ?? samples[samples.length - 1]!;
+    const last = samples[samples.length - 1]!;
+    const largestDrift = Math.max(...settled.map((sample) => Math.abs(sample.rssMiB - reference.rssMiB) / reference.rssMiB));
+    const peakMiB = memoryOf(node.child.pid!).peakMiB;
+    const flat = recordResult("RSS drift after the first minute", largestDrift * 100, "%", { value: allowedDrift * 100, better: "lower" }, {
+      referenceMiB: reference.rssMiB,
+      lastMiB: last.rssMiB,
+      peakMiB,
+      rounds: samples.length,
+      minutes,
+    });
+    recordResult("RSS at the end of the long run", last.rssMiB, "MiB", { value: 300, better: "lower" }, { peakMiB });
+    console.log(
+      `RSS ${reference.rssMiB.toFixed(0)} MiB at ${(reference.atMs / 1000).toFixed(0)} s, ${last.rssMiB.toFixed(0)} MiB at the end, peak ${peakMiB.toFixed(0)} MiB; ` +
+        `largest drift ${(largestDrift * 100).toFixed(1)} % over ${settled.length} rounds  <= ${allowedDrift * 100} %: ${flat ? "met" : "NOT met"}`,
+    );
+  } finally {
+    await node.stop();
+  }
+} finally {
+  await rm(workDir, { recursive: true, force: true });
+}
+writeResults("long");
