@@ -9,8 +9,9 @@
 // - A contract's code analysis (jump destinations, push values) is kept per code array instead of
 //   being redone for every message.
 // - MLOAD, MSTORE, KECCAK256, CALLDATALOAD, SLOAD and SSTORE convert between 256-bit stack words
-//   and bytes through hexadecimal strings and array spreads in the package; here through a
-//   DataView.
+//   and bytes through hexadecimal strings and array spreads in the package; here bytes become a
+//   word through a DataView, and a word becomes bytes through its hexadecimal text, written
+//   straight into a 32-byte array.
 //
 // The loop is used only when nothing watches the steps: a tracer's `step` listener, the EVM's
 // debug mode or its profiler get the package's own loop, so traces stay the package's. Results
