@@ -5,7 +5,8 @@
 // eth_getLogs over the round's Transfer logs and a struct-log trace. RSS is read after every round.
 // Flat means: every round after the first minute (caches fill up then) stays within 10 % of the
 // first such round.
-//   BENCH_LONG_MINUTES (default 10) sets the length.
+//   BENCH_LONG_MINUTES (default 10) sets the length; BENCH_NODE_FLAGS passes flags to the node
+//   (say --heapsnapshot-signal=SIGUSR2 to look at its heap while it runs).
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,6 +19,7 @@ import { recordResult, writeResults } from "./results.js";
 const minutes = Number(process.env.BENCH_LONG_MINUTES ?? 10);
 const warmUpMs = Math.min(60_000, (minutes * 60_000) / 5);
 const allowedDrift = 0.1;
+const nodeFlags = process.env.BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? [];
 const signers = developmentSigners();
 const tokenOwner = signers[9]!;
 const probeOwner = signers[8]!;
@@ -25,7 +27,7 @@ const word = (value: bigint | string) => (typeof value === "string" ? value.slic
 
 const workDir = await mkdtemp(join(tmpdir(), "chain-node-long-"));
 try {
-  const node = await startNodeProcess(["--port", "0", "--data-dir", join(workDir, "chain")]);
+  const node = await startNodeProcess(["--port", "0", "--data-dir", join(workDir, "chain")], 15_000, nodeFlags);
   try {
     const token = await deploy(node, tokenOwner, `${compileFixture("Token.sol", "Token").bytecode}${encodeTokenConstructor(10n ** 30n)}`);
     const probe = await deploy(node, probeOwner, compileFixture("Probe.sol", "Probe").bytecode);
