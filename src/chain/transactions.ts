@@ -1,10 +1,11 @@
 // Transactions as the chain keeps them: only legacy (type 0) transactions, EIP-155 protected with
 // the chain's id or unprotected (v = 27/28). The sender is recovered once, when the transaction is
-// decoded, and travels with it.
+// decoded, and travels with it: the engine's own sender lookup answers it without recovering again.
 import type { Common } from "@ethereumjs/common";
 import { RLP } from "@ethereumjs/rlp";
 import { createLegacyTxFromBytesArray, type LegacyTx } from "@ethereumjs/tx";
-import { bytesToBigInt } from "@ethereumjs/util";
+import { Address, bytesToBigInt } from "@ethereumjs/util";
+import { keccak256 } from "../common/crypto.js";
 
 export interface ChainTransaction {
   readonly tx: LegacyTx;
@@ -54,8 +55,12 @@ export function decodeRawTransaction(raw: Uint8Array, common: Common): ChainTran
   let tx: LegacyTx;
   let sender: Uint8Array;
   try {
-    tx = createLegacyTxFromBytesArray(fields as Parameters<typeof createLegacyTxFromBytesArray>[0], { common });
-    sender = tx.getSenderAddress().bytes;
+    tx = createLegacyTxFromBytesArray(fields as Parameters<typeof createLegacyTxFromBytesArray>[0], { common, freeze: false });
+    const publicKey = tx.getSenderPublicKey();
+    // As the package's publicToAddress, with the native keccak-256.
+    sender = keccak256(publicKey).subarray(12);
+    tx.cache.senderPubKey = publicKey;
+    withKnownSender(tx, sender);
   } catch (error) {
     const message = (error as Error).message;
     if (/signature|recover|invalid [rsv]/i.test(message)) throw new MalformedTransactionError("signature", "invalid transaction signature");
@@ -68,6 +73,18 @@ export function decodeRawTransaction(raw: Uint8Array, common: Common): ChainTran
 /** Rebuilds a stored transaction whose sender is already known (no signature recovery). */
 export function restoreTransaction(raw: Uint8Array, sender: Uint8Array, common: Common): ChainTransaction {
   const fields = RLP.decode(raw) as Uint8Array[];
-  const tx = createLegacyTxFromBytesArray(fields as Parameters<typeof createLegacyTxFromBytesArray>[0], { common });
+  const tx = withKnownSender(createLegacyTxFromBytesArray(fields as Parameters<typeof createLegacyTxFromBytesArray>[0], { common, freeze: false }), sender);
   return { tx, raw, hash: tx.hash(), sender };
+}
+
+/**
+ * Makes the engine's sender lookup answer `sender` (it would recover the public key again unless
+ * cached, and hash it with the package's JavaScript keccak on every execution), then freezes the
+ * transaction as the package would: a frozen transaction caches its hash.
+ */
+function withKnownSender(tx: LegacyTx, sender: Uint8Array): LegacyTx {
+  const address = new Address(sender);
+  tx.getSenderAddress = () => address;
+  Object.freeze(tx);
+  return tx;
 }
