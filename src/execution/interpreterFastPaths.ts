@@ -13,9 +13,9 @@
 //   word through a DataView, and a word becomes bytes through its hexadecimal text, written
 //   straight into a 32-byte array.
 //
-// The loop is used only when nothing watches the steps: a tracer's `step` listener, the EVM's
-// debug mode or its profiler get the package's own loop, so traces stay the package's. Results
-// are the package's: the differential test runs generated blocks through both.
+// A tracer's `step` listeners get the same events from this loop (see announceStep); the EVM's
+// debug mode and its profiler get the package's own loop. Results are the package's: the
+// differential test runs generated blocks through both, and the struct-log tests check traces.
 import { EVMError, type EVM } from "@ethereumjs/evm";
 import { keccak256 } from "../common/crypto.js";
 
@@ -23,6 +23,7 @@ import { keccak256 } from "../common/crypto.js";
 const unsupportedEips = [3540, 6800, 7864, 7928, 8037] as const;
 
 interface Stack {
+  getStack(): bigint[];
   push(value: bigint): void;
   pop(): bigint;
   popN(count: number): bigint[];
@@ -30,6 +31,7 @@ interface Stack {
 }
 
 interface Memory {
+  _store: Uint8Array;
   read(offset: number, size: number, avoidCopy?: boolean): Uint8Array;
   write(offset: number, size: number, value: Uint8Array): void;
 }
@@ -47,6 +49,8 @@ interface InterpreterView {
 
 interface RunState {
   programCounter: number;
+  gasRefund: bigint;
+  stateManager: unknown;
   opCode: number;
   code: Uint8Array;
   stack: Stack;
@@ -58,11 +62,13 @@ interface RunState {
   cachedPushes: unknown;
   shouldDoJumpAnalysis: boolean;
   interpreter: InterpreterView;
-  env: { accessWitness?: { commit(): void }; eof?: unknown };
+  env: { accessWitness?: { commit(): void }; eof?: unknown; depth: number; address: unknown; contract: unknown; codeAddress: unknown };
 }
 
 interface OpcodeInfo {
   code: number;
+  fullName: string;
+  fee: number;
   feeBigInt: bigint;
   dynamicGas: boolean;
   isAsync: boolean;
@@ -326,6 +332,74 @@ function rememberJumpAnalysis(prototype: { _getValidJumpDestinations: JumpAnalys
   };
 }
 
+type StepListener = ((step: unknown) => void) | ((step: unknown, done: () => void) => void);
+
+/**
+ * The `step` event a tracer gets, as the package's interpreter builds it before a step runs (after
+ * its dynamic gas is known, with the memory size from before that gas), but with the stack and
+ * the memory copied only when a listener reads them: the package copies both at every step,
+ * which made most of a struct-log trace's garbage even with stack and memory turned off. A
+ * listener must read them while it handles the event (the node's tracers do). EOF fields and PUSH
+ * immediates are left out: no EOF code runs here and the node's tracers do not read them.
+ */
+async function announceStep(interpreter: InterpreterView, info: OpcodeInfo, dynamicFee: bigint, memoryWords: bigint, listeners: readonly StepListener[]): Promise<void> {
+  const step = new StepEvent(interpreter._runState, info, dynamicFee, memoryWords);
+  // As the package's _emit: in order, waiting for a listener that takes a callback.
+  for (const listener of listeners) {
+    if (listener.length === 2) await new Promise<void>((resolve) => (listener as (step: unknown, done: () => void) => void)(step, resolve));
+    else (listener as (step: unknown) => void)(step);
+  }
+}
+
+/** One step event: plain fields, and the stack and memory copied on first read (class getters, no closures per step). */
+class StepEvent {
+  readonly pc: number;
+  readonly gasLeft: bigint;
+  readonly gasRefund: bigint;
+  readonly opcode: { name: string; fee: number; dynamicFee: bigint; isAsync: boolean; code: number };
+  readonly depth: number;
+  readonly address: unknown;
+  readonly account: unknown;
+  readonly codeAddress: unknown;
+  readonly stateManager: unknown;
+  /** REVERT's payload, as the package reads it; undefined for other opcodes. */
+  readonly error: Uint8Array | undefined;
+  private copiedStack: bigint[] | undefined;
+  private copiedMemory: Uint8Array | undefined;
+
+  constructor(
+    private readonly runState: RunState,
+    info: OpcodeInfo,
+    dynamicFee: bigint,
+    readonly memoryWordCount: bigint,
+  ) {
+    const env = runState.env;
+    this.pc = runState.programCounter;
+    this.gasLeft = runState.gasLeft;
+    this.gasRefund = runState.gasRefund;
+    this.opcode = { name: info.fullName, fee: info.fee, dynamicFee, isAsync: info.isAsync, code: info.code };
+    this.depth = env.depth;
+    this.address = env.address;
+    this.account = env.contract;
+    this.codeAddress = env.codeAddress;
+    this.stateManager = runState.stateManager;
+    if (info.code === 0xfd) {
+      const [offset, length] = runState.stack.peek(2) as [bigint, bigint];
+      this.error = length === 0n ? new Uint8Array(0) : runState.memory.read(Number(offset), Number(length));
+    } else {
+      this.error = undefined;
+    }
+  }
+
+  get stack(): bigint[] {
+    return (this.copiedStack ??= this.runState.stack.getStack());
+  }
+
+  get memory(): Uint8Array {
+    return (this.copiedMemory ??= this.runState.memory._store.slice(0, Number(this.memoryWordCount) * 32));
+  }
+}
+
 type InterpreterPrototype = { run: InterpreterRun; _getValidJumpDestinations: JumpAnalysis };
 
 function installFastLoop(prototype: InterpreterPrototype): void {
@@ -336,8 +410,10 @@ function installFastLoop(prototype: InterpreterPrototype): void {
   prototype.run = async function (code, options = {}) {
     const evm = this._evm;
     const gasHandlers = fastLoopSettings.get(evm);
-    const watched = evm.events.listenerCount("step") > 0 || (evm as unknown as { DEBUG: boolean }).DEBUG || this.profilerOpts?.enabled === true;
-    if (gasHandlers == null || watched || options.pc !== undefined || code[0] === 0xef) return packageRun.call(this, code, options);
+    const debugged = (evm as unknown as { DEBUG: boolean }).DEBUG || this.profilerOpts?.enabled === true;
+    if (gasHandlers == null || debugged || options.pc !== undefined || code[0] === 0xef) return packageRun.call(this, code, options);
+    const stepListeners = evm.events.listeners("step") as StepListener[];
+    const traced = stepListeners.length > 0;
 
     const runState = this._runState;
     const common = this.common;
@@ -357,10 +433,18 @@ function installFastLoop(prototype: InterpreterPrototype): void {
       runState.opCode = info.code;
       try {
         let gas = info.feeBigInt;
+        const memoryWordsBefore = runState.memoryWordCount;
         if (info.dynamicGas) {
           const synchronous = gasHandlers.get(info.code);
-          gas = synchronous !== undefined ? synchronous(runState, gas) : await entry.gasHandler!(runState, gas, common);
+          try {
+            gas = synchronous !== undefined ? synchronous(runState, gas) : await entry.gasHandler!(runState, gas, common);
+          } catch (error) {
+            // As the package: a step whose gas cannot be paid is still announced.
+            if (traced && isEvmError(error)) await announceStep(this, info, gas, memoryWordsBefore, stepListeners);
+            throw error;
+          }
         }
+        if (traced) await announceStep(this, info, gas, memoryWordsBefore, stepListeners);
         if (info.isInvalid) trap(EVMError.errorMessages.INVALID_OPCODE);
         runState.gasLeft -= gas;
         if (runState.gasLeft < 0n) {

@@ -182,8 +182,9 @@ export class StructLogger implements TransactionTracer<StructLogTraceJson> {
     if (this.overflowed) return;
     if (this.pending !== undefined) this.completePending(step);
     let text = `{"op":"${step.opcode.name}","pc":${step.pc},"depth":${step.depth + 1},"gas":${step.gasLeft},"gasCost":${step.opcode.dynamicFee}`;
-    const { stack } = step;
+    // The engine copies the stack (and the memory) only when they are read: read them only when needed.
     if (!this.options.disableStack) {
+      const { stack } = step;
       text += ',"stack":[';
       for (let index = 0; index < stack.length; index++) text += index === 0 ? `"${wordHex(stack[index]!)}"` : `,"${wordHex(stack[index]!)}"`;
       text += "]";
@@ -193,6 +194,7 @@ export class StructLogger implements TransactionTracer<StructLogTraceJson> {
     if (code === sloadOpcode || code === sstoreOpcode || !this.options.disableStorage) {
       const account = this.accountHex(step.address);
       if (!this.options.disableStorage) text += `,"storage":${this.storageOf(account).toJson()}`;
+      const stack = code === sloadOpcode || code === sstoreOpcode ? step.stack : [];
       if (code === sloadOpcode && stack.length >= 1) {
         this.pending = { kind: "load", account, slot: wordHex(stack[stack.length - 1]!), value: "", depth: step.depth };
       } else if (code === sstoreOpcode && stack.length >= 2) {

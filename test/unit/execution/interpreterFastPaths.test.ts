@@ -4,6 +4,7 @@
 import { expect } from "chai";
 import { Common, Mainnet } from "@ethereumjs/common";
 import { Account, Address, KECCAK256_RLP, bigIntToBytes, bytesToBigInt, bytesToHex, setLengthLeft } from "@ethereumjs/util";
+import type { InterpreterStep } from "@ethereumjs/evm";
 import { createVM } from "@ethereumjs/vm";
 import { createExecutionEngine } from "../../../src/execution/engine.js";
 import { bytesToWord, wordToBytes32, wordToMinimalBytes } from "../../../src/execution/interpreterFastPaths.js";
@@ -107,6 +108,28 @@ const programs: Record<string, { code: string; data?: string; gas?: bigint }> = 
   "a jump to a non-destination": { code: push(3) + op.JUMP + op.STOP + op.STOP },
 };
 
+/** What a tracer reads of each step event (everything but the state manager and account objects). */
+function recordSteps(events: { on(name: "step", listener: (step: InterpreterStep) => void): void }): unknown[] {
+  const steps: unknown[] = [];
+  events.on("step", (step) => {
+    steps.push({
+      pc: step.pc,
+      op: step.opcode.name,
+      fee: step.opcode.fee,
+      dynamicFee: step.opcode.dynamicFee,
+      gasLeft: step.gasLeft,
+      gasRefund: step.gasRefund,
+      depth: step.depth,
+      address: step.address.toString(),
+      stack: step.stack.map((word) => word.toString(16)),
+      memory: bytesToHex(step.memory),
+      memoryWordCount: step.memoryWordCount,
+      error: step.error === undefined ? undefined : bytesToHex(step.error),
+    });
+  });
+  return steps;
+}
+
 describe("execution/interpreterFastPaths", () => {
   it("converts words like @ethereumjs/util", () => {
     let seed = 7;
@@ -133,11 +156,18 @@ describe("execution/interpreterFastPaths", () => {
         const state = new StateDatabase(createMemoryStore(), common).at(KECCAK256_RLP);
         const engine = await createExecutionEngine(common, state, async () => undefined);
         await state.putAccount(to, new Account());
-        const fast = await engine.vm.evm.runCode(options);
-
         const plain = await createVM({ common: new Common({ chain: { ...Mainnet, chainId: 33 }, hardfork: executionHardfork, eips: [...extraEips] }) });
         await plain.stateManager.putAccount(to, new Account());
+
+        // Run untraced, then traced: the steps a tracer sees must be the package's too.
+        const fast = await engine.vm.evm.runCode(options);
         const reference = await plain.evm.runCode(options);
+        const fastSteps = recordSteps(engine.vm.evm.events!);
+        const referenceSteps = recordSteps(plain.evm.events!);
+        const [fastTraced, referenceTraced] = [await engine.vm.evm.runCode(options), await plain.evm.runCode(options)];
+        expect(fastSteps.length, "steps").to.be.greaterThan(0);
+        expect(fastSteps).to.deep.equal(referenceSteps);
+        expect(fastTraced.executionGasUsed, "traced gas").to.equal(referenceTraced.executionGasUsed);
 
         expect(fast.exceptionError?.error, "error").to.equal(reference.exceptionError?.error);
         expect(fast.executionGasUsed, "gas").to.equal(reference.executionGasUsed);
