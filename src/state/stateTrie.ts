@@ -52,23 +52,24 @@ export class StateTrie extends MerklePatriciaTrie {
   }
 
   override async get(key: Uint8Array, throwIfMissing = false): Promise<Uint8Array | null> {
-    const memoryKey = bytesToUnprefixedHex(this.root()) + bytesToUnprefixedHex(key);
-    const known = this.remembered.get(memoryKey);
-    if (known !== undefined) return known;
-    const value = await super.get(key, throwIfMissing);
-    this.remembered.set(memoryKey, value);
-    return value;
+    return this.valueAt(this.root(), key, throwIfMissing);
   }
 
   /**
    * The value under `key` in the trie with root `root` (stored in this trie's database), without
-   * moving this trie's root: one trie object serves reads at any root, concurrently.
+   * moving this trie's root: one trie object serves reads at any root, concurrently. A missing
+   * node throws.
    */
   async getAt(root: Uint8Array, key: Uint8Array): Promise<Uint8Array | null> {
+    return this.valueAt(root, key, true);
+  }
+
+  /** As the package's get, at `root`, remembered by root and key. */
+  private async valueAt(root: Uint8Array, key: Uint8Array, throwIfMissing: boolean): Promise<Uint8Array | null> {
     const memoryKey = bytesToUnprefixedHex(root) + bytesToUnprefixedHex(key);
     const known = this.remembered.get(memoryKey);
     if (known !== undefined) return known;
-    const { node, remaining } = await this.findPathFrom(root, this.appliedKey(key), true);
+    const { node, remaining } = await this.findPathFrom(root, this.appliedKey(key), throwIfMissing);
     const value = node !== null && remaining.length === 0 ? node.value() : null;
     this.remembered.set(memoryKey, value);
     return value;
