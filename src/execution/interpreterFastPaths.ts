@@ -302,8 +302,6 @@ const fastOpcodeHandlers = new Map<number, OpHandler>([
 
 // --- the loop ----------------------------------------------------------------------------------
 
-/** Interpreter prototypes already given the loop (one per loaded copy of the package). */
-const fastLoopPrototypes = new WeakSet<object>();
 /** Per EVM: the synchronous gas handlers for its rules, or null when the loop must not run on it. */
 const fastLoopSettings = new WeakMap<object, Map<number, SyncGasHandler> | null>();
 const evmErrorType = (new EVMError(EVMError.errorMessages.STOP) as unknown as { errorType: string }).errorType;
@@ -403,8 +401,6 @@ class StepEvent {
 type InterpreterPrototype = { run: InterpreterRun; _getValidJumpDestinations: JumpAnalysis };
 
 function installFastLoop(prototype: InterpreterPrototype): void {
-  if (fastLoopPrototypes.has(prototype)) return;
-  fastLoopPrototypes.add(prototype);
   rememberJumpAnalysis(prototype);
   const packageRun = prototype.run;
   prototype.run = async function (code, options = {}) {
@@ -492,8 +488,13 @@ export async function installInterpreterFastPaths(evm: EVM): Promise<void> {
       expByteGas: parameter("expByteGas"),
     }),
   );
-  await reachInterpreterPrototype(evm, opcodeMap);
+  // One interpreter class per loaded package, and this module patches the one it imports: once
+  // its loop is in, later engines need not run anything to find it.
+  if (!fastLoopInstalled) await reachInterpreterPrototype(evm, opcodeMap);
 }
+
+/** Whether the interpreter class of the package this module imports has the fast loop. */
+let fastLoopInstalled = false;
 
 /**
  * The interpreter class is internal to the package: its prototype is reached through a running
@@ -514,5 +515,7 @@ async function reachInterpreterPrototype(evm: EVM, opcodeMap: OpcodeEntry[]): Pr
   } finally {
     opcodeMap[0x00] = stop;
   }
-  if (prototype !== undefined) installFastLoop(prototype);
+  if (prototype === undefined) return;
+  installFastLoop(prototype);
+  fastLoopInstalled = true;
 }
