@@ -29,11 +29,10 @@ const sponge = new KeccakState();
 
 /** keccak-256 (the original Keccak padding, not SHA3-256). */
 export function keccak256(data: Uint8Array): Uint8Array {
-  const state = sponge;
-  state.initialize(1088, 512);
-  state.absorb(data);
-  state.absorbLastFewBits(0x01);
-  const digest = state.squeeze(32);
+  sponge.initialize(1088, 512);
+  sponge.absorb(data);
+  sponge.absorbLastFewBits(0x01);
+  const digest = sponge.squeeze(32);
   return new Uint8Array(digest.buffer, digest.byteOffset, 32);
 }
 
