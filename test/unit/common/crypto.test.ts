@@ -3,16 +3,16 @@ import { expect } from "chai";
 import { keccak_256 } from "@noble/hashes/sha3.js";
 import { SigningKey, Wallet, keccak256 as ethersKeccak256, toUtf8Bytes } from "ethers";
 import { keccak256, recoverPublicKey, signRecoverable } from "../../../src/common/crypto.js";
+import { randomBytes, seededRandom } from "../../helpers/seededRandom.js";
 
 const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
 
 describe("common/crypto", () => {
   it("hashes like @noble/hashes keccak_256 at every length around the sponge's rate, one hash after another", () => {
-    let seed = 3;
-    const next = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) & 0xff;
+    const next = seededRandom(3);
     // 136 bytes is keccak-256's rate: lengths around its multiples change the padding.
     const lengths = [0, 1, 31, 32, 33, 135, 136, 137, 271, 272, 273, 1000, 4096];
-    const inputs = lengths.map((length) => Uint8Array.from({ length }, next));
+    const inputs = lengths.map((length) => randomBytes(next, length));
     for (const input of inputs) expect(hex(keccak256(input)), `${input.length} bytes`).to.equal(hex(keccak_256(input)));
     // Digests handed out earlier are not changed by later hashes.
     const digests = inputs.map((input) => keccak256(input));

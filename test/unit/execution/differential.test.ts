@@ -20,16 +20,11 @@ import { createExecutionRules, executionHardfork, extraEips } from "../../../src
 import { StateDatabase } from "../../../src/state/stateDatabase.js";
 import { createMemoryStore } from "../../../src/storage/keyValueStore.js";
 import { compileFixture } from "../../helpers/solidity.js";
+import { seededRandom } from "../../helpers/seededRandom.js";
 
 const chainId = 33n;
 const blockCount = 30;
 const transactionsPerBlock = 10;
-
-/** A small deterministic generator, so a failure can be replayed. */
-function generator(seed: number): () => number {
-  let state = seed;
-  return () => (state = (Math.imul(state, 1103515245) + 12345) >>> 0);
-}
 
 describe("execution: the node's fast path against the engine's defaults", function () {
   this.timeout(120_000);
@@ -38,7 +33,7 @@ describe("execution: the node's fast path against the engine's defaults", functi
     const network = findNetworkProfile(33)!;
     const wallets = network.developmentAccounts.map((account) => new Wallet(keccak256(toUtf8Bytes(account.seed))));
     const nonces = wallets.map(() => 0);
-    const next = generator(42);
+    const next = seededRandom(42);
     const token = compileFixture("Token.sol", "Token");
     const probe = compileFixture("Probe.sol", "Probe");
     const tokenInterface = new Interface(token.abi as never);

@@ -11,6 +11,7 @@ import { bytesToWord, wordToBytes32, wordToMinimalBytes } from "../../../src/exe
 import { createExecutionRules, executionHardfork, extraEips } from "../../../src/execution/rules.js";
 import { StateDatabase } from "../../../src/state/stateDatabase.js";
 import { createMemoryStore } from "../../../src/storage/keyValueStore.js";
+import { seededRandom } from "../../helpers/seededRandom.js";
 
 const maxWord = (1n << 256n) - 1n;
 
@@ -132,8 +133,8 @@ function recordSteps(events: { on(name: "step", listener: (step: InterpreterStep
 
 describe("execution/interpreterFastPaths", () => {
   it("converts words like @ethereumjs/util", () => {
-    let seed = 7;
-    const next = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+    const random = seededRandom(7);
+    const next = () => random() / 2 ** 32;
     const words = [0n, 1n, 255n, 256n, 1n << 64n, (1n << 64n) - 1n, 1n << 255n, maxWord];
     for (let index = 0; index < 500; index++) words.push(randomWord(next));
     for (const word of words) {

@@ -6,6 +6,7 @@ import { ChainStateManager } from "../../../src/state/chainStateManager.js";
 import { StateTrie } from "../../../src/state/stateTrie.js";
 import { createMemoryStore } from "../../../src/storage/keyValueStore.js";
 import { TrieNodeStore } from "../../../src/storage/trieNodeStore.js";
+import { seededRandom } from "../../helpers/seededRandom.js";
 
 /** This project's state manager with the package's flush (one trie put per slot and per account). */
 class PackageFlushStateManager extends ChainStateManager {
@@ -20,13 +21,11 @@ describe("state/chainStateManager", () => {
     const fast = new ChainStateManager({ common, caches: new Caches() });
     const reference = new MerkleStateManager({ common });
     const accounts = [1, 2, 3].map((index) => new Address(setLengthLeft(Uint8Array.of(index), 20)));
-    let seed = 5;
-    const next = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0);
     for (const manager of [fast, reference]) for (const address of accounts) await manager.putAccount(address, new Account(0n, 1n));
     for (let block = 0; block < 12; block++) {
-      seed = 1000 + block;
       for (const manager of [fast, reference]) {
-        seed = 1000 + block;
+        // Both managers get the same writes.
+        const next = seededRandom(1000 + block);
         await manager.checkpoint();
         for (let write = 0; write < 30; write++) {
           const address = accounts[next() % accounts.length]!;
@@ -54,11 +53,9 @@ describe("state/chainStateManager", () => {
     const fast = new ChainStateManager({ common, caches: new Caches(), trie: new StateTrie({ ...trieOptions, db: new TrieNodeStore(createMemoryStore()) }) });
     const reference = new PackageFlushStateManager({ common, caches: new Caches(), trie: new StateTrie({ ...trieOptions, db: new TrieNodeStore(createMemoryStore()) }) });
     const accounts = Array.from({ length: 6 }, (_, index) => new Address(setLengthLeft(Uint8Array.of(index + 1, 7), 20)));
-    let seed = 17;
-    const next = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0);
     for (let block = 0; block < 20; block++) {
       for (const manager of [fast, reference]) {
-        seed = 5000 + block;
+        const next = seededRandom(5000 + block);
         await manager.checkpoint();
         for (let operation = 0; operation < 60; operation++) {
           const address = accounts[next() % accounts.length]!;

@@ -4,19 +4,7 @@ import { bytesToHex, ValueEncoding } from "@ethereumjs/util";
 import { StateTrie } from "../../../src/state/stateTrie.js";
 import { createMemoryStore } from "../../../src/storage/keyValueStore.js";
 import { TrieNodeStore } from "../../../src/storage/trieNodeStore.js";
-
-/** A small deterministic generator, so a failure can be replayed. */
-function generator(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
-    return state;
-  };
-}
-
-function randomBytes(next: () => number, length: number): Uint8Array {
-  return Uint8Array.from({ length }, () => next() & 0xff);
-}
+import { randomBytes, seededRandom } from "../../helpers/seededRandom.js";
 
 async function expectRejection(promise: Promise<unknown>, message: RegExp): Promise<void> {
   const error = await promise.then(
@@ -29,7 +17,7 @@ async function expectRejection(promise: Promise<unknown>, message: RegExp): Prom
 describe("state/stateTrie", () => {
   it("gives the package's roots, values and paths over random puts and deletes, hashed keys or not", async () => {
     for (const useKeyHashing of [true, false]) {
-      const next = generator(useKeyHashing ? 7 : 11);
+      const next = seededRandom(useKeyHashing ? 7 : 11);
       const options = { useKeyHashing, valueEncoding: ValueEncoding.Bytes, useNodePruning: false } as const;
       const reference = new MerklePatriciaTrie({ ...options, db: new TrieNodeStore(createMemoryStore()) });
       const fast = new StateTrie({ ...options, db: new TrieNodeStore(createMemoryStore()) });
@@ -60,7 +48,7 @@ describe("state/stateTrie", () => {
   });
 
   it("reads at any earlier root without moving its own, as a trie at that root would", async () => {
-    const next = generator(23);
+    const next = seededRandom(23);
     const options = { useKeyHashing: true, valueEncoding: ValueEncoding.Bytes, useNodePruning: false } as const;
     const writer = new StateTrie({ ...options, db: new TrieNodeStore(createMemoryStore()) });
     const keys = Array.from({ length: 40 }, () => randomBytes(next, 20));

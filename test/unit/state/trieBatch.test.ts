@@ -5,19 +5,7 @@ import { StateTrie } from "../../../src/state/stateTrie.js";
 import { applyTrieChanges, appliedTrieKey, type TrieChange } from "../../../src/state/trieBatch.js";
 import { createMemoryStore } from "../../../src/storage/keyValueStore.js";
 import { TrieNodeStore } from "../../../src/storage/trieNodeStore.js";
-
-/** A small deterministic generator, so a failure can be replayed. */
-function generator(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
-    return state;
-  };
-}
-
-function randomBytes(next: () => number, length: number): Uint8Array {
-  return Uint8Array.from({ length }, () => next() & 0xff);
-}
+import { randomBytes, seededRandom } from "../../helpers/seededRandom.js";
 
 function hexOrNull(value: Uint8Array | null): string | null {
   return value === null ? null : bytesToHex(value);
@@ -72,7 +60,7 @@ describe("state/trieBatch", () => {
 
   for (const { name, options, seed } of configurations) {
     it(`gives the roots of one put or delete at a time, and a trie whose every key reads back (${name})`, async () => {
-      const next = generator(seed);
+      const next = seededRandom(seed);
       const trieOptions = { ...options, valueEncoding: ValueEncoding.Bytes, useNodePruning: false } as const;
       const reference = new MerklePatriciaTrie({ ...trieOptions, db: new TrieNodeStore(createMemoryStore()) });
       const batched = new StateTrie({ ...trieOptions, db: new TrieNodeStore(createMemoryStore()) });
@@ -113,7 +101,7 @@ describe("state/trieBatch", () => {
   });
 
   it("writes through a checkpoint: a revert leaves the old root and nothing written, a commit writes the new nodes", async () => {
-    const next = generator(41);
+    const next = seededRandom(41);
     const options = { useKeyHashing: true, valueEncoding: ValueEncoding.Bytes, useNodePruning: false } as const;
     const store = new TrieNodeStore(createMemoryStore());
     const trie = new StateTrie({ ...options, db: store });
