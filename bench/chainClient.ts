@@ -66,9 +66,13 @@ export async function deploy(node: NodeProcess, owner: Signer, code: string): Pr
   return contractAddress;
 }
 
+/** One ABI word (64 hex digits, no 0x): a number, or an address / hex value left-padded. */
+export function abiWord(value: bigint | `0x${string}`): string {
+  return (typeof value === "string" ? value.slice(2) : value.toString(16)).padStart(64, "0");
+}
+
 /** ABI encoding of Token(string name, string symbol, uint256 supply) with name "Bench", symbol "BNC". */
 export function encodeTokenConstructor(supply: bigint): string {
-  const word = (value: bigint) => value.toString(16).padStart(64, "0");
-  const text = (value: string) => word(BigInt(value.length)) + Buffer.from(value).toString("hex").padEnd(64, "0");
-  return word(0x60n) + word(0xa0n) + word(supply) + text("Bench") + text("BNC");
+  const text = (value: string) => abiWord(BigInt(value.length)) + Buffer.from(value).toString("hex").padEnd(64, "0");
+  return abiWord(0x60n) + abiWord(0xa0n) + abiWord(supply) + text("Bench") + text("BNC");
 }

@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startNodeProcess } from "../test/helpers/nodeProcess.js";
 import { compileFixture } from "../test/helpers/solidity.js";
-import { deploy, developmentSigners, encodeTokenConstructor, memoryOf, minedReceipt, rpc, rpcBody, signedRaw } from "./chainClient.js";
+import { abiWord, deploy, developmentSigners, encodeTokenConstructor, memoryOf, minedReceipt, rpc, rpcBody, signedRaw } from "./chainClient.js";
 import { runLoad, runSequences } from "./loadClient.js";
 import { recordResult, writeResults } from "./results.js";
 
@@ -23,7 +23,6 @@ const nodeFlags = process.env.BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? []
 const signers = developmentSigners();
 const tokenOwner = signers[9]!;
 const probeOwner = signers[8]!;
-const word = (value: bigint | string) => (typeof value === "string" ? value.slice(2) : value.toString(16)).padStart(64, "0");
 
 const workDir = await mkdtemp(join(tmpdir(), "chain-node-long-"));
 try {
@@ -31,7 +30,7 @@ try {
   try {
     const token = await deploy(node, tokenOwner, `${compileFixture("Token.sol", "Token").bytecode}${encodeTokenConstructor(10n ** 30n)}`);
     const probe = await deploy(node, probeOwner, compileFixture("Probe.sol", "Probe").bytecode);
-    const balanceOf = rpcBody("eth_call", [{ to: token, data: `0x70a08231${word(tokenOwner.address)}` }, "latest"]);
+    const balanceOf = rpcBody("eth_call", [{ to: token, data: `0x70a08231${abiWord(tokenOwner.address)}` }, "latest"]);
     const transferTopic = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef";
 
     const started = performance.now();
@@ -48,12 +47,12 @@ try {
       const firstTokenBlock = BigInt(await rpc<string>(node.url, "eth_blockNumber", [])) + 1n;
       await runSequences({
         url: node.url,
-        bodies: [Array.from({ length: 100 }, (_, id) => rpcBody("eth_sendRawTransaction", [signedRaw(tokenOwner, { to: token, data: `0xa9059cbb${word(signers[id % 8]!.address)}${word(1n)}`, gasLimit: 100_000n })], id))],
+        bodies: [Array.from({ length: 100 }, (_, id) => rpcBody("eth_sendRawTransaction", [signedRaw(tokenOwner, { to: token, data: `0xa9059cbb${abiWord(signers[id % 8]!.address)}${abiWord(1n)}`, gasLimit: 100_000n })], id))],
       });
       await runLoad({ url: node.url, body: balanceOf, connections: 32, durationMs: 2_000 });
-      const fill = await rpc<string>(node.url, "eth_sendRawTransaction", [signedRaw(probeOwner, { to: probe, data: `0x3fda5389${word(300n)}`, gasLimit: 7_000_000n })]);
+      const fill = await rpc<string>(node.url, "eth_sendRawTransaction", [signedRaw(probeOwner, { to: probe, data: `0x3fda5389${abiWord(300n)}`, gasLimit: 7_000_000n })]);
       if ((await minedReceipt(node.url, fill)).status !== "0x1") throw new Error("fill(300) failed");
-      await rpc(node.url, "eth_estimateGas", [{ from: probeOwner.address, to: probe, data: `0xa5b6ea8f${word(600n)}` }]);
+      await rpc(node.url, "eth_estimateGas", [{ from: probeOwner.address, to: probe, data: `0xa5b6ea8f${abiWord(600n)}` }]);
       const logs = await rpc<unknown[]>(node.url, "eth_getLogs", [{ fromBlock: `0x${firstTokenBlock.toString(16)}`, toBlock: "latest", address: token, topics: [transferTopic] }]);
       if (logs.length !== 100) throw new Error(`eth_getLogs found ${logs.length} Transfer logs, not 100`);
       await rpc(node.url, "debug_traceTransaction", [fill, { disableStack: true, disableMemory: true, disableStorage: true }]);
