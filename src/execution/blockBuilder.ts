@@ -63,7 +63,7 @@ export class BlockBuilder {
 
   private constructor(
     /** The engine the builder executes on; a simulation's state is readable and callable through it. */
-    readonly engine: ExecutionEngine,
+    readonly engine: ExecutionEngine<MerkleStateManager>,
   ) {
     this.vm = engine.vm;
     this.state = engine.state;

@@ -191,7 +191,7 @@ export class CallService {
     const key = bytesToUnprefixedHex(fields.stateRoot);
     let entry = this.engines.get(key);
     if (entry === undefined) {
-      entry = { engine: createExecutionEngine(this.common, this.state.at(fields.stateRoot), this.canonicalHash), queue: Promise.resolve() };
+      entry = { engine: createExecutionEngine(this.common, this.state.overlayAt(fields.stateRoot), this.canonicalHash), queue: Promise.resolve() };
       this.engines.set(key, entry);
       if (this.engines.size > engineCount) this.engines.delete(this.engines.keys().next().value!);
     }

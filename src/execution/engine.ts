@@ -2,9 +2,8 @@
 // from the chain and an optional time limit, plus the engine's view of a block (BASEFEE answers
 // the block's minimum gas price, PREVRANDAO/DIFFICULTY the difficulty).
 import { createBlock, type Block as EngineBlock } from "@ethereumjs/block";
-import type { Common } from "@ethereumjs/common";
+import type { Common, StateManagerInterface } from "@ethereumjs/common";
 import type { EVM, EVMMockBlockchainInterface } from "@ethereumjs/evm";
-import type { MerkleStateManager } from "@ethereumjs/statemanager";
 import { Account, Address, bigIntToBytes, setLengthLeft } from "@ethereumjs/util";
 import { createVM, type VM } from "@ethereumjs/vm";
 import { installInterpreterFastPaths } from "./interpreterFastPaths.js";
@@ -62,9 +61,9 @@ export interface GasSlack {
   readsGasLeft: boolean;
 }
 
-export interface ExecutionEngine {
+export interface ExecutionEngine<State extends StateManagerInterface = StateManagerInterface> {
   readonly vm: VM;
-  readonly state: MerkleStateManager;
+  readonly state: State;
   /**
    * Runs `execute` with a time limit: past it the execution throws ExecutionTimeoutError from
    * inside the EVM, leaving its state manager mid-checkpoint. Without a limit: no clock checks.
@@ -74,7 +73,7 @@ export interface ExecutionEngine {
   measureGasSlack<T>(execute: () => Promise<T>): Promise<{ result: T; slack: GasSlack }>;
 }
 
-export async function createExecutionEngine(common: Common, state: MerkleStateManager, canonicalHash: CanonicalHashLookup): Promise<ExecutionEngine> {
+export async function createExecutionEngine<State extends StateManagerInterface>(common: Common, state: State, canonicalHash: CanonicalHashLookup): Promise<ExecutionEngine<State>> {
   const blockchain: EVMMockBlockchainInterface = {
     async getBlock(blockNumber: number) {
       const hash = (await canonicalHash(BigInt(blockNumber))) ?? new Uint8Array(32);
@@ -180,7 +179,7 @@ export async function createExecutionEngine(common: Common, state: MerkleStateMa
  * minimum gas price share of the fee goes to the miner like the rest. Block building and replay
  * both credit it here, so they reach the same state.
  */
-export async function creditMinimumGasPriceShare(state: MerkleStateManager, coinbase: Address, gasUsed: bigint, minimumGasPrice: bigint): Promise<void> {
+export async function creditMinimumGasPriceShare(state: StateManagerInterface, coinbase: Address, gasUsed: bigint, minimumGasPrice: bigint): Promise<void> {
   if (minimumGasPrice === 0n) return;
   const miner = (await state.getAccount(coinbase)) ?? new Account();
   miner.balance += gasUsed * minimumGasPrice;

@@ -3,8 +3,7 @@
 // any sender without a signature, on a checkpoint of the engine's state that is always reverted:
 // nothing a call does, its state overrides included, outlives it.
 import type { Block as EngineBlock } from "@ethereumjs/block";
-import type { Common } from "@ethereumjs/common";
-import type { MerkleStateManager } from "@ethereumjs/statemanager";
+import type { Common, StateManagerInterface } from "@ethereumjs/common";
 import { createLegacyTx } from "@ethereumjs/tx";
 import { Account, Address, bytesToBigInt, bytesToUnprefixedHex, equalsBytes, KECCAK256_NULL, setLengthLeft } from "@ethereumjs/util";
 import { runTx } from "@ethereumjs/vm";
@@ -55,7 +54,7 @@ export type MessageCallResult =
 export class CallNotExecutableError extends Error {}
 
 /** Writes `overrides` into the state (call it inside a checkpoint). */
-async function applyStateOverrides(state: MerkleStateManager, overrides: StateOverrides): Promise<void> {
+async function applyStateOverrides(state: StateManagerInterface, overrides: StateOverrides): Promise<void> {
   for (const [addressBytes, override] of overrides) {
     const address = new Address(addressBytes);
     const account = (await state.getAccount(address)) ?? new Account();

@@ -8,6 +8,7 @@ import type { KeyValueStore, StoreOperation } from "../storage/keyValueStore.js"
 import { TrieNodeStore, type TrieNodeBatch } from "../storage/trieNodeStore.js";
 import { proveAccount, type AccountProof } from "./stateProof.js";
 import { ChainStateManager } from "./chainStateManager.js";
+import { OverlayStateManager } from "./overlayStateManager.js";
 import { StateTrie } from "./stateTrie.js";
 
 /** Read views kept, most recent roots first (the head and the few blocks before it). */
@@ -48,6 +49,14 @@ export class StateDatabase {
    */
   at(root: Uint8Array): MerkleStateManager {
     return new ChainStateManager({ trie: this.trieAt(root), common: this.common, caches: new Caches() });
+  }
+
+  /**
+   * State at `root` for executions whose changes are thrown away (calls, estimates): changes stay
+   * in memory and are never written, and what it reads of the root is kept for the next call.
+   */
+  overlayAt(root: Uint8Array): OverlayStateManager {
+    return new OverlayStateManager(this.accountReader, root, (candidate) => this.hasRoot(candidate));
   }
 
   /**

@@ -1,5 +1,6 @@
 // Calls take a lean path (the message without the transaction around it) where the engine's runTx
-// would accept them. Both paths must answer the same: kind, output, gas used, gas consumed and the
+// would accept them, on the overlay state (changes held in memory, never written). Every way must
+// answer as runTx on the engine's own state manager: kind, output, gas used, gas consumed and the
 // measured slack, and the same refusal where the engine refuses.
 import { expect } from "chai";
 import { AbiCoder, Interface, Wallet, getBytes, keccak256, toUtf8Bytes } from "ethers";
@@ -32,6 +33,7 @@ describe("execution/messageCall: the lean path against runTx", function () {
   this.timeout(60_000);
   let services: ChainServices;
   let engine: ExecutionEngine;
+  let overlayEngine: ExecutionEngine;
   let block: ReturnType<typeof createExecutionBlock>;
   const owner = new Wallet(keccak256(toUtf8Bytes("cow")));
   const token = new Interface(compileFixture("Token.sol", "Token").abi as never);
@@ -58,6 +60,7 @@ describe("execution/messageCall: the lean path against runTx", function () {
     childAddress = await deploy(compileFixture("Probe.sol", "Probe").bytecode);
     const head = services.chain.head;
     engine = await createExecutionEngine(services.common, services.state.at(head.header.fields.stateRoot), async () => undefined);
+    overlayEngine = await createExecutionEngine(services.common, services.state.overlayAt(head.header.fields.stateRoot), async () => undefined);
     const fields = head.header.fields;
     block = createExecutionBlock(engine.vm.common, { number: head.number, coinbase: fields.coinbase, timestamp: fields.timestamp, gasLimit: fields.gasLimit, baseFee: 0n, difficulty: fields.difficulty });
   });
@@ -101,16 +104,22 @@ describe("execution/messageCall: the lean path against runTx", function () {
     it(name, async () => {
       const built = make();
       for (const measureSlack of [false, true]) {
+        const asTransaction = comparable(await outcomeOf(() => runMessageCallAsTransaction(engine, block, built, undefined, undefined, measureSlack)));
         const lean = await outcomeOf(() => runMessageCall(engine, block, built, undefined, undefined, measureSlack));
-        const asTransaction = await outcomeOf(() => runMessageCallAsTransaction(engine, block, built, undefined, undefined, measureSlack));
-        expect(comparable(lean), `measureSlack ${measureSlack}`).to.deep.equal(comparable(asTransaction));
+        expect(comparable(lean), `lean, measureSlack ${measureSlack}`).to.deep.equal(asTransaction);
+        const onOverlay = await outcomeOf(() => runMessageCall(overlayEngine, block, built, undefined, undefined, measureSlack));
+        expect(comparable(onOverlay), `lean on the overlay, measureSlack ${measureSlack}`).to.deep.equal(asTransaction);
+        const transactionOnOverlay = await outcomeOf(() => runMessageCallAsTransaction(overlayEngine, block, built, undefined, undefined, measureSlack));
+        expect(comparable(transactionOnOverlay), `runTx on the overlay, measureSlack ${measureSlack}`).to.deep.equal(asTransaction);
       }
     });
   }
 
   it("leaves the engine's state as it found it", async () => {
-    const before = await engine.state.getStateRoot();
-    for (const make of Object.values(cases)) await outcomeOf(() => runMessageCall(engine, block, make(), undefined, undefined));
-    expect(Buffer.from(await engine.state.getStateRoot()).toString("hex")).to.equal(Buffer.from(before).toString("hex"));
+    for (const each of [engine, overlayEngine]) {
+      const before = await each.state.getStateRoot();
+      for (const make of Object.values(cases)) await outcomeOf(() => runMessageCall(each, block, make(), undefined, undefined));
+      expect(Buffer.from(await each.state.getStateRoot()).toString("hex")).to.equal(Buffer.from(before).toString("hex"));
+    }
   });
 });
