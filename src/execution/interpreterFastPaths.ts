@@ -18,6 +18,7 @@
 // differential test runs generated blocks through both, and the struct-log tests check traces.
 import { EVMError, type EVM } from "@ethereumjs/evm";
 import { keccak256 } from "../common/crypto.js";
+import { installMessageFrames, type InterpreterClass } from "./messageFrames.js";
 
 /** EIPs whose interpreter paths this loop leaves out; with any of them active it is not used. */
 const unsupportedEips = [3540, 6800, 7864, 7928, 8037] as const;
@@ -490,11 +491,12 @@ export async function installInterpreterFastPaths(evm: EVM): Promise<void> {
   );
   // One interpreter class per loaded package, and this module patches the one it imports: once
   // its loop is in, later engines need not run anything to find it.
-  if (!fastLoopInstalled) await reachInterpreterPrototype(evm, opcodeMap);
+  if (interpreterClass === undefined) await reachInterpreterPrototype(evm, opcodeMap);
+  if (interpreterClass !== undefined) installMessageFrames(evm, interpreterClass);
 }
 
-/** Whether the interpreter class of the package this module imports has the fast loop. */
-let fastLoopInstalled = false;
+/** The interpreter class of the package this module imports, once its prototype has the fast loop. */
+let interpreterClass: InterpreterClass | undefined;
 
 /**
  * The interpreter class is internal to the package: its prototype is reached through a running
@@ -517,5 +519,5 @@ async function reachInterpreterPrototype(evm: EVM, opcodeMap: OpcodeEntry[]): Pr
   }
   if (prototype === undefined) return;
   installFastLoop(prototype);
-  fastLoopInstalled = true;
+  interpreterClass = (prototype as unknown as { constructor: InterpreterClass }).constructor;
 }

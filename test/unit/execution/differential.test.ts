@@ -36,6 +36,8 @@ describe("execution: the node's fast path against the engine's defaults", functi
     const next = seededRandom(42);
     const token = compileFixture("Token.sol", "Token");
     const probe = compileFixture("Probe.sol", "Probe");
+    const frames = compileFixture("Frames.sol", "Frames");
+    const framesInterface = new Interface(frames.abi as never);
     const tokenInterface = new Interface(token.abi as never);
     const probeInterface = new Interface(probe.abi as never);
 
@@ -57,13 +59,14 @@ describe("execution: the node's fast path against the engine's defaults", functi
     };
     const tokenAddress = getCreateAddress({ from: wallets[0]!.address, nonce: 0 });
     const probeAddress = getCreateAddress({ from: wallets[1]!.address, nonce: 0 });
+    const framesAddress = getCreateAddress({ from: wallets[2]!.address, nonce: 0 });
     const pick = (count: number) => next() % count;
 
-    /** One generated transaction: transfers, token moves, storage loops, reverts, creations. */
+    /** One generated transaction: transfers, token moves, storage loops, reverts, nested frames, creations. */
     const generate = async (): Promise<ChainTransaction> => {
       const sender = pick(wallets.length);
       const other = wallets[pick(wallets.length)]!.address;
-      switch (pick(7)) {
+      switch (pick(8)) {
         case 0:
           return sign(sender, { to: other, value: BigInt(pick(1_000_000)), gasLimit: 21_000n, gasPrice: BigInt(pick(3)) });
         case 1:
@@ -80,6 +83,12 @@ describe("execution: the node's fast path against the engine's defaults", functi
         case 5:
           // Too little gas for the loop: an out-of-gas failure that still pays.
           return sign(sender, { to: probeAddress, data: probeInterface.encodeFunctionData("spin", [200]), gasLimit: 40_000n });
+        case 6: {
+          // Child frames of every kind (failing after a log, out of gas, with value, delegated,
+          // precompiles, a creation), or a top frame that logs and writes before it reverts.
+          const data = pick(3) === 0 ? framesInterface.encodeFunctionData("noteThenFail", [BigInt(pick(10))]) : framesInterface.encodeFunctionData("nest", [BigInt(pick(10))]);
+          return sign(sender, { to: framesAddress, data, value: BigInt(pick(3)) * 1000n, gasLimit: 1_000_000n });
+        }
         default:
           return sign(sender, { data: probe.bytecode, gasLimit: 1_000_000n });
       }
@@ -89,7 +98,11 @@ describe("execution: the node's fast path against the engine's defaults", functi
       const transactions: ChainTransaction[] = [];
       if (blockIndex === 0) {
         const constructorArguments = AbiCoder.defaultAbiCoder().encode(["string", "string", "uint256"], ["Diff", "DIF", 10n ** 24n]).slice(2);
-        transactions.push(await sign(0, { data: token.bytecode + constructorArguments, gasLimit: 3_000_000n }), await sign(1, { data: probe.bytecode, gasLimit: 3_000_000n }));
+        transactions.push(
+          await sign(0, { data: token.bytecode + constructorArguments, gasLimit: 3_000_000n }),
+          await sign(1, { data: probe.bytecode, gasLimit: 3_000_000n }),
+          await sign(2, { data: frames.bytecode, gasLimit: 3_000_000n }),
+        );
       } else {
         for (let count = 0; count < transactionsPerBlock; count++) transactions.push(await generate());
       }

@@ -1,0 +1,183 @@
+// The EVM's message frames (a call's value transfer, code loading and interpreter run) without
+// the package's object spreads. @ethereumjs/evm copies the message into a new object with
+// `{ ...{ codeAddress }, ...message, gasLimit }` before every interpreter run, and merges the run
+// state, result and environment with `{ ...runState, ...result, ...env }` after it. On Node 20 a
+// spread into an object that already came from a spread takes V8's slow path, building new hidden
+// classes property by property: about 25-50 µs per spread of an 18-field message, more than the
+// whole interpreter run of a token's balanceOf. Every frame with code paid it (each nested call
+// too).
+//
+// Here a call frame runs the same steps (sender debited and recipient credited through the
+// journal, code loaded, precompile or interpreter run, transient storage cleared after the top
+// frame) and hands the message to the interpreter as it is: with the EIPs that change a frame's
+// gas inactive, the copy differed from the message in nothing. The result has the package's
+// fields; its `runState` is the interpreter's own run state rather than a merged copy (nothing in
+// the engine or the node reads it). EVMs with those EIPs, in debug mode or with the profiler keep
+// the package's frames; the differential test runs generated blocks through both.
+import { type EVM, EVMError } from "@ethereumjs/evm";
+import { Account, type Address, createZeroAddress } from "@ethereumjs/util";
+
+/** EIPs that charge or record something in a call frame; with any active the package's frames run. */
+const eipsFramesLeaveOut = [2780, 6800, 7708, 7864, 7928, 8037] as const;
+
+/** The message fields a frame reads (the package's Message). */
+interface FrameMessage {
+  to: Address;
+  caller: Address;
+  value: bigint;
+  gasLimit: bigint;
+  data: Uint8Array;
+  depth: number;
+  code?: Uint8Array | ((...args: unknown[]) => unknown);
+  isCompiled: boolean;
+  isStatic: boolean;
+  isCreate?: boolean;
+  delegatecall: boolean;
+  codeAddress: Address;
+  gasRefund: bigint;
+  selfdestruct?: Map<string, Uint8Array>;
+  createdAddresses?: Set<string>;
+  chargeCodeAccesses?: boolean;
+  blobVersionedHashes?: Uint8Array[];
+  accessWitness?: { commit(): void };
+}
+
+interface InterpreterRunResult {
+  runState: { gasLeft: bigint; gasRefund: bigint; stateGasSpilled?: bigint };
+  exceptionError?: EVMError;
+}
+
+interface InterpreterInstance {
+  _result: { logs: unknown[]; returnValue?: Uint8Array; selfdestruct: Map<string, Uint8Array>; createdAddresses?: Set<string> };
+  run(code: Uint8Array, options?: object): Promise<InterpreterRunResult>;
+}
+
+export type InterpreterClass = new (...args: unknown[]) => InterpreterInstance;
+
+/** The EVM's internals a frame uses. */
+interface EvmInternals {
+  DEBUG: boolean;
+  _optsCached: { profiler?: { enabled?: boolean } };
+  _tx: { gasPrice: bigint; origin?: Address };
+  _block?: unknown;
+  stateManager: EVM["stateManager"];
+  blockchain: unknown;
+  journal: unknown;
+  performanceLogger: unknown;
+  _reduceSenderBalance(account: Account, message: FrameMessage): Promise<void>;
+  _addToBalance(account: Account, message: FrameMessage): Promise<void>;
+  _loadCode(message: FrameMessage): Promise<void>;
+  runPrecompile(code: unknown, data: Uint8Array, gasLimit: bigint): Promise<{ gasRefund?: bigint }>;
+  runInterpreter(message: FrameMessage, options?: { initialLogs?: unknown[] }): Promise<unknown>;
+  postMessageCleanup(): void;
+}
+
+type ExecuteCall = (this: EvmInternals, message: FrameMessage) => Promise<{ execResult: unknown }>;
+type RunInterpreter = (this: EvmInternals, message: FrameMessage, options?: { initialLogs?: unknown[] }) => Promise<unknown>;
+
+/** EVMs whose frames run here (see installMessageFrames). */
+const leanFrameEvms = new WeakSet<object>();
+let framesInstalled = false;
+
+function runsLeanFrames(evm: EvmInternals): boolean {
+  return leanFrameEvms.has(evm) && !evm.DEBUG && evm._optsCached.profiler?.enabled !== true && evm._block !== undefined;
+}
+
+/**
+ * Lets `evm` run its call frames here (when its rules allow), installing the frames on the EVM
+ * class once. `interpreterClass` is the package's interpreter (internal to it; reached by the
+ * caller through a running interpreter).
+ */
+export function installMessageFrames(evm: EVM, interpreterClass: InterpreterClass): void {
+  if (eipsFramesLeaveOut.some((eip) => evm.common.isActivatedEIP(eip))) return;
+  leanFrameEvms.add(evm);
+  if (framesInstalled) return;
+  framesInstalled = true;
+  const prototype = Object.getPrototypeOf(evm) as { _executeCall: ExecuteCall; runInterpreter: RunInterpreter };
+  const packageExecuteCall = prototype._executeCall;
+  const packageRunInterpreter = prototype.runInterpreter;
+
+  prototype._executeCall = async function (message) {
+    if (!runsLeanFrames(this)) return packageExecuteCall.call(this, message);
+    let failure: unknown;
+    const sender = (await this.stateManager.getAccount(message.caller)) ?? new Account();
+    if (!message.delegatecall) {
+      try {
+        await this._reduceSenderBalance(sender, message);
+      } catch (error) {
+        failure = error;
+      }
+    }
+    const recipient = (await this.stateManager.getAccount(message.to)) ?? new Account();
+    if (!message.delegatecall) {
+      try {
+        await this._addToBalance(recipient, message);
+      } catch (error) {
+        failure = error;
+      }
+    }
+    await this._loadCode(message);
+    const code = message.code;
+    if (code === undefined || (typeof code !== "function" && code.length === 0) || failure !== undefined) {
+      return { execResult: { gasRefund: message.gasRefund, executionGasUsed: 0n, exceptionError: failure, returnValue: new Uint8Array(0), logs: undefined } };
+    }
+    let result;
+    if (message.isCompiled) {
+      result = await this.runPrecompile(code, message.data, message.gasLimit);
+      result.gasRefund = message.gasRefund;
+    } else {
+      result = await this.runInterpreter(message);
+    }
+    if (message.depth === 0) this.postMessageCleanup();
+    return { execResult: result };
+  };
+
+  prototype.runInterpreter = async function (message, options = {}) {
+    if (!runsLeanFrames(this)) return packageRunInterpreter.call(this, message, options);
+    const address = message.to ?? createZeroAddress();
+    const contract = (await this.stateManager.getAccount(address)) ?? new Account();
+    const caller = message.caller ?? createZeroAddress();
+    const env = {
+      address,
+      caller,
+      callData: message.data ?? Uint8Array.from([0]),
+      callValue: message.value ?? 0n,
+      code: message.code,
+      isStatic: message.isStatic ?? false,
+      isCreate: message.isCreate ?? false,
+      depth: message.depth ?? 0,
+      gasPrice: this._tx.gasPrice,
+      origin: this._tx.origin ?? caller,
+      block: this._block,
+      contract,
+      codeAddress: message.codeAddress,
+      gasRefund: message.gasRefund,
+      chargeCodeAccesses: message.chargeCodeAccesses,
+      blobVersionedHashes: message.blobVersionedHashes ?? [],
+      accessWitness: message.accessWitness,
+      createdAddresses: message.createdAddresses,
+      initialLogs: options.initialLogs,
+    };
+    const interpreter = new interpreterClass(this, this.stateManager, this.blockchain, env, message.gasLimit, this.journal, this.performanceLogger, this._optsCached.profiler);
+    if (message.selfdestruct) interpreter._result.selfdestruct = message.selfdestruct;
+    if (message.createdAddresses) interpreter._result.createdAddresses = message.createdAddresses;
+    const { runState, exceptionError } = await interpreter.run(message.code as Uint8Array, options);
+    const result = interpreter._result;
+    const failed = exceptionError !== undefined;
+    // A revert returns its unused gas; any other exceptional halt consumes all of it.
+    const keepsGas = !failed || exceptionError.error === EVMError.errorMessages.REVERT || exceptionError.error === EVMError.errorMessages.INVALID_EOF_FORMAT;
+    message.accessWitness?.commit();
+    return {
+      logs: failed ? [] : result.logs,
+      returnValue: result.returnValue ?? new Uint8Array(0),
+      selfdestruct: failed ? new Map() : result.selfdestruct,
+      createdAddresses: failed ? new Set() : result.createdAddresses,
+      runState,
+      exceptionError,
+      gas: runState.gasLeft,
+      executionGasUsed: keepsGas ? message.gasLimit - runState.gasLeft : message.gasLimit,
+      gasRefund: runState.gasRefund,
+      stateGasSpilled: runState.stateGasSpilled,
+    };
+  };
+}
