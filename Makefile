@@ -10,7 +10,7 @@ TSC := node_modules/.bin/tsc
 # binaries stay outside and load from node_modules. Three levels deep, as dist/src/<module>/, so
 # relative paths to package.json hold.
 BUNDLE := dist/bundle/cli/chain-node.mjs
-NATIVE_PACKAGES := classic-level secp256k1 keccak node-gyp-build
+NATIVE_PACKAGES := classic-level secp256k1 node-gyp-build
 RUN_ARGS ?=
 
 .PHONY: help install gen gen-check check-deps build test test-unit test-rpc test-e2e run bench bench-rpc bench-chain bench-long lint clean

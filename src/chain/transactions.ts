@@ -57,7 +57,7 @@ export function decodeRawTransaction(raw: Uint8Array, common: Common): ChainTran
   try {
     tx = createLegacyTxFromBytesArray(fields as Parameters<typeof createLegacyTxFromBytesArray>[0], { common, freeze: false });
     const publicKey = tx.getSenderPublicKey();
-    // As the package's publicToAddress, with the native keccak-256.
+    // As the package's publicToAddress, with the node's keccak-256.
     sender = keccak256(publicKey).subarray(12);
     tx.cache.senderPubKey = publicKey;
     withKnownSender(tx, sender);

@@ -1,4 +1,4 @@
-// The native hashing and signing against independent JavaScript implementations.
+// The node's hashing (WebAssembly) and signing (native) against independent JavaScript implementations.
 import { expect } from "chai";
 import { keccak_256 } from "@noble/hashes/sha3.js";
 import { SigningKey, Wallet, keccak256 as ethersKeccak256, toUtf8Bytes } from "ethers";
