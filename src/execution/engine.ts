@@ -91,6 +91,8 @@ export async function createExecutionEngine<State extends StateManagerInterface>
   // unsubscribes, so on the node's shared Common every engine made for a call or a trace would
   // stay reachable for good.
   const vm = await createVM({ common: common.copy(), stateManager: state, blockchain });
+  // First: the fast paths replace opcode table entries, and the wrappers below wrap them.
+  await installInterpreterFastPaths(vm.evm as EVM);
 
   // The engine has no time limit of its own. JUMP and JUMPI are wrapped (the EVM's opcode table is
   // internal, hence the cast) to look at the clock every few thousand jumps while a limit is set.
@@ -150,8 +152,6 @@ export async function createExecutionEngine<State extends StateManagerInterface>
       },
     };
   }
-
-  await installInterpreterFastPaths(vm.evm as EVM);
 
   return {
     vm,

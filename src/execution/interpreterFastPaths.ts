@@ -301,6 +301,77 @@ const fastOpcodeHandlers = new Map<number, OpHandler>([
   ],
 ]);
 
+// --- SSTORE's gas ------------------------------------------------------------------------------
+
+/** The gas parameters of SSTORE under EIP-2200 with EIP-2929's access costs (and EIP-3529's refunds). */
+interface StorageGasParameters {
+  sentry: bigint;
+  noop: bigint;
+  init: bigint;
+  clean: bigint;
+  dirty: bigint;
+  clearRefund: bigint;
+  initRefund: bigint;
+  cleanRefund: bigint;
+  reset: bigint;
+  warmRead: bigint;
+  coldLoad: bigint;
+}
+
+interface StorageInterpreter {
+  isStatic(): boolean;
+  getGasLeft(): bigint;
+  getAddress(): { bytes: Uint8Array };
+  storageLoad(key: Uint8Array, original: boolean, trackAccess: boolean): Promise<Uint8Array>;
+  refundGas(amount: bigint): void;
+  subRefund(amount: bigint): void;
+  journal: { isWarmedStorage(address: Uint8Array, slot: Uint8Array): boolean; addWarmedStorage(address: Uint8Array, slot: Uint8Array): void };
+}
+
+/**
+ * SSTORE's gas handler as the package's for this node's rules (EIP-2200 net metering, EIP-2929
+ * access costs, no EIP-8038 or witness charges), comparing the current, original and new values as
+ * words: the package pads each value to 32 bytes through array spreads first, a tenth of a loop of
+ * stores. Same charges, refunds, warming and traps, in the same order.
+ */
+function storageStoreGas(parameters: StorageGasParameters) {
+  return async (runState: RunState, gas: bigint): Promise<bigint> => {
+    const interpreter = runState.interpreter as unknown as StorageInterpreter;
+    if (interpreter.isStatic()) trap(EVMError.errorMessages.STATIC_STATE_CHANGE);
+    const [key, value] = runState.stack.peek(2) as [bigint, bigint];
+    const slot = wordToBytes32(key);
+    const currentBytes = await interpreter.storageLoad(slot, false, false);
+    const originalBytes = await interpreter.storageLoad(slot, true, false);
+    const current = currentBytes.length === 0 ? 0n : bytesToWord(currentBytes);
+    const original = originalBytes.length === 0 ? 0n : bytesToWord(originalBytes);
+    if (interpreter.getGasLeft() <= parameters.sentry) trap(EVMError.errorMessages.OUT_OF_GAS);
+    const address = interpreter.getAddress().bytes;
+    const warm = interpreter.journal.isWarmedStorage(address, slot);
+    if (current === value) {
+      gas += warm ? parameters.warmRead : parameters.noop;
+    } else if (original === current) {
+      if (original !== 0n && value === 0n) interpreter.refundGas(parameters.clearRefund);
+      gas += original === 0n ? parameters.init : parameters.clean;
+    } else {
+      if (original !== 0n) {
+        if (current === 0n) interpreter.subRefund(parameters.clearRefund);
+        else if (value === 0n) interpreter.refundGas(parameters.clearRefund);
+      }
+      if (original === value) {
+        if (original === 0n) interpreter.refundGas(warm ? parameters.init - parameters.warmRead : parameters.initRefund);
+        else interpreter.refundGas(warm ? parameters.reset - parameters.coldLoad - parameters.warmRead : parameters.cleanRefund);
+      }
+      gas += parameters.dirty;
+    }
+    // EIP-2929 after EIP-2200's sentry: a cold slot is warmed and charged.
+    if (!warm) {
+      interpreter.journal.addWarmedStorage(address, slot);
+      gas += parameters.coldLoad;
+    }
+    return gas;
+  };
+}
+
 // --- the loop ----------------------------------------------------------------------------------
 
 /** Per EVM: the synchronous gas handlers for its rules, or null when the loop must not run on it. */
@@ -462,8 +533,9 @@ function installFastLoop(prototype: InterpreterPrototype): void {
 }
 
 /**
- * Gives `evm` the faster opcode handlers and, once per loaded package, the faster loop. Call it
- * before the EVM runs anything, after any other change to its opcode table.
+ * Gives `evm` the faster opcode handlers (SSTORE's gas handler among them) and, once per loaded
+ * package, the faster loop. Call it before the EVM runs anything and before any wrapping of its
+ * opcode handlers: it replaces table entries, and wrappers put in afterwards wrap the fast ones.
  */
 export async function installInterpreterFastPaths(evm: EVM): Promise<void> {
   const common = evm.common;
@@ -477,6 +549,25 @@ export async function installInterpreterFastPaths(evm: EVM): Promise<void> {
     if (entry !== undefined) opcodeMap[opcode] = { ...entry, opHandler };
   }
   const parameter = (name: string) => common.param(name);
+  if (common.isActivatedEIP(2929) && common.gteHardfork("berlin") && !common.isActivatedEIP(8038)) {
+    const store = opcodeMap[0x55]!;
+    opcodeMap[0x55] = {
+      ...store,
+      gasHandler: storageStoreGas({
+        sentry: parameter("sstoreSentryEIP2200Gas"),
+        noop: parameter("sstoreNoopEIP2200Gas"),
+        init: parameter("sstoreInitEIP2200Gas"),
+        clean: parameter("sstoreCleanEIP2200Gas"),
+        dirty: parameter("sstoreDirtyEIP2200Gas"),
+        clearRefund: parameter("sstoreClearRefundEIP2200Gas"),
+        initRefund: parameter("sstoreInitRefundEIP2200Gas"),
+        cleanRefund: parameter("sstoreCleanRefundEIP2200Gas"),
+        reset: parameter("sstoreResetGas"),
+        warmRead: parameter("warmstoragereadGas"),
+        coldLoad: parameter("coldsloadGas"),
+      }),
+    };
+  }
   fastLoopSettings.set(
     evm,
     synchronousGasHandlers({

@@ -56,7 +56,10 @@ const op = {
 /** Returns 32 bytes of memory from `offset`. */
 const returnWord = (offset: number) => push(32) + push(offset) + op.RETURN;
 
-const programs: Record<string, { code: string; data?: string; gas?: bigint }> = {
+/** SSTORE of `value` into `slot`. */
+const store = (slot: number, value: number) => push(value) + push(slot) + op.SSTORE;
+
+const programs: Record<string, { code: string; data?: string; gas?: bigint; storage?: [slot: number, value: number][] }> = {
   "EXP across exponent widths": {
     code: [0n, 1n, 255n, 256n, 1n << 255n, maxWord].map((exponent, index) => push(exponent) + push(3) + op.EXP + push(index * 32) + op.MSTORE).join("") + push(192) + push(0) + op.RETURN,
   },
@@ -94,6 +97,21 @@ const programs: Record<string, { code: string; data?: string; gas?: bigint }> = 
       push(8) + op.SLOAD + push(96) + op.MSTORE +
       push(128) + push(0) + op.RETURN,
   },
+  "storage gas and refunds of every EIP-2200 case, cold and warm, over stored values": {
+    storage: [
+      [1, 5],
+      [2, 5],
+      [4, 5],
+    ],
+    code:
+      store(1, 5) + store(1, 5) + // no-op, cold then warm
+      store(2, 0) + store(2, 7) + store(2, 5) + // delete, recreate, back to the original
+      store(3, 9) + store(3, 0) + // create, back to the original zero
+      store(4, 6) + store(4, 0) + store(4, 6) + // write, delete a dirty slot, recreate it
+      op.STOP,
+  },
+  "a store with no more than the sentry's gas left": { code: store(0, 1) + op.STOP, gas: 2_306n },
+  "a store with just more than the sentry's gas left": { code: store(0, 1) + op.STOP, gas: 2_307n },
   "logs with zero to four topics": {
     code: [0, 1, 2, 3, 4].map((topics) => Array.from({ length: topics }, (_, index) => push(index + 1)).join("") + push(topics * 10) + push(topics) + op.LOG(topics)).join("") + op.STOP,
   },
@@ -159,6 +177,9 @@ describe("execution/interpreterFastPaths", () => {
         await state.putAccount(to, new Account());
         const plain = await createVM({ common: new Common({ chain: { ...Mainnet, chainId: 33 }, hardfork: executionHardfork, eips: [...extraEips] }) });
         await plain.stateManager.putAccount(to, new Account());
+        for (const [slot, value] of program.storage ?? []) {
+          for (const manager of [state, plain.stateManager]) await manager.putStorage(to, setLengthLeft(Uint8Array.of(slot), 32), Uint8Array.of(value));
+        }
 
         // Run untraced, then traced: the steps a tracer sees must be the package's too.
         const fast = await engine.vm.evm.runCode(options);
