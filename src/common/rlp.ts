@@ -1,9 +1,11 @@
-// RLP encoding in one pass into one buffer. @ethereumjs/rlp encodes a list by encoding each item
-// into a new array, then concatenating the length prefix and the items (a variadic spread and a
-// copy per level), and writes length prefixes through hexadecimal strings: a seventh of a value
-// transfer's block (accounts, trie nodes, header, receipts and transactions are all RLP). Every
-// @ethereumjs package calls the encoder through the shared `RLP` object, so the node puts this
-// one there at start-up; the output is the package's byte for byte (a test compares both).
+// RLP in one pass. @ethereumjs/rlp encodes a list by encoding each item into a new array, then
+// concatenating the length prefix and the items (a variadic spread and a copy per level), writes
+// length prefixes through hexadecimal strings, and decodes by slicing a copy of every remainder:
+// together a seventh of a value transfer's block (accounts, trie nodes, header, receipts and
+// transactions are all RLP). Every @ethereumjs package calls the codec through the shared `RLP`
+// object, so the node puts these functions there at start-up. Their output is the package's byte
+// for byte and value for value (a test compares both); the decoder hands any input it does not
+// find well formed to the package's, which then throws its own error.
 import { RLP } from "@ethereumjs/rlp";
 
 /** What the package's encoder accepts. */
@@ -65,6 +67,25 @@ function writePrefix(at: number, length: number, offset: number): number {
 /** The largest prefix: one byte and up to eight length bytes. */
 const maxPrefix = 9;
 
+const nibbles = new Uint8Array(128);
+for (let digit = 0; digit < 16; digit++) nibbles["0123456789abcdef".charCodeAt(digit)] = digit;
+
+/** A positive integer as its shortest big-endian bytes, with its prefix, straight from its hex digits. */
+function writeInteger(value: bigint): void {
+  if (value < 0x80n) {
+    reserve(1);
+    output[position++] = Number(value);
+    return;
+  }
+  const digits = value.toString(16);
+  const length = (digits.length + 1) >> 1;
+  reserve(maxPrefix + length);
+  position += writePrefix(position, length, 0x80);
+  let digit = 0;
+  if (digits.length % 2 === 1) output[position++] = nibbles[digits.charCodeAt(digit++)]!;
+  while (digit < digits.length) output[position++] = (nibbles[digits.charCodeAt(digit++)]! << 4) | nibbles[digits.charCodeAt(digit++)]!;
+}
+
 function write(input: RlpInput): void {
   if (Array.isArray(input)) {
     // The items go after room for the largest prefix, then move back behind the real one.
@@ -76,6 +97,10 @@ function write(input: RlpInput): void {
     const prefixLength = writePrefix(start, contentLength, 0xc0);
     if (prefixLength !== maxPrefix) output.copyWithin(start + prefixLength, start + maxPrefix, position);
     position -= maxPrefix - prefixLength;
+    return;
+  }
+  if (typeof input === "bigint" && input > 0n) {
+    writeInteger(input);
     return;
   }
   const bytes = scalarBytes(input as Exclude<RlpInput, readonly RlpInput[]>);
@@ -101,10 +126,86 @@ export function encodeRlp(input: RlpInput): Uint8Array {
   return output.slice(0, position);
 }
 
-/** The package's own encoder, kept for comparison. */
-export const packageRlpEncode = RLP.encode;
+/** What decoding gives: bytes, or a list of decoded items. */
+export type RlpDecoded = Uint8Array | RlpDecoded[];
 
-/** Makes every user of @ethereumjs/rlp's `RLP` object encode with encodeRlp. */
-export function installFastRlpEncoding(): void {
-  (RLP as { encode: (input: RlpInput) => Uint8Array }).encode = encodeRlp;
+/** Thrown inside the decoder at anything not well formed: the package's decoder then words it. */
+const malformed = new Error("malformed RLP");
+
+/** The declared length in `count` bytes at `at` (canonical: no leading zero). */
+function readLength(input: Uint8Array, at: number, count: number, end: number): number {
+  if (at + count > end || input[at] === 0 || count > 6) throw malformed;
+  let length = 0;
+  for (let index = 0; index < count; index++) length = length * 256 + input[at + index]!;
+  return length;
+}
+
+let decodedEnd = 0;
+
+/** The item starting at `at`, within `input` up to `end`; sets decodedEnd to where it ends. */
+function decodeItem(input: Uint8Array, at: number, end: number): RlpDecoded {
+  const first = input[at]!;
+  if (first <= 0x7f) {
+    decodedEnd = at + 1;
+    return input.slice(at, at + 1);
+  }
+  if (first <= 0xb7) {
+    const length = first - 0x80;
+    const stop = at + 1 + length;
+    if (stop > end || (length === 1 && input[at + 1]! < 0x80)) throw malformed;
+    decodedEnd = stop;
+    return input.slice(at + 1, stop);
+  }
+  if (first <= 0xbf) {
+    const count = first - 0xb7;
+    const length = readLength(input, at + 1, count, end);
+    const start = at + 1 + count;
+    if (length <= 55 || start + length > end) throw malformed;
+    decodedEnd = start + length;
+    return input.slice(start, start + length);
+  }
+  let start: number;
+  let stop: number;
+  if (first <= 0xf7) {
+    start = at + 1;
+    stop = start + first - 0xc0;
+  } else {
+    const count = first - 0xf7;
+    const length = readLength(input, at + 1, count, end);
+    if (length < 56) throw malformed;
+    start = at + 1 + count;
+    stop = start + length;
+  }
+  if (stop > end) throw malformed;
+  const items: RlpDecoded[] = [];
+  let next = start;
+  while (next < stop) {
+    items.push(decodeItem(input, next, stop));
+    next = decodedEnd;
+  }
+  decodedEnd = stop;
+  return items;
+}
+
+/** The package's own codec, kept for comparison and for the errors of malformed input. */
+export const packageRlpEncode = RLP.encode;
+export const packageRlpDecode = RLP.decode;
+
+/** RLP-decodes `input` as @ethereumjs/rlp's decode does (copies of the bytes; its errors). */
+export function decodeRlp(input: Uint8Array, stream = false): RlpDecoded | { data: RlpDecoded; remainder: Uint8Array } {
+  if (stream || !(input instanceof Uint8Array) || input.length === 0) return packageRlpDecode(input as never, stream as never) as RlpDecoded;
+  try {
+    const decoded = decodeItem(input, 0, input.length);
+    if (decodedEnd === input.length) return decoded;
+  } catch (error) {
+    if (error !== malformed) throw error;
+  }
+  return packageRlpDecode(input) as RlpDecoded;
+}
+
+/** Makes every user of @ethereumjs/rlp's `RLP` object encode and decode here. */
+export function installFastRlp(): void {
+  const shared = RLP as unknown as { encode: typeof encodeRlp; decode: typeof decodeRlp };
+  shared.encode = encodeRlp;
+  shared.decode = decodeRlp;
 }

@@ -8,7 +8,7 @@ import { Chain } from "../chain/chain.js";
 import { GenesisFileError, parseGenesisDocument, type GenesisSpec } from "../chain/genesis.js";
 import type { NetworkProfile } from "../chain/networks.js";
 import type { Logger } from "../common/logger.js";
-import { installFastRlpEncoding } from "../common/rlp.js";
+import { installFastRlp } from "../common/rlp.js";
 import { BlockBuilder } from "../execution/blockBuilder.js";
 import { CallService } from "../execution/callService.js";
 import { createExecutionRules } from "../execution/rules.js";
@@ -82,7 +82,7 @@ function openKeyStorage(network: NetworkProfile, storage: StorageOptions, log: L
 }
 
 export async function openChainServices(network: NetworkProfile, storage: StorageOptions, options: ChainOptions, log: Logger): Promise<ChainServices> {
-  installFastRlpEncoding();
+  installFastRlp();
   const genesis = await loadGenesis(network, options.genesisFile);
   const store = await openStore(network, storage);
   try {

@@ -1,7 +1,8 @@
-// The node's RLP encoder against @ethereumjs/rlp's, byte for byte, on generated nested values of
-// every kind the package accepts and at the lengths where the prefix changes form.
+// The node's RLP codec against @ethereumjs/rlp's: encodings byte for byte on generated nested values
+// of every kind the package accepts and at the lengths where the prefix changes form; decodings
+// value for value, and the same error for malformed input.
 import { expect } from "chai";
-import { encodeRlp, packageRlpEncode, type RlpInput } from "../../../src/common/rlp.js";
+import { decodeRlp, encodeRlp, packageRlpDecode, packageRlpEncode, type RlpInput } from "../../../src/common/rlp.js";
 import { randomBytes, seededRandom } from "../../helpers/seededRandom.js";
 
 const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
@@ -9,23 +10,24 @@ const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
 /** Byte lengths around the prefix boundaries (55/56 bytes, one/two/three length bytes). */
 const edgeLengths = [0, 1, 2, 55, 56, 57, 255, 256, 257, 65_535, 65_536, 70_000];
 
+/** A generated value; choices come from the generator's high bits (an LCG's low bits repeat in short cycles). */
 function randomValue(next: () => number, depth: number): RlpInput {
-  const kind = next() % (depth > 3 ? 6 : 8);
-  switch (kind) {
+  const pick = (count: number) => (next() >>> 12) % count;
+  switch (pick(depth > 3 ? 6 : 8)) {
     case 0:
-      return randomBytes(next, next() % 70);
+      return randomBytes(next, pick(70));
     case 1:
-      return Uint8Array.of(next() % 256);
+      return Uint8Array.of(pick(256));
     case 2:
-      return BigInt(next()) * BigInt(next()) * BigInt(next() % 3);
+      return pick(2) === 0 ? BigInt(pick(300)) : BigInt(next()) * BigInt(next()) * BigInt(pick(3));
     case 3:
-      return next() % 300;
+      return pick(300);
     case 4:
-      return next() % 2 === 0 ? null : undefined;
+      return pick(2) === 0 ? null : undefined;
     case 5:
-      return next() % 2 === 0 ? `0x${hex(randomBytes(next, next() % 40))}${next() % 2 === 0 ? "a" : ""}` : "plain text é";
+      return pick(2) === 0 ? `0x${hex(randomBytes(next, pick(40)))}${pick(2) === 0 ? "a" : ""}` : "plain text é";
     default:
-      return Array.from({ length: next() % 12 }, () => randomValue(next, depth + 1));
+      return Array.from({ length: pick(12) }, () => randomValue(next, depth + 1));
   }
 }
 
@@ -56,5 +58,43 @@ describe("common/rlp", () => {
     expect(hex(second)).to.equal("c483040506");
     expect(() => encodeRlp(-1)).to.throw("must be unsigned");
     expect(() => packageRlpEncode(-1)).to.throw("must be unsigned");
+  });
+
+  it("decodes as the package does: generated encodings, and damaged ones to the same value or the same error", () => {
+    const next = seededRandom(13);
+    const outcome = (decode: () => unknown) => {
+      try {
+        return { value: decode() };
+      } catch (error) {
+        return { error: (error as Error).message };
+      }
+    };
+    const same = (input: Uint8Array, label: string) => {
+      const ours = outcome(() => decodeRlp(input));
+      const theirs = outcome(() => packageRlpDecode(input));
+      expect(ours, label).to.deep.equal(theirs);
+    };
+    let damagedErrors = 0;
+    for (let index = 0; index < 2_000; index++) {
+      const encoded = packageRlpEncode(randomValue(next, 0) as never);
+      same(encoded, `value ${index}`);
+      // One byte changed, or the end cut off: mostly errors, sometimes another valid value.
+      const pick = (count: number) => (next() >>> 12) % count;
+      const damaged = encoded.slice(0, pick(4) === 0 ? Math.max(0, encoded.length - 1 - pick(3)) : encoded.length);
+      if (damaged.length > 0 && pick(2) === 0) damaged[pick(damaged.length)] = pick(256);
+      same(damaged, `damaged value ${index}`);
+      if (outcome(() => packageRlpDecode(damaged)).error !== undefined) damagedErrors++;
+    }
+    for (const length of edgeLengths) same(packageRlpEncode([randomBytes(next, length), [randomBytes(next, length)]]), `${length} bytes`);
+    // Non-canonical lengths: a leading zero, a long form for a short string, a single byte in a prefix.
+    for (const input of ["b8020102", "b90002" + "00".repeat(2), "8105", "c30102", "f800", "f90001" + "00", "80", "c0", "00"]) same(Buffer.from(input, "hex"), input);
+    expect(damagedErrors, "damaged inputs the package refused").to.be.greaterThan(100);
+  });
+
+  it("gives each decoded value its own bytes, as the package's copies", () => {
+    const encoded = packageRlpEncode([Uint8Array.of(1, 2, 3)]);
+    const decoded = decodeRlp(encoded) as Uint8Array[];
+    decoded[0]![0] = 9;
+    expect(hex(encoded)).to.equal("c483010203");
   });
 });
