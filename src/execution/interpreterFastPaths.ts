@@ -119,15 +119,19 @@ export function wordToMinimalBytes(word: bigint): Uint8Array {
   return bytes.subarray(start);
 }
 
-/** Big-endian bytes (at most 32) as a word. */
+/** One word of scratch space for bytesToWord (words are read synchronously, one at a time). */
+const scratchWord = new Uint8Array(32);
+const scratchView = new DataView(scratchWord.buffer);
+
+/** Big-endian bytes (at most 32) as a word; short values (most stored values) skip the high lanes. */
 export function bytesToWord(bytes: Uint8Array): bigint {
-  let padded = bytes;
-  if (bytes.length !== 32) {
-    padded = new Uint8Array(32);
-    padded.set(bytes, 32 - bytes.length);
-  }
-  const view = new DataView(padded.buffer, padded.byteOffset, 32);
-  return (view.getBigUint64(0) << 192n) | (view.getBigUint64(8) << 128n) | (view.getBigUint64(16) << 64n) | view.getBigUint64(24);
+  const length = bytes.length;
+  scratchWord.fill(0, 0, 32 - length);
+  scratchWord.set(bytes, 32 - length);
+  const low = scratchView.getBigUint64(24);
+  if (length <= 8) return low;
+  if (length <= 16) return (scratchView.getBigUint64(16) << 64n) | low;
+  return (scratchView.getBigUint64(0) << 192n) | (scratchView.getBigUint64(8) << 128n) | (scratchView.getBigUint64(16) << 64n) | low;
 }
 
 // --- gas handlers that never wait -------------------------------------------------------------
