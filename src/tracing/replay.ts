@@ -75,7 +75,8 @@ export async function replayBlock<T>(
   const parentState = parentRoot === undefined ? undefined : deps.state.reader(parentRoot);
   if (parentRoot === undefined || parentState === undefined) throw new ReplayStateMissingError(block.hash);
   const context: ReplayContext = { parentState };
-  const engine = await createExecutionEngine(deps.common, deps.state.at(parentRoot), deps.canonicalHash);
+  // The overlay state: a replay's changes are thrown away, so none is encoded or hashed.
+  const engine = await createExecutionEngine(deps.common, deps.state.overlayAt(parentRoot), deps.canonicalHash);
   const fields = block.header.fields;
   const executionBlock = createExecutionBlock(deps.common, {
     number: fields.number,
@@ -89,8 +90,7 @@ export async function replayBlock<T>(
   let blockGasUsed = 0n;
   const last = Math.min(lastIndex, block.transactions.length - 1);
   // One checkpoint around the whole replay, never committed: each transaction still sees the ones
-  // before it, but nothing is flushed into the trie store (whose unwritten nodes go to disk with
-  // the next block), and the engine is dropped afterwards.
+  // before it, and the engine is dropped afterwards.
   await engine.state.checkpoint();
   try {
     for (let index = 0; index <= last; index++) {
