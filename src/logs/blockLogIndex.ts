@@ -1,9 +1,9 @@
-// The logs of the most recent canonical blocks, kept in memory so log queries over them cost a map
-// lookup and a bloom test per block: filled as blocks reach the disk and, for older blocks inside
+// The logs of the most recent canonical blocks, kept in memory (compacted: see compactBlockLogs) so
+// log queries over them cost a map lookup and a bloom test per block: filled as blocks reach the disk and, for older blocks inside
 // the window, on first read. Blocks below the window are read from the chain on every query.
 import type { Chain } from "../chain/chain.js";
 import type { BlockWithReceipts, ChainHeadListener } from "../chain/events.js";
-import { blockLogsOf, type BlockLogs } from "./blockLogs.js";
+import { blockLogsOf, compactBlockLogs, type BlockLogs } from "./blockLogs.js";
 
 export interface BlockLogIndexOptions {
   /** The window: this many blocks below and including the head. */
@@ -55,8 +55,10 @@ export class BlockLogIndex implements ChainHeadListener {
     // Still canonical after the reads (a revert may have run between them): then worth keeping.
     const canonicalHash = await this.chain.getCanonicalHash(number);
     const fits = this.logCount + logs.logCount <= this.options.maxLogs;
-    if (fits && number > this.floor && canonicalHash !== undefined && Buffer.compare(canonicalHash, block.hash) === 0) this.hold(logs);
-    return logs;
+    if (!fits || number <= this.floor || canonicalHash === undefined || Buffer.compare(canonicalHash, block.hash) !== 0) return logs;
+    const compact = compactBlockLogs(logs);
+    this.hold(compact);
+    return compact;
   }
 
   get size(): number {
@@ -64,7 +66,7 @@ export class BlockLogIndex implements ChainHeadListener {
   }
 
   blocksAdded(blocks: readonly BlockWithReceipts[]): void {
-    for (const { block, receipts } of blocks) this.hold(blockLogsOf(block, receipts));
+    for (const { block, receipts } of blocks) this.hold(compactBlockLogs(blockLogsOf(block, receipts)));
     const windowFloor = this.chain.head.number - BigInt(this.options.maxBlocks);
     while (this.floor < windowFloor) this.forget(++this.floor);
     this.shrinkToFit();

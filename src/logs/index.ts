@@ -15,7 +15,7 @@ export {
   type LocatedLog,
   type LogQueryLimits,
 } from "./logQuery.js";
-export { blockLogsOf, type BlockLogs, type TransactionLogs } from "./blockLogs.js";
+export { blockLogsOf, compactBlockLogs, type BlockLogs, type TransactionLogs } from "./blockLogs.js";
 export { BlockLogIndex, defaultBlockLogIndexOptions, type BlockLogIndexOptions } from "./blockLogIndex.js";
 export { FilterManager, maxInstalledFilters, TooManyFiltersError, type FilterChanges, type FilterManagerOptions, type LogFilterQuery } from "./filterManager.js";
 export { defaultLogOptions, type LogOptions } from "./options.js";

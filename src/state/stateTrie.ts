@@ -18,22 +18,22 @@ import {
   type Path,
 } from "@ethereumjs/mpt";
 import { equalsBytes } from "@ethereumjs/util";
+import { bytesEntryCost, GenerationalCache } from "../common/generationalCache.js";
 import { bytesToNibbles, bytesToUnprefixedHex } from "../common/hex.js";
 
 const missingNodeMessage = "Missing node in DB";
-/** Values remembered per node database (root and key -> value, null for none). */
-const rememberedValueCount = 100_000;
+/**
+ * Memory of the values remembered per node database (root and key -> value, null for none), as
+ * heap cost (see common/generationalCache.ts): about 16,000 reads of 128-character keys. A new
+ * block is a new root, so what is worth remembering is the reads at the few roots calls run at;
+ * 16,000 covers the accounts and slots of several heavy calls. It was 100,000 entries, about 40 MiB
+ * of heap, mostly reads at roots no call would use again.
+ */
+const rememberedValuesBytes = 8 * 1024 * 1024;
 
-class RememberedValues {
-  private readonly values = new Map<string, Uint8Array | null>();
-
-  get(key: string): Uint8Array | null | undefined {
-    return this.values.get(key);
-  }
-
-  set(key: string, value: Uint8Array | null): void {
-    this.values.set(key, value);
-    if (this.values.size > rememberedValueCount) this.values.delete(this.values.keys().next().value!);
+class RememberedValues extends GenerationalCache<Uint8Array | null> {
+  constructor() {
+    super(rememberedValuesBytes, bytesEntryCost);
   }
 }
 

@@ -6,6 +6,7 @@
 // stale), and a miss is read synchronously: a state access walks several nodes in a row, and a
 // round trip through LevelDB's thread pool per node would cost more than the reads themselves.
 import type { BatchDBOp, DB } from "@ethereumjs/util";
+import { bytesEntryCost, GenerationalCache } from "../common/generationalCache.js";
 import { bytesToUnprefixedHex } from "../common/hex.js";
 import type { KeyValueStore, StoreOperation } from "./keyValueStore.js";
 import { storeKeys } from "./keys.js";
@@ -29,53 +30,34 @@ function keyText(key: TrieKey): string {
 /** Trie nodes taken into one block's batch (hex key -> node). */
 export type TrieNodeBatch = ReadonlyMap<string, Uint8Array>;
 
-/** Default size of the node cache: about 64 MiB of node bytes. */
-export const defaultNodeCacheBytes = 64 * 1024 * 1024;
-
 /**
- * A cache bounded by bytes, in two generations: entries go into the young map; when it is full it
- * becomes the old one and the previous old one is dropped. A hit in the old map moves the entry
- * back to the young one. Nearly an LRU, at the cost of two Map operations.
+ * Default memory of the node cache, counted as heap cost (see common/generationalCache.ts): about
+ * 40,000 nodes of 200 bytes. That holds the paths a block's transactions and the calls at recent
+ * roots walk, many times over (a dev chain's working set is a few thousand nodes); the nodes of
+ * older states come from LevelDB's own block cache and the page cache in microseconds. It was 64
+ * MiB of node bytes, which with the JavaScript objects around them was 150 MiB of heap, filled by
+ * the nodes of every new block (a node is written once and rarely read again once its state is
+ * old), and garbage in the old generation once dropped.
  */
-class GenerationalCache {
-  private young = new Map<string, Uint8Array>();
-  private old = new Map<string, Uint8Array>();
-  private youngBytes = 0;
-
-  constructor(private readonly generationBytes: number) {}
-
-  get(key: string): Uint8Array | undefined {
-    const hit = this.young.get(key);
-    if (hit !== undefined) return hit;
-    const aged = this.old.get(key);
-    if (aged !== undefined) this.set(key, aged);
-    return aged;
-  }
-
-  set(key: string, value: Uint8Array): void {
-    if (this.young.has(key)) return;
-    this.young.set(key, value);
-    this.youngBytes += value.length + key.length;
-    if (this.youngBytes >= this.generationBytes) {
-      this.old = this.young;
-      this.young = new Map();
-      this.youngBytes = 0;
-    }
-  }
-}
+export const defaultNodeCacheBytes = 24 * 1024 * 1024;
 
 export class TrieNodeStore implements DB<string, TrieValue> {
   /** Written by the tries, not yet on disk (hex key -> node). */
   private unwritten = new Map<string, Uint8Array>();
   /** Handed to a batch that is being written: still served until the write completes. */
   private inFlight = new Map<string, Uint8Array>();
-  private readonly cache: GenerationalCache;
+  private readonly cache: GenerationalCache<Uint8Array>;
 
   constructor(
     private readonly store: KeyValueStore,
     cacheBytes = defaultNodeCacheBytes,
   ) {
-    this.cache = new GenerationalCache(cacheBytes / 2);
+    this.cache = new GenerationalCache<Uint8Array>(cacheBytes, bytesEntryCost);
+  }
+
+  /** What the cached nodes cost in memory, by the cache's estimate (for tests). */
+  get cacheCost(): number {
+    return this.cache.cost;
   }
 
   async get(key: TrieKey): Promise<Uint8Array | undefined> {
