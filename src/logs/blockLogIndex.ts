@@ -1,6 +1,7 @@
 // The logs of the most recent canonical blocks, kept in memory (compacted: see compactBlockLogs) so
-// log queries over them cost a map lookup and a bloom test per block: filled as blocks reach the disk and, for older blocks inside
-// the window, on first read. Blocks below the window are read from the chain on every query.
+// log queries over them cost a map lookup and a bloom test per block: filled as blocks reach the
+// disk and, for older blocks inside the window, on first read. Blocks below the window are read
+// from the chain on every query.
 import type { Chain } from "../chain/chain.js";
 import type { BlockWithReceipts, ChainHeadListener } from "../chain/events.js";
 import { blockLogsOf, compactBlockLogs, type BlockLogs } from "./blockLogs.js";
