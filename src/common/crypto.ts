@@ -5,21 +5,32 @@
 // through the keccak package's native addon (four calls across the addon boundary per hash) and
 // 11 µs in @noble/hashes. The secp256k1 binding is loaded directly, so a machine where it cannot
 // load fails at start-up instead of silently running the package's slow JavaScript fallback.
-import { createKeccak } from "hash-wasm";
+import { keccak_256 } from "@noble/hashes/sha3.js";
+import type * as HashWasm from "hash-wasm";
 import { createRequire } from "node:module";
 import type * as NativeSecp256k1 from "secp256k1/bindings.js";
 
 const require = createRequire(import.meta.url);
 const secp256k1 = require("secp256k1/bindings.js") as typeof NativeSecp256k1;
+// Keccak alone: the package's index carries the WebAssembly of every algorithm it has (a slower
+// start-up for one hash).
+const { createKeccak } = require("hash-wasm/dist/keccak.umd.min.js") as Pick<typeof HashWasm, "createKeccak">;
 
 /**
  * One hasher for every hash: `init` resets it completely, and a hash runs start to end without
- * yielding. Compiling the WebAssembly module happens once, when this module loads.
+ * yielding. The WebAssembly module compiles in the background while the node starts (some 35 ms
+ * here); the few hashes before it is ready use @noble/hashes, which gives the same digests. A
+ * machine where it cannot compile stops with that error (an unhandled rejection), as for secp256k1.
  */
-const hasher = await createKeccak(256);
+let hasher: Awaited<ReturnType<typeof createKeccak>> | undefined;
+/** Settles once the WebAssembly hasher is in use. */
+export const fastKeccakReady: Promise<void> = createKeccak(256).then((created) => {
+  hasher = created;
+});
 
 /** keccak-256 (the original Keccak padding, not SHA3-256). */
 export function keccak256(data: Uint8Array): Uint8Array {
+  if (hasher === undefined) return keccak_256(data);
   hasher.init();
   hasher.update(data);
   return hasher.digest("binary");

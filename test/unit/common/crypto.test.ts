@@ -2,12 +2,15 @@
 import { expect } from "chai";
 import { keccak_256 } from "@noble/hashes/sha3.js";
 import { SigningKey, Wallet, keccak256 as ethersKeccak256, toUtf8Bytes } from "ethers";
-import { keccak256, recoverPublicKey, signRecoverable } from "../../../src/common/crypto.js";
+import { fastKeccakReady, keccak256, recoverPublicKey, signRecoverable } from "../../../src/common/crypto.js";
 import { randomBytes, seededRandom } from "../../helpers/seededRandom.js";
 
 const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
 
 describe("common/crypto", () => {
+  // The WebAssembly hasher, not the JavaScript one used while it compiles.
+  before(() => fastKeccakReady);
+
   it("hashes like @noble/hashes keccak_256 at every length around the sponge's rate, one hash after another", () => {
     const next = seededRandom(3);
     // 136 bytes is keccak-256's rate: lengths around its multiples change the padding.
