@@ -226,7 +226,10 @@ async function runAsLeanCall(engine: ExecutionEngine, block: EngineBlock, call: 
   let outcome: RunOutcome;
   let revertStarted = false;
   try {
-    for (const [precompile] of evm.precompiles) journal.addAlwaysWarmAddress(precompile);
+    // The precompiles' addresses are unprefixed hex already: straight into the journal's always-warm
+    // map, as addAlwaysWarmAddress would put them (it first runs each through a hex-prefix check).
+    const alwaysWarm = (journal as unknown as { alwaysWarmJournal: Map<string, Set<string>> }).alwaysWarmJournal;
+    for (const precompile of evm.precompiles.keys()) if (!alwaysWarm.has(precompile)) alwaysWarm.set(precompile, new Set());
     journal.addAlwaysWarmAddress(plan.caller.toString());
     journal.addAlwaysWarmAddress(bytesToUnprefixedHex(plan.to.bytes));
     journal.addAlwaysWarmAddress(bytesToUnprefixedHex(block.header.coinbase.bytes));

@@ -27,6 +27,23 @@ const keptStoredCodeBytes = 16 * 1024 * 1024;
 
 const emptyValue = new Uint8Array(0);
 
+/**
+ * Hex keys of addresses and storage roots, by their bytes (never changed in place): a frame passes
+ * the same Address objects to every read and write of its account and storage, and an account's
+ * copies share its storage root; converting them at every access showed in profiles.
+ */
+const hexKeys = new WeakMap<Uint8Array, string>();
+
+function hexKey(bytes: Uint8Array): string {
+  let key = hexKeys.get(bytes);
+  if (key === undefined) hexKeys.set(bytes, (key = bytesToUnprefixedHex(bytes)));
+  return key;
+}
+
+function addressKey(address: Address): string {
+  return hexKey(address.bytes);
+}
+
 function copyOf(account: Account): Account {
   return new Account(account.nonce, account.balance, account.storageRoot, account.codeHash);
 }
@@ -57,7 +74,7 @@ class StoredState {
   /** The value of `slot` in the storage trie with root `storageRoot`, without leading zeros. */
   async slot(storageRoot: Uint8Array, slot: Uint8Array, slotHex: string): Promise<Uint8Array> {
     if (equalsBytes(storageRoot, KECCAK256_RLP)) return emptyValue;
-    const key = bytesToUnprefixedHex(storageRoot) + slotHex;
+    const key = hexKey(storageRoot) + slotHex;
     const known = this.slots.get(key);
     if (known !== undefined) return known;
     const encoded = await this.tries.getAt(storageRoot, slot);
@@ -114,7 +131,7 @@ export class OverlayStateManager implements StateManagerInterface {
   }
 
   async getAccount(address: Address): Promise<Account | undefined> {
-    const addressHex = bytesToUnprefixedHex(address.bytes);
+    const addressHex = addressKey(address);
     const account = await this.currentAccount(address, addressHex);
     return account === null ? undefined : copyOf(account);
   }
@@ -125,7 +142,7 @@ export class OverlayStateManager implements StateManagerInterface {
   }
 
   async putAccount(address: Address, account?: Account): Promise<void> {
-    this.setAccount(bytesToUnprefixedHex(address.bytes), account === undefined ? null : copyOf(account));
+    this.setAccount(addressKey(address), account === undefined ? null : copyOf(account));
   }
 
   private setAccount(addressHex: string, account: Account | null): void {
@@ -134,7 +151,7 @@ export class OverlayStateManager implements StateManagerInterface {
   }
 
   async deleteAccount(address: Address): Promise<void> {
-    const addressHex = bytesToUnprefixedHex(address.bytes);
+    const addressHex = addressKey(address);
     this.setAccount(addressHex, null);
     this.dropStorage(addressHex);
   }
@@ -155,7 +172,7 @@ export class OverlayStateManager implements StateManagerInterface {
   }
 
   async getCode(address: Address): Promise<Uint8Array> {
-    const account = await this.currentAccount(address, bytesToUnprefixedHex(address.bytes));
+    const account = await this.currentAccount(address, addressKey(address));
     if (account === null || equalsBytes(account.codeHash, KECCAK256_NULL)) return emptyValue;
     const codeHashHex = bytesToUnprefixedHex(account.codeHash);
     return this.codes.get(codeHashHex) ?? this.stored.code(account.codeHash, codeHashHex);
@@ -167,7 +184,7 @@ export class OverlayStateManager implements StateManagerInterface {
 
   async getStorage(address: Address, key: Uint8Array): Promise<Uint8Array> {
     if (key.length !== 32) throw new Error("Storage key must be 32 bytes long");
-    const addressHex = bytesToUnprefixedHex(address.bytes);
+    const addressHex = addressKey(address);
     const slotHex = bytesToUnprefixedHex(key);
     const changed = this.storages.get(addressHex)?.get(slotHex);
     if (changed !== undefined) return changed;
@@ -179,7 +196,7 @@ export class OverlayStateManager implements StateManagerInterface {
   async putStorage(address: Address, key: Uint8Array, value: Uint8Array): Promise<void> {
     if (key.length !== 32) throw new Error("Storage key must be 32 bytes long");
     if (value.length > 32) throw new Error("Storage value cannot be longer than 32 bytes");
-    const addressHex = bytesToUnprefixedHex(address.bytes);
+    const addressHex = addressKey(address);
     if ((await this.currentAccount(address, addressHex)) === null) throw new Error("putStorage() called on non-existing account");
     let written = this.storages.get(addressHex);
     if (written === undefined) {
@@ -193,7 +210,7 @@ export class OverlayStateManager implements StateManagerInterface {
   }
 
   async clearStorage(address: Address): Promise<void> {
-    const addressHex = bytesToUnprefixedHex(address.bytes);
+    const addressHex = addressKey(address);
     const account = (await this.getAccount(address)) ?? new Account();
     account.storageRoot = KECCAK256_RLP;
     this.setAccount(addressHex, account);
