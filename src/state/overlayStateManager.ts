@@ -17,10 +17,11 @@ import { RLP } from "@ethereumjs/rlp";
 import { CODEHASH_PREFIX, OriginalStorageCache } from "@ethereumjs/statemanager";
 import { Account, type Address, concatBytes, createAccountFromRLP, equalsBytes, KECCAK256_NULL, KECCAK256_RLP, unpadBytes } from "@ethereumjs/util";
 import { keccak256 } from "../common/crypto.js";
+import { GenerationalCache } from "../common/generationalCache.js";
 import { bytesToUnprefixedHex } from "../common/hex.js";
 import type { StateTrie } from "./stateTrie.js";
 
-/** Stored reads kept per root before they are dropped and read again from the tries. */
+/** Stored reads kept per root (at most; the oldest go first) before they are read again from the tries. */
 const keptStoredAccounts = 10_000;
 const keptStoredSlots = 50_000;
 const keptStoredCodeBytes = 16 * 1024 * 1024;
@@ -28,9 +29,9 @@ const keptStoredCodeBytes = 16 * 1024 * 1024;
 const emptyValue = new Uint8Array(0);
 
 /**
- * Hex keys of addresses and storage roots, by their bytes (never changed in place): a frame passes
- * the same Address objects to every read and write of its account and storage, and an account's
- * copies share its storage root; converting them at every access showed in profiles.
+ * Hex keys of addresses, storage roots and code hashes, by their bytes (never changed in place): a
+ * frame passes the same Address objects to every read and write of its account and storage, and an
+ * account's copies share its roots and hashes; converting them at every access showed in profiles.
  */
 const hexKeys = new WeakMap<Uint8Array, string>();
 
@@ -48,12 +49,14 @@ function copyOf(account: Account): Account {
   return new Account(account.nonce, account.balance, account.storageRoot, account.codeHash);
 }
 
+/** Each kept account or slot counts one against its cache's bound. */
+const countOne = () => 1;
+
 /** What the state at one root holds, read through the tries and kept (the state of a root never changes). */
 class StoredState {
-  private readonly accounts = new Map<string, Account | null>();
-  private readonly slots = new Map<string, Uint8Array>();
-  private readonly codes = new Map<string, Uint8Array>();
-  private codeBytes = 0;
+  private readonly accounts = new GenerationalCache<Account | null>(keptStoredAccounts, countOne);
+  private readonly slots = new GenerationalCache<Uint8Array>(keptStoredSlots, countOne);
+  private readonly codes = new GenerationalCache<Uint8Array>(keptStoredCodeBytes, (_, code) => code.length);
 
   constructor(
     private readonly tries: StateTrie,
@@ -66,7 +69,6 @@ class StoredState {
     if (known !== undefined) return known;
     const encoded = await this.tries.getAt(this.root, address.bytes);
     const account = encoded === null ? null : createAccountFromRLP(encoded);
-    if (this.accounts.size >= keptStoredAccounts) this.accounts.clear();
     this.accounts.set(addressHex, account);
     return account;
   }
@@ -79,7 +81,6 @@ class StoredState {
     if (known !== undefined) return known;
     const encoded = await this.tries.getAt(storageRoot, slot);
     const value = encoded === null ? emptyValue : (RLP.decode(encoded) as Uint8Array);
-    if (this.slots.size >= keptStoredSlots) this.slots.clear();
     this.slots.set(key, value);
     return value;
   }
@@ -88,12 +89,7 @@ class StoredState {
     const known = this.codes.get(codeHashHex);
     if (known !== undefined) return known;
     const code = (await this.tries.database().get(concatBytes(CODEHASH_PREFIX, codeHash))) ?? emptyValue;
-    if (this.codeBytes + code.length > keptStoredCodeBytes) {
-      this.codes.clear();
-      this.codeBytes = 0;
-    }
     this.codes.set(codeHashHex, code);
-    this.codeBytes += code.length;
     return code;
   }
 }
@@ -174,7 +170,7 @@ export class OverlayStateManager implements StateManagerInterface {
   async getCode(address: Address): Promise<Uint8Array> {
     const account = await this.currentAccount(address, addressKey(address));
     if (account === null || equalsBytes(account.codeHash, KECCAK256_NULL)) return emptyValue;
-    const codeHashHex = bytesToUnprefixedHex(account.codeHash);
+    const codeHashHex = hexKey(account.codeHash);
     return this.codes.get(codeHashHex) ?? this.stored.code(account.codeHash, codeHashHex);
   }
 
