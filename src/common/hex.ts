@@ -60,6 +60,22 @@ export function hexToBytes(hex: string): Uint8Array {
   return bytes;
 }
 
+/** Nibble values by character code, for lower-case hexadecimal digits. */
+const nibbleOfCharCode = new Uint8Array(128);
+for (let nibble = 0; nibble < 16; nibble++) nibbleOfCharCode[nibble.toString(16).charCodeAt(0)] = nibble;
+
+/**
+ * Writes lower-case hex `digits` (no prefix, as bigint's toString(16) gives them; an odd count
+ * starts with a lone nibble) into `target` from `offset` as big-endian bytes; returns how many.
+ */
+export function writeHexDigits(digits: string, target: Uint8Array, offset: number): number {
+  let at = offset;
+  let digit = 0;
+  if (digits.length % 2 === 1) target[at++] = nibbleOfCharCode[digits.charCodeAt(digit++)]!;
+  while (digit < digits.length) target[at++] = (nibbleOfCharCode[digits.charCodeAt(digit++)]! << 4) | nibbleOfCharCode[digits.charCodeAt(digit++)]!;
+  return at - offset;
+}
+
 /** A non-negative integer as a QUANTITY: minimal lower-case hex, "0x0" for zero. */
 export function toQuantity(value: bigint | number): string {
   if (value < 0) throw new RangeError(`a QUANTITY cannot be negative: ${value}`);

@@ -7,6 +7,7 @@
 // for byte and value for value (a test compares both); the decoder hands any input it does not
 // find well formed to the package's, which then throws its own error.
 import { RLP } from "@ethereumjs/rlp";
+import { writeHexDigits } from "./hex.js";
 
 /** What the package's encoder accepts. */
 export type RlpInput = Uint8Array | string | number | bigint | null | undefined | readonly RlpInput[];
@@ -27,9 +28,10 @@ function scalarBytes(value: Exclude<RlpInput, readonly RlpInput[]>): Uint8Array 
   if (typeof value === "number" && !Number.isSafeInteger(value)) throw new Error(`RLP: ${value} is not an integer`);
   if (value < 0) throw new Error("Invalid integer as argument, must be unsigned!");
   if (!value) return emptyBytes;
-  let hex = value.toString(16);
-  if (hex.length % 2 === 1) hex = `0${hex}`;
-  return Uint8Array.from(Buffer.from(hex, "hex"));
+  const digits = value.toString(16);
+  const bytes = new Uint8Array((digits.length + 1) >> 1);
+  writeHexDigits(digits, bytes, 0);
+  return bytes;
 }
 
 /** The output so far: one buffer reused by every encoding (encoding never yields). */
@@ -67,9 +69,6 @@ function writePrefix(at: number, length: number, offset: number): number {
 /** The largest prefix: one byte and up to eight length bytes. */
 const maxPrefix = 9;
 
-const nibbles = new Uint8Array(128);
-for (let digit = 0; digit < 16; digit++) nibbles["0123456789abcdef".charCodeAt(digit)] = digit;
-
 /** A positive integer as its shortest big-endian bytes, with its prefix, straight from its hex digits. */
 function writeInteger(value: bigint): void {
   if (value < 0x80n) {
@@ -81,9 +80,7 @@ function writeInteger(value: bigint): void {
   const length = (digits.length + 1) >> 1;
   reserve(maxPrefix + length);
   position += writePrefix(position, length, 0x80);
-  let digit = 0;
-  if (digits.length % 2 === 1) output[position++] = nibbles[digits.charCodeAt(digit++)]!;
-  while (digit < digits.length) output[position++] = (nibbles[digits.charCodeAt(digit++)]! << 4) | nibbles[digits.charCodeAt(digit++)]!;
+  position += writeHexDigits(digits, output, position);
 }
 
 function write(input: RlpInput): void {

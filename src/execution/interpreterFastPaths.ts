@@ -18,6 +18,7 @@
 // differential test runs generated blocks through both, and the struct-log tests check traces.
 import { EVMError, type EVM } from "@ethereumjs/evm";
 import { keccak256 } from "../common/crypto.js";
+import { writeHexDigits } from "../common/hex.js";
 import { installMessageFrames, type InterpreterClass } from "./messageFrames.js";
 
 /** EIPs whose interpreter paths this loop leaves out; with any of them active it is not used. */
@@ -89,10 +90,6 @@ type InterpreterRun = (this: InterpreterView, code: Uint8Array, options?: { pc?:
 
 // --- 256-bit words and bytes ----------------------------------------------------------------
 
-/** Nibble values by character code, for lower-case hexadecimal digits. */
-const nibbleOfCharCode = new Uint8Array(128);
-for (let nibble = 0; nibble < 16; nibble++) nibbleOfCharCode[nibble.toString(16).charCodeAt(0)] = nibble;
-
 /**
  * A stack word (0 <= word < 2^256) as 32 big-endian bytes. Through the word's hexadecimal text:
  * V8 prints a BigInt faster than it shifts and masks one (DataView.setBigUint64 needs both).
@@ -101,13 +98,7 @@ export function wordToBytes32(word: bigint): Uint8Array {
   const bytes = new Uint8Array(32);
   if (word === 0n) return bytes;
   const hex = word.toString(16);
-  let position = hex.length;
-  let index = 31;
-  while (position > 1) {
-    bytes[index--] = (nibbleOfCharCode[hex.charCodeAt(position - 2)]! << 4) | nibbleOfCharCode[hex.charCodeAt(position - 1)]!;
-    position -= 2;
-  }
-  if (position === 1) bytes[index] = nibbleOfCharCode[hex.charCodeAt(0)]!;
+  writeHexDigits(hex, bytes, 32 - ((hex.length + 1) >> 1));
   return bytes;
 }
 
