@@ -19,7 +19,8 @@ import { Miner } from "../mining/miner.js";
 import { PendingState } from "../mining/pendingState.js";
 import { StateDatabase } from "../state/stateDatabase.js";
 import { defaultTraceServiceOptions, TraceService } from "../tracing/index.js";
-import { createMemoryStore, DataDirectoryError, openLevelStore, type KeyValueStore } from "../storage/keyValueStore.js";
+import { createMemoryStore, DataDirectoryError, type KeyValueStore } from "../storage/keyValueStore.js";
+import { openLevelStore } from "../storage/levelStore.js";
 import { TransactionPool } from "../txpool/transactionPool.js";
 import type { ChainOptions, StorageOptions } from "./options.js";
 

@@ -1,7 +1,6 @@
 // The node's one key-value store: an embedded LevelDB on disk, or a Map for throwaway chains.
 // Everything above writes through `write(batch)`, which is atomic: all of it or none of it.
-import { mkdir, readdir, stat } from "node:fs/promises";
-import { ClassicLevel } from "classic-level";
+// The LevelDB store is in storage/levelStore.ts.
 
 export type StoreOperation = { type: "put"; key: Uint8Array; value: Uint8Array } | { type: "del"; key: Uint8Array };
 
@@ -22,7 +21,8 @@ export interface KeyValueStore {
 /** A data directory the node refuses to use; the message says why and what to do. */
 export class DataDirectoryError extends Error {}
 
-function keyOf(bytes: Uint8Array): string {
+/** A key as a string for Map lookups (one character per byte). */
+export function keyOf(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1");
 }
 
@@ -44,54 +44,6 @@ export function createMemoryStore(): KeyValueStore {
     },
     async close() {
       entries.clear();
-    },
-  };
-}
-
-async function directoryState(directory: string): Promise<"missing" | "empty" | "leveldb" | "other"> {
-  let names: string[];
-  try {
-    if (!(await stat(directory)).isDirectory()) return "other";
-    names = await readdir(directory);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return "missing";
-    throw error;
-  }
-  if (names.length === 0) return "empty";
-  return names.includes("CURRENT") ? "leveldb" : "other";
-}
-
-/**
- * Opens the LevelDB under `directory`, creating it only when the directory is missing or empty:
- * a directory holding anything else is refused untouched.
- */
-export async function openLevelStore(directory: string): Promise<KeyValueStore> {
-  const state = await directoryState(directory);
-  if (state === "other") {
-    throw new DataDirectoryError(`${directory} is not a chain-node data directory (it holds other files); choose an empty or new directory with --data-dir`);
-  }
-  if (state === "missing") await mkdir(directory, { recursive: true });
-  const db = new ClassicLevel<Uint8Array, Uint8Array>(directory, { keyEncoding: "view", valueEncoding: "view", createIfMissing: state !== "leveldb" });
-  try {
-    await db.open();
-  } catch (error) {
-    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    if (cause?.code === "LEVEL_LOCKED") throw new DataDirectoryError(`${directory} is in use by another process (LevelDB lock held)`);
-    throw new DataDirectoryError(`cannot open the chain database in ${directory}: ${cause?.message ?? (error as Error).message}`);
-  }
-  return {
-    location: directory,
-    async get(key) {
-      return db.get(key);
-    },
-    getSync(key) {
-      return db.getSync(key);
-    },
-    async write(operations) {
-      await db.batch(operations as StoreOperation[]);
-    },
-    async close() {
-      await db.close();
     },
   };
 }

@@ -1,0 +1,165 @@
+// The node's store on disk: an embedded LevelDB (classic-level) behind a write-ahead log. A batch
+// is durable once it is in the log (storage/writeAheadLog.ts); it goes to LevelDB behind it, and
+// until it is there reads are answered from the batches on their way.
+import { mkdir, readdir, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { ClassicLevel } from "classic-level";
+import { DataDirectoryError, keyOf, type KeyValueStore, type StoreOperation } from "./keyValueStore.js";
+import { WriteAheadLog } from "./writeAheadLog.js";
+
+async function directoryState(directory: string): Promise<"missing" | "empty" | "leveldb" | "other"> {
+  let names: string[];
+  try {
+    if (!(await stat(directory)).isDirectory()) return "other";
+    names = await readdir(directory);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return "missing";
+    throw error;
+  }
+  if (names.length === 0) return "empty";
+  return names.includes("CURRENT") ? "leveldb" : "other";
+}
+
+/** The log's file in the LevelDB directory (LevelDB leaves files of names it does not use alone). */
+export const writeAheadLogFileName = "CHAIN-NODE-WAL";
+/** Once every batch is in LevelDB, a log of this size or more is emptied. */
+const logClearBytes = 1024 * 1024;
+/** A log this large makes the next write wait until LevelDB has caught up and the log is emptied. */
+const logLimitBytes = 64 * 1024 * 1024;
+
+/** A key's value in a batch not yet in LevelDB (undefined: deleted), and the batch that set it. */
+interface PendingValue {
+  readonly value: Uint8Array | undefined;
+  readonly batch: number;
+}
+
+/**
+ * LevelDB behind the write-ahead log. A write appends its batch to the log, records its keys in
+ * `pending` and answers; the batches go to LevelDB in order, those waiting meanwhile together in
+ * one LevelDB batch. A key leaves `pending` once the last batch that set it is in LevelDB.
+ */
+class LoggedLevelStore implements KeyValueStore {
+  private readonly pending = new Map<string, PendingValue>();
+  private queued: StoreOperation[][] = [];
+  private lastBatch = 0;
+  /** The loop handing queued batches to LevelDB, while there are any. */
+  private applying: Promise<void> | undefined;
+  /** Set when the log or LevelDB failed a write: every later write fails with it. */
+  private failure: Error | undefined;
+
+  constructor(
+    private readonly db: ClassicLevel<Uint8Array, Uint8Array>,
+    private readonly log: WriteAheadLog,
+    readonly location: string,
+  ) {}
+
+  async get(key: Uint8Array): Promise<Uint8Array | undefined> {
+    if (this.pending.size !== 0) {
+      const pending = this.pending.get(keyOf(key));
+      if (pending !== undefined) return pending.value;
+    }
+    return this.db.get(key);
+  }
+
+  getSync(key: Uint8Array): Uint8Array | undefined {
+    if (this.pending.size !== 0) {
+      const pending = this.pending.get(keyOf(key));
+      if (pending !== undefined) return pending.value;
+    }
+    return this.db.getSync(key);
+  }
+
+  async write(operations: readonly StoreOperation[]): Promise<void> {
+    if (this.log.bytes >= logLimitBytes) await this.caughtUp();
+    if (this.failure !== undefined) throw this.failure;
+    try {
+      this.log.append(operations);
+    } catch (error) {
+      this.failure = new Error(`the write-ahead log in ${this.location} could not be written: ${(error as Error).message}`);
+      throw this.failure;
+    }
+    const batch = ++this.lastBatch;
+    for (const operation of operations) {
+      this.pending.set(keyOf(operation.key), { value: operation.type === "put" ? operation.value : undefined, batch });
+    }
+    this.queued.push(operations as StoreOperation[]);
+    // LevelDB gets the batch after this turn: the caller answers first.
+    this.applying ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.applyQueued());
+  }
+
+  async close(): Promise<void> {
+    await this.caughtUp();
+    if (this.failure === undefined) this.log.clear();
+    this.log.close();
+    await this.db.close();
+  }
+
+  /** Settles once every batch written so far is in LevelDB (or LevelDB failed). */
+  private async caughtUp(): Promise<void> {
+    while (this.applying !== undefined) await this.applying;
+  }
+
+  private async applyQueued(): Promise<void> {
+    try {
+      while (this.queued.length > 0 && this.failure === undefined) {
+        const batches = this.queued;
+        const appliedUpTo = this.lastBatch;
+        this.queued = [];
+        try {
+          await this.db.batch(batches.length === 1 ? batches[0]! : batches.flat());
+        } catch (error) {
+          // The batches stay in the log (a restart applies them) and in `pending` (reads see them).
+          this.failure = new Error(`LevelDB in ${this.location} failed a write: ${(error as Error).message}`);
+          return;
+        }
+        for (const operations of batches) {
+          for (const operation of operations) {
+            const key = keyOf(operation.key);
+            // A key a later batch set again keeps that batch's value until it is applied too.
+            const pending = this.pending.get(key);
+            if (pending !== undefined && pending.batch <= appliedUpTo) this.pending.delete(key);
+          }
+        }
+      }
+      if (this.failure === undefined && this.log.bytes >= logClearBytes) this.log.clear();
+    } finally {
+      this.applying = undefined;
+    }
+  }
+}
+
+/**
+ * Opens the LevelDB under `directory`, creating it only when the directory is missing or empty:
+ * a directory holding anything else is refused untouched. Batches its write-ahead log still holds
+ * (the node stopped before LevelDB had them) are applied before anything is read.
+ */
+export async function openLevelStore(directory: string): Promise<KeyValueStore> {
+  const state = await directoryState(directory);
+  if (state === "other") {
+    throw new DataDirectoryError(`${directory} is not a chain-node data directory (it holds other files); choose an empty or new directory with --data-dir`);
+  }
+  if (state === "missing") await mkdir(directory, { recursive: true });
+  const db = new ClassicLevel<Uint8Array, Uint8Array>(directory, { keyEncoding: "view", valueEncoding: "view", createIfMissing: state !== "leveldb" });
+  try {
+    await db.open();
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    if (cause?.code === "LEVEL_LOCKED") throw new DataDirectoryError(`${directory} is in use by another process (LevelDB lock held)`);
+    throw new DataDirectoryError(`cannot open the chain database in ${directory}: ${cause?.message ?? (error as Error).message}`);
+  }
+  // Batches acknowledged before the last stop that LevelDB may not hold yet: applied again, in order
+  // (each sets keys to the values they had after it, so applying one twice changes nothing).
+  let opened: ReturnType<typeof WriteAheadLog.open> | undefined;
+  try {
+    opened = WriteAheadLog.open(join(directory, writeAheadLogFileName));
+    if (opened.batches.length > 0) {
+      await db.batch(opened.batches.flat());
+      opened.log.clear();
+    }
+  } catch (error) {
+    opened?.log.close();
+    await db.close();
+    throw new DataDirectoryError(`cannot recover the write-ahead log in ${directory}: ${(error as Error).message}`);
+  }
+  return new LoggedLevelStore(db, opened.log, directory);
+}
