@@ -11,6 +11,10 @@ TSC := node_modules/.bin/tsc
 # relative paths to package.json hold.
 BUNDLE := dist/bundle/cli/chain-node.mjs
 NATIVE_PACKAGES := classic-level secp256k1 node-gyp-build
+# The CLI and the call worker's thread (node/callWorker.ts), which the CLI finds beside itself.
+ESBUILD := node_modules/.bin/esbuild --bundle --platform=node --format=esm --target=node20 --log-level=warning \
+  --minify-whitespace --minify-syntax --sourcemap $(addprefix --external:,$(NATIVE_PACKAGES)) \
+  --banner:js="import { createRequire as createRequireForBundle } from 'node:module'; const require = createRequireForBundle(import.meta.url);"
 RUN_ARGS ?=
 
 .PHONY: help install gen gen-check check-deps build test test-unit test-rpc test-e2e run bench bench-rpc bench-chain bench-long lint clean
@@ -41,10 +45,8 @@ gen-check: build
 build: install
 	$(TSC) -p .
 	@mkdir -p dist/generated && cp generated/*.js dist/generated/
-	node_modules/.bin/esbuild dist/src/cli/main.js --bundle --platform=node --format=esm --target=node20 --log-level=warning \
-	  --minify-whitespace --minify-syntax --sourcemap \
-	  $(addprefix --external:,$(NATIVE_PACKAGES)) --outfile=$(BUNDLE) \
-	  --banner:js="import { createRequire as createRequireForBundle } from 'node:module'; const require = createRequireForBundle(import.meta.url);"
+	$(ESBUILD) dist/src/cli/main.js --outfile=$(BUNDLE)
+	$(ESBUILD) dist/src/node/callWorker.js --outfile=$(dir $(BUNDLE))callWorker.js
 
 # Fails on an import that breaks the dependency direction of src/ (.dependency-cruiser.cjs).
 check-deps: install

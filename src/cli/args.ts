@@ -30,6 +30,7 @@ export const flagTable: readonly FlagSpec[] = [
   { flag: "--rpc-response-limit", value: "BYTES", help: `Largest answer, a whole batch included (default ${defaultNodeOptions.rpc.responseLimitBytes}, 10 MiB); calls past it answer -32011.` },
   { flag: "--call-gas-cap", value: "GAS", help: `Most gas an eth_call or eth_estimateGas may use (default ${defaultNodeOptions.chain.calls.gasCap}); a call naming more is refused, a call naming none gets this much.` },
   { flag: "--call-timeout", value: "MS", help: `Longest an eth_call, a whole eth_estimateGas or a trace request may run, in milliseconds (default ${defaultNodeOptions.chain.calls.timeLimitMs}).` },
+  { flag: "--no-call-worker", help: "Run eth_call and eth_estimateGas on the main thread only (by default, on a chain on disk, calls on stored blocks run on a second thread)." },
   { flag: "--logs-block-range-limit", value: "N", help: `Most blocks one eth_getLogs or eth_getFilterLogs query may cover (default ${defaultNodeOptions.chain.logs.blockRangeLimit}); past it -32012.` },
   { flag: "--logs-result-limit", value: "N", help: `Most logs one eth_getLogs or eth_getFilterLogs query may answer (default ${defaultNodeOptions.chain.logs.resultLimit}); past it -32012.` },
   { flag: "--filter-timeout", value: "SECONDS", help: `A filter not polled with eth_getFilterChanges for SECONDS is removed (default ${defaultNodeOptions.chain.logs.filterTimeoutMs / 1000}).` },
@@ -41,10 +42,9 @@ export const flagTable: readonly FlagSpec[] = [
 ];
 
 export function helpText(): string {
-  const lines = flagTable.map(({ flag, value, help }) => {
-    const left = `  ${flag}${value === undefined ? "" : ` ${value}`}`;
-    return `${left.padEnd(26)}${help}`;
-  });
+  const lefts = flagTable.map(({ flag, value }) => `  ${flag}${value === undefined ? "" : ` ${value}`}`);
+  const width = Math.max(...lefts.map((left) => left.length)) + 2;
+  const lines = flagTable.map(({ help }, index) => `${lefts[index]!.padEnd(width)}${help}`);
   return `Usage: chain-node [options]\n\nA blockchain node served over JSON-RPC 2.0.\n\nOptions:\n${lines.join("\n")}\n`;
 }
 
@@ -91,6 +91,7 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
         "rpc-response-limit": { type: "string" },
         "call-gas-cap": { type: "string" },
         "call-timeout": { type: "string" },
+        "no-call-worker": { type: "boolean" },
         "logs-block-range-limit": { type: "string" },
         "logs-result-limit": { type: "string" },
         "filter-timeout": { type: "string" },
@@ -146,6 +147,7 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
           gasCap: flags["call-gas-cap"] === undefined ? defaults.chain.calls.gasCap : BigInt(parsePositiveInteger("--call-gas-cap", flags["call-gas-cap"])),
           timeLimitMs: flags["call-timeout"] === undefined ? defaults.chain.calls.timeLimitMs : parsePositiveInteger("--call-timeout", flags["call-timeout"]),
         },
+        callWorker: !(flags["no-call-worker"] ?? false),
         logs: logOptionsFrom(flags, defaults.chain.logs),
         keyStoreKdf,
       },

@@ -45,6 +45,18 @@ export class EstimateRevertedError extends Error {
   }
 }
 
+/**
+ * Runs calls and estimates on stored blocks somewhere else (another thread: node/callWorkers.ts).
+ * Each method answers undefined when it cannot take the work now; the service then runs it itself.
+ */
+export interface CallOffload {
+  call(block: Block, call: MessageCall, overrides: StateOverrides | undefined): Promise<MessageCallResult> | undefined;
+  estimateGas(block: Block, call: EstimateCall): Promise<bigint> | undefined;
+}
+
+/** The offload lost work it had taken (its thread stopped): the service runs that work itself. */
+export class OffloadLostError extends Error {}
+
 /** Gas of a value transfer to an account without code. */
 const transferGas = 21_000n;
 /** Gas a CALL with value hands to the callee for free; part of geth's optimistic first guess. */
@@ -63,6 +75,7 @@ export type EstimateCall = Omit<MessageCall, "gasLimit"> & { gasLimit: bigint | 
 export class CallService {
   private readonly engines = new Map<string, StoredRootEngine>();
   private readonly executionBlocks = new Map<string, EngineBlock>();
+  private offload: CallOffload | undefined;
 
   constructor(
     private readonly common: Common,
@@ -72,12 +85,19 @@ export class CallService {
     readonly limits: CallLimits,
   ) {}
 
+  /** From now on, calls and estimates on stored blocks go to `offload` when it takes them. */
+  offloadTo(offload: CallOffload): void {
+    this.offload = offload;
+  }
+
   /** Runs `call` (gas undefined: the cap) on the target's state; nothing it does is kept. */
   async call(target: CallTarget, call: Omit<MessageCall, "gasLimit"> & { gasLimit: bigint | undefined }, overrides?: StateOverrides): Promise<MessageCallResult> {
     const gasLimit = call.gasLimit ?? this.limits.gasCap;
     if (gasLimit > this.limits.gasCap) throw new CallGasCapExceededError(gasLimit, this.limits.gasCap);
+    const limited = { ...call, gasLimit };
     // The time limit counts from when the call's turn on its engine comes, not from its arrival.
-    return this.onTarget(target, (engine, context) => this.runOnce(engine, context, { ...call, gasLimit }, overrides, performance.now() + this.limits.timeLimitMs));
+    const runHere = () => this.onTarget(target, (engine, context) => this.runOnce(engine, context, limited, overrides, performance.now() + this.limits.timeLimitMs));
+    return this.offloaded(target, (block) => this.offload?.call(block, limited, overrides), runHere);
   }
 
   /**
@@ -85,6 +105,20 @@ export class CallService {
    * intrinsic gas and the upper bound (its gas, else the block's gas limit; at most the cap).
    */
   async estimateGas(target: CallTarget, call: EstimateCall): Promise<bigint> {
+    return this.offloaded(target, (block) => this.offload?.estimateGas(block, call), () => this.estimateHere(target, call));
+  }
+
+  /** Work on a stored block goes to the offload when it takes it (and comes back here if the offload loses it). */
+  private offloaded<T>(target: CallTarget, send: (block: Block) => Promise<T> | undefined, runHere: () => Promise<T>): Promise<T> {
+    const sent = target.kind === "block" ? send(target.block) : undefined;
+    if (sent === undefined) return runHere();
+    return sent.catch((error: unknown) => {
+      if (error instanceof OffloadLostError) return runHere();
+      throw error;
+    });
+  }
+
+  private async estimateHere(target: CallTarget, call: EstimateCall): Promise<bigint> {
     return this.onTarget(target, async (engine, context) => {
       const deadline = performance.now() + this.limits.timeLimitMs;
       let upper = call.gasLimit ?? context.gasLimit;

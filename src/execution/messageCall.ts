@@ -226,13 +226,14 @@ async function runAsLeanCall(engine: ExecutionEngine, block: EngineBlock, call: 
   let outcome: RunOutcome;
   let revertStarted = false;
   try {
-    // The precompiles' addresses are unprefixed hex already: straight into the journal's always-warm
-    // map, as addAlwaysWarmAddress would put them (it first runs each through a hex-prefix check).
+    // Straight into the journal's always-warm map as unprefixed hex, as addAlwaysWarmAddress would
+    // put them (it first runs each address through a regular-expression check of its hex prefix).
     const alwaysWarm = (journal as unknown as { alwaysWarmJournal: Map<string, Set<string>> }).alwaysWarmJournal;
     for (const precompile of evm.precompiles.keys()) if (!alwaysWarm.has(precompile)) alwaysWarm.set(precompile, new Set());
-    journal.addAlwaysWarmAddress(plan.caller.toString());
-    journal.addAlwaysWarmAddress(bytesToUnprefixedHex(plan.to.bytes));
-    journal.addAlwaysWarmAddress(bytesToUnprefixedHex(block.header.coinbase.bytes));
+    for (const address of [plan.caller, plan.to, block.header.coinbase]) {
+      const key = bytesToUnprefixedHex(address.bytes);
+      if (!alwaysWarm.has(key)) alwaysWarm.set(key, new Set());
+    }
     const { sender } = plan;
     sender.balance -= call.gasLimit * call.gasPrice;
     sender.nonce += 1n;

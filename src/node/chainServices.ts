@@ -20,8 +20,9 @@ import { PendingState } from "../mining/pendingState.js";
 import { StateDatabase } from "../state/stateDatabase.js";
 import { defaultTraceServiceOptions, TraceService } from "../tracing/index.js";
 import { createMemoryStore, DataDirectoryError, type KeyValueStore } from "../storage/keyValueStore.js";
-import { openLevelStore } from "../storage/levelStore.js";
+import { LevelStore, openLevelStore } from "../storage/levelStore.js";
 import { TransactionPool } from "../txpool/transactionPool.js";
+import { CallWorkers } from "./callWorkers.js";
 import type { ChainOptions, StorageOptions } from "./options.js";
 
 export interface ChainServices {
@@ -39,6 +40,8 @@ export interface ChainServices {
   readonly logLimits: LogQueryLimits;
   /** Replays stored transactions for debug_trace* and trace_*. */
   readonly tracer: TraceService;
+  /** The thread calls on stored blocks run on; undefined for a chain in memory. */
+  readonly callWorkers: CallWorkers | undefined;
   readonly location: string;
   close(): Promise<void>;
 }
@@ -125,6 +128,9 @@ export async function openChainServices(network: NetworkProfile, storage: Storag
     const devChain = new DevChain(chain, pool, miner, clock, minerLog);
     const pendingState = new PendingState(chain, pool, state, createBuilder, { coinbase: options.coinbase, extraData: options.extraData }, now);
     const calls = new CallService(common, state, canonicalHashFromTip, pendingState, options.calls);
+    // A chain on disk can be read by a second thread: calls on stored blocks run there (node/callWorkers.ts).
+    const callWorkers = options.callWorker && store instanceof LevelStore ? new CallWorkers({ directory: store.location, chainId: network.chainId, limits: options.calls }, store, log.child({ module: "calls" })) : undefined;
+    if (callWorkers !== undefined) calls.offloadTo(callWorkers);
     const logsLog = log.child({ module: "logs" });
     const reportLogsError = (error: unknown) => logsLog.error({ err: error }, "following the chain failed");
     const logIndex = new BlockLogIndex(chain, reportLogsError);
@@ -145,11 +151,13 @@ export async function openChainServices(network: NetworkProfile, storage: Storag
       logIndex,
       logLimits: { blockRangeLimit: options.logs.blockRangeLimit, resultLimit: options.logs.resultLimit },
       tracer,
+      callWorkers,
       location: store.location,
       async close() {
         filters.close();
         logIndex.close();
         await miner.stop();
+        await callWorkers?.close();
         await chain.whenTipWritten().catch(() => undefined);
         await store.close();
       },

@@ -23,6 +23,8 @@ export interface ChainOptions {
   extraData: Uint8Array;
   /** Limits of eth_call and eth_estimateGas. */
   calls: CallLimits;
+  /** Whether calls on stored blocks of a chain on disk run on a second thread (node/callWorkers.ts). */
+  callWorker: boolean;
   /** Limits of log queries and the lifetime of filters. */
   logs: LogOptions;
   /**
@@ -53,6 +55,7 @@ export const defaultChainOptions: ChainOptions = {
   coinbase: new Uint8Array(Buffer.from(defaultCoinbase, "hex")),
   extraData: new TextEncoder().encode("chain-node"),
   calls: { gasCap: 50_000_000n, timeLimitMs: 5_000 },
+  callWorker: true,
   logs: defaultLogOptions,
   keyStoreKdf: "light",
 };

@@ -37,8 +37,9 @@ interface PendingValue {
  * LevelDB behind the write-ahead log. A write appends its batch to the log, records its keys in
  * `pending` and answers; the batches go to LevelDB in order, those waiting meanwhile together in
  * one LevelDB batch. A key leaves `pending` once the last batch that set it is in LevelDB.
+ * The database is opened for other threads too (see openLevelReader).
  */
-class LoggedLevelStore implements KeyValueStore {
+export class LevelStore implements KeyValueStore {
   private readonly pending = new Map<string, PendingValue>();
   private queued: StoreOperation[][] = [];
   private lastBatch = 0;
@@ -52,6 +53,14 @@ class LoggedLevelStore implements KeyValueStore {
     private readonly log: WriteAheadLog,
     readonly location: string,
   ) {}
+
+  /**
+   * Whether LevelDB holds every batch written so far, so that a reader in another thread sees
+   * everything this store answers.
+   */
+  get settled(): boolean {
+    return this.pending.size === 0 && this.applying === undefined && this.failure === undefined;
+  }
 
   async get(key: Uint8Array): Promise<Uint8Array | undefined> {
     if (this.pending.size !== 0) {
@@ -133,13 +142,13 @@ class LoggedLevelStore implements KeyValueStore {
  * a directory holding anything else is refused untouched. Batches its write-ahead log still holds
  * (the node stopped before LevelDB had them) are applied before anything is read.
  */
-export async function openLevelStore(directory: string): Promise<KeyValueStore> {
+export async function openLevelStore(directory: string): Promise<LevelStore> {
   const state = await directoryState(directory);
   if (state === "other") {
     throw new DataDirectoryError(`${directory} is not a chain-node data directory (it holds other files); choose an empty or new directory with --data-dir`);
   }
   if (state === "missing") await mkdir(directory, { recursive: true });
-  const db = new ClassicLevel<Uint8Array, Uint8Array>(directory, { keyEncoding: "view", valueEncoding: "view", createIfMissing: state !== "leveldb" });
+  const db = new ClassicLevel<Uint8Array, Uint8Array>(directory, { keyEncoding: "view", valueEncoding: "view", createIfMissing: state !== "leveldb", multithreading: true });
   try {
     await db.open();
   } catch (error) {
@@ -161,5 +170,21 @@ export async function openLevelStore(directory: string): Promise<KeyValueStore> 
     await db.close();
     throw new DataDirectoryError(`cannot recover the write-ahead log in ${directory}: ${(error as Error).message}`);
   }
-  return new LoggedLevelStore(db, opened.log, directory);
+  return new LevelStore(db, opened.log, directory);
+}
+
+/**
+ * The LevelDB of a store another thread of this process has open (openLevelStore), for reading
+ * only: it sees what that store's LevelDB holds, not the batches still on their way to it.
+ */
+export async function openLevelReader(directory: string): Promise<KeyValueStore> {
+  const db = new ClassicLevel<Uint8Array, Uint8Array>(directory, { keyEncoding: "view", valueEncoding: "view", createIfMissing: false, multithreading: true });
+  await db.open();
+  return {
+    location: directory,
+    get: (key) => db.get(key),
+    getSync: (key) => db.getSync(key),
+    write: () => Promise.reject(new Error(`the reader of ${directory} does not write`)),
+    close: () => db.close(),
+  };
 }

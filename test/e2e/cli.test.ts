@@ -1,5 +1,8 @@
 // The chain-node command as a user runs it: a real process, a real socket, signals.
 import { spawnSync } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { expect } from "chai";
 import { cliPath, startNodeProcess } from "../helpers/nodeProcess.js";
 
@@ -40,6 +43,27 @@ describe("chain-node command", () => {
       expect(JSON.parse(line!)).to.include({ msg: "rpc call", id: 42, level: 20 });
     } finally {
       await node.stop();
+    }
+  });
+
+  it("runs calls on its call worker when the chain is on disk (the bundled worker loads)", async () => {
+    const directory = await mkdtemp(join(tmpdir(), "chain-node-cli-"));
+    const node = await startNodeProcess(["--port", "0", "--data-dir", directory]);
+    try {
+      // eth_call of an account without code, until the worker has started and answered some.
+      const body = '{"jsonrpc":"2.0","id":1,"method":"eth_call","params":[{"to":"0x00000000000000000000000000000000000000bb"},"latest"]}';
+      const deadline = Date.now() + 10_000;
+      while (Date.now() < deadline && !node.lines.some((line) => line.includes("call worker ready"))) {
+        const response = await fetch(node.url, { method: "POST", headers: { "content-type": "application/json" }, body });
+        expect(await response.json()).to.deep.equal({ jsonrpc: "2.0", id: 1, result: "0x" });
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(node.lines.some((line) => line.includes("call worker ready")), "the worker started").to.equal(true);
+      const response = await fetch(node.url, { method: "POST", headers: { "content-type": "application/json" }, body });
+      expect(await response.json()).to.deep.equal({ jsonrpc: "2.0", id: 1, result: "0x" });
+    } finally {
+      expect(await node.stop("SIGTERM")).to.equal(0);
+      await rm(directory, { recursive: true, force: true });
     }
   });
 

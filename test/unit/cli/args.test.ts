@@ -43,6 +43,11 @@ describe("cli/args", () => {
     expect(runOptions([]).chain.logs).to.deep.equal({ blockRangeLimit: 5000, resultLimit: 20_000, filterTimeoutMs: 300_000 });
   });
 
+  it("maps --no-call-worker onto the chain options (default: the worker runs)", () => {
+    expect(runOptions([]).chain.callWorker).to.equal(true);
+    expect(runOptions(["--no-call-worker"]).chain.callWorker).to.equal(false);
+  });
+
   it("maps --keystore-kdf onto the chain options (default light)", () => {
     expect(runOptions([]).chain.keyStoreKdf).to.equal("light");
     expect(runOptions(["--keystore-kdf", "standard"]).chain.keyStoreKdf).to.equal("standard");

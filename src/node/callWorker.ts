@@ -1,0 +1,78 @@
+// The call worker's thread (started by node/callWorkers.ts): a CallService of its own on the same
+// LevelDB, opened for reading, that runs the calls and estimates the main thread hands it. Calls on
+// stored blocks only read tries (never changed once written) and canonical hashes; the main thread
+// hands work over only while LevelDB holds every block it has answered.
+import { parentPort, workerData } from "node:worker_threads";
+import { BlockHeader } from "../chain/header.js";
+import { Block } from "../chain/block.js";
+import { installFastRlp } from "../common/rlp.js";
+import { CallService, EstimateRevertedError, GasEstimationError } from "../execution/callService.js";
+import { ExecutionTimeoutError } from "../execution/engine.js";
+import { CallNotExecutableError } from "../execution/messageCall.js";
+import { createExecutionRules } from "../execution/rules.js";
+import { StateDatabase } from "../state/stateDatabase.js";
+import { storeKeys } from "../storage/keys.js";
+import { openLevelReader } from "../storage/levelStore.js";
+import type { BlockReference, CallWorkerData, CallWorkerFailure, CallWorkerReply, CallWorkerRequest } from "./callWorkers.js";
+
+/** Decoded headers kept, by block hash. */
+const recentBlockCount = 16;
+
+function describeFailure(error: unknown): CallWorkerFailure {
+  const message = (error as Error)?.message ?? String(error);
+  if (error instanceof ExecutionTimeoutError) return { kind: "timeout", message };
+  if (error instanceof EstimateRevertedError) return { kind: "estimateReverted", message, payload: error.payload };
+  if (error instanceof GasEstimationError) return { kind: "estimation", message };
+  if (error instanceof CallNotExecutableError) return { kind: "notExecutable", message };
+  return { kind: "internal", message, stack: (error as Error)?.stack };
+}
+
+async function serve(port: NonNullable<typeof parentPort>, data: CallWorkerData): Promise<void> {
+  installFastRlp();
+  const store = await openLevelReader(data.directory);
+  const common = createExecutionRules(data.chainId);
+  const calls = new CallService(
+    common,
+    new StateDatabase(store, common),
+    async (blockNumber) => store.getSync(storeKeys.canonicalHash(blockNumber)),
+    {
+      execute: () => Promise.reject(new Error("the call worker does not run the pending block")),
+    },
+    data.limits,
+  );
+
+  // Calls come on the head, mostly: its header is decoded once, not per call.
+  const recentBlocks = new Map<string, Block>();
+  const blockOf = (reference: BlockReference): Block => {
+    let block = recentBlocks.get(reference.hash);
+    if (block === undefined) {
+      block = new Block(BlockHeader.decode(reference.header), []);
+      recentBlocks.set(reference.hash, block);
+      if (recentBlocks.size > recentBlockCount) recentBlocks.delete(recentBlocks.keys().next().value!);
+    }
+    return block;
+  };
+
+  port.on("message", (request: CallWorkerRequest) => {
+    if (request.kind === "close") {
+      port.close();
+      void store.close();
+      return;
+    }
+    const block = blockOf(request.block);
+    const work = request.kind === "call" ? calls.call({ kind: "block", block }, request.call, request.overrides) : calls.estimateGas({ kind: "block", block }, request.call);
+    work.then(
+      (result) => port.postMessage({ id: request.id, result } satisfies CallWorkerReply),
+      (error: unknown) => port.postMessage({ id: request.id, failure: describeFailure(error) } satisfies CallWorkerReply),
+    );
+  });
+  port.postMessage({ ready: true } satisfies CallWorkerReply);
+}
+
+if (parentPort !== null) {
+  const port = parentPort;
+  serve(port, workerData as CallWorkerData).catch((error: unknown) => {
+    port.postMessage({ failed: (error as Error)?.message ?? String(error) } satisfies CallWorkerReply);
+    port.close();
+  });
+}

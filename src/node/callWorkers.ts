@@ -1,0 +1,190 @@
+// eth_call and eth_estimateGas on a second thread. The node's main thread parses, dispatches and
+// answers every request and builds every block; on a machine with a core to spare, the execution
+// of calls on stored blocks moves to a worker thread (node/callWorker.ts) that reads the same
+// LevelDB. The worker is started by the first call, and takes work only when:
+//   - it is ready (until then, and if it cannot start, calls run on the main thread);
+//   - LevelDB holds every batch the store has acknowledged (the worker does not see the batches
+//     still on their way from the write-ahead log, so while blocks are being written calls stay
+//     on the main thread);
+//   - it holds fewer than `maxOutstanding` calls (past that the main thread runs calls as well).
+// Results and the execution errors come back as the same values and error classes; work the worker
+// held when it stopped goes back to the main thread (OffloadLostError).
+import { Worker } from "node:worker_threads";
+import type { Block } from "../chain/block.js";
+import { bytesToUnprefixedHex } from "../common/hex.js";
+import type { Logger } from "../common/logger.js";
+import { EstimateRevertedError, GasEstimationError, OffloadLostError, type CallLimits, type CallOffload, type EstimateCall } from "../execution/callService.js";
+import { ExecutionTimeoutError } from "../execution/engine.js";
+import { CallNotExecutableError, type MessageCall, type MessageCallResult, type StateOverrides } from "../execution/messageCall.js";
+import type { LevelStore } from "../storage/levelStore.js";
+
+export interface CallWorkerData {
+  /** The LevelDB directory the main thread has open. */
+  directory: string;
+  chainId: bigint;
+  limits: CallLimits;
+}
+
+/** The block a call runs on: its hash (hex, what the worker keeps decoded headers by) and its header. */
+export interface BlockReference {
+  hash: string;
+  header: Uint8Array;
+}
+
+export type CallWorkerRequest =
+  | { id: number; kind: "call"; block: BlockReference; call: MessageCall; overrides: StateOverrides | undefined }
+  | { id: number; kind: "estimate"; block: BlockReference; call: EstimateCall }
+  | { kind: "close" };
+
+/** An error of the worker's call service, as it crosses threads. */
+export interface CallWorkerFailure {
+  kind: "timeout" | "estimateReverted" | "estimation" | "notExecutable" | "internal";
+  message: string;
+  payload?: Uint8Array;
+  stack?: string;
+}
+
+export type CallWorkerReply = { ready: true } | { failed: string } | { id: number; result: MessageCallResult | bigint } | { id: number; failure: CallWorkerFailure };
+
+/** Calls the worker may hold at once; past that the main thread runs calls too. */
+const maxOutstanding = 256;
+/** How long a closing worker gets to close its database before it is terminated. */
+const closeGraceMs = 2_000;
+
+function toError(failure: CallWorkerFailure): Error {
+  switch (failure.kind) {
+    case "timeout":
+      return new ExecutionTimeoutError(failure.message);
+    case "estimateReverted":
+      return new EstimateRevertedError(failure.payload ?? new Uint8Array(0));
+    case "estimation":
+      return new GasEstimationError(failure.message);
+    case "notExecutable":
+      return new CallNotExecutableError(failure.message);
+    case "internal": {
+      const error = new Error(`call worker: ${failure.message}`);
+      if (failure.stack !== undefined) error.stack = failure.stack;
+      return error;
+    }
+  }
+}
+
+function referenceTo(block: Block): BlockReference {
+  return { hash: bytesToUnprefixedHex(block.hash), header: block.header.encoded };
+}
+
+interface Outstanding {
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+export class CallWorkers implements CallOffload {
+  private worker: Worker | undefined;
+  private status: "idle" | "starting" | "ready" | "stopped" = "idle";
+  private lastId = 0;
+  private readonly outstanding = new Map<number, Outstanding>();
+  private readonly readiness: Promise<boolean>;
+  private settleReadiness!: (ready: boolean) => void;
+  /** Calls and estimates the worker answered (results and execution errors alike). */
+  answered = 0;
+
+  constructor(
+    private readonly data: CallWorkerData,
+    private readonly store: LevelStore,
+    private readonly log: Logger,
+  ) {
+    this.readiness = new Promise((resolve) => (this.settleReadiness = resolve));
+  }
+
+  /** Starts the worker unless it was started; answers whether it became ready to take work. */
+  whenReady(): Promise<boolean> {
+    if (this.status === "idle") this.start();
+    return this.readiness;
+  }
+
+  call(block: Block, call: MessageCall, overrides: StateOverrides | undefined): Promise<MessageCallResult> | undefined {
+    return this.submit<MessageCallResult>((id) => ({ id, kind: "call", block: referenceTo(block), call, overrides }));
+  }
+
+  estimateGas(block: Block, call: EstimateCall): Promise<bigint> | undefined {
+    return this.submit<bigint>((id) => ({ id, kind: "estimate", block: referenceTo(block), call }));
+  }
+
+  /** Stops the worker (its database handle first); work it still held runs on the main thread. */
+  async close(): Promise<void> {
+    const worker = this.worker;
+    this.worker = undefined;
+    this.stop();
+    if (worker === undefined) return;
+    const exited = new Promise((resolve) => worker.once("exit", resolve));
+    worker.postMessage({ kind: "close" } satisfies CallWorkerRequest);
+    const timer = setTimeout(() => void worker.terminate(), closeGraceMs);
+    await exited;
+    clearTimeout(timer);
+  }
+
+  private submit<T>(request: (id: number) => CallWorkerRequest): Promise<T> | undefined {
+    if (this.status !== "ready") {
+      if (this.status === "idle") this.start();
+      return undefined;
+    }
+    if (this.outstanding.size >= maxOutstanding || !this.store.settled) return undefined;
+    const id = ++this.lastId;
+    const worker = this.worker!;
+    return new Promise<T>((resolve, reject) => {
+      this.outstanding.set(id, { resolve: resolve as (value: unknown) => void, reject });
+      worker.postMessage(request(id));
+    });
+  }
+
+  private start(): void {
+    this.status = "starting";
+    let worker: Worker;
+    try {
+      worker = new Worker(new URL("./callWorker.js", import.meta.url), { workerData: this.data });
+    } catch (error) {
+      this.log.warn({ err: error }, "the call worker cannot start; calls run on the main thread");
+      this.status = "stopped";
+      return;
+    }
+    // It never keeps the process alive: the node closes it, and a process leaving without that is gone anyway.
+    worker.unref();
+    worker.on("message", (reply: CallWorkerReply) => this.receive(reply));
+    worker.on("error", (error) => {
+      this.log.error({ err: error }, "the call worker failed; calls run on the main thread");
+      this.stop();
+    });
+    worker.on("exit", () => this.stop());
+    this.worker = worker;
+  }
+
+  private receive(reply: CallWorkerReply): void {
+    if ("ready" in reply) {
+      if (this.status !== "starting") return;
+      this.status = "ready";
+      this.log.info({ threadId: this.worker?.threadId }, "call worker ready: calls on stored blocks run on it");
+      this.settleReadiness(true);
+      return;
+    }
+    if ("failed" in reply) {
+      this.log.warn({ reason: reply.failed }, "the call worker cannot start; calls run on the main thread");
+      this.stop();
+      return;
+    }
+    const waiting = this.outstanding.get(reply.id);
+    if (waiting === undefined) return;
+    this.outstanding.delete(reply.id);
+    this.answered++;
+    if ("result" in reply) waiting.resolve(reply.result);
+    else waiting.reject(toError(reply.failure));
+  }
+
+  /** No more work goes to the worker; what it held comes back to the main thread. */
+  private stop(): void {
+    this.status = "stopped";
+    this.settleReadiness(false);
+    const lost = [...this.outstanding.values()];
+    this.outstanding.clear();
+    for (const waiting of lost) waiting.reject(new OffloadLostError("the call worker stopped"));
+  }
+}

@@ -1,0 +1,110 @@
+// Calls and estimates on stored blocks run on the call worker's thread when the chain is on disk:
+// each answers exactly as the main thread's own call service (results, reverts, halts, refusals,
+// the time limit), the worker really takes them, and work it held when it stopped comes back.
+import { expect } from "chai";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Interface, Wallet, getBytes, keccak256, toUtf8Bytes } from "ethers";
+import { findNetworkProfile } from "../../../src/chain/networks.js";
+import { decodeRawTransaction } from "../../../src/chain/transactions.js";
+import { createLogger } from "../../../src/common/logger.js";
+import { CallService, type CallTarget, type EstimateCall } from "../../../src/execution/callService.js";
+import type { MessageCall } from "../../../src/execution/messageCall.js";
+import { openChainServices, type ChainServices } from "../../../src/node/chainServices.js";
+import { defaultNodeOptions } from "../../../src/node/options.js";
+import { compileFixture } from "../../helpers/solidity.js";
+
+/** A result or a refusal, in a form deep.equal compares (bytes as hex, errors by class and message). */
+async function outcomeOf(run: () => Promise<unknown>): Promise<unknown> {
+  try {
+    const result = await run();
+    if (typeof result === "bigint") return result;
+    const { slack, ...rest } = result as { slack?: object; returnData?: Uint8Array };
+    return { ...rest, returnData: rest.returnData === undefined ? undefined : Buffer.from(rest.returnData).toString("hex"), slack: slack === undefined ? undefined : { ...slack } };
+  } catch (error) {
+    const failure = error as Error & { payload?: Uint8Array };
+    return { refused: failure.constructor.name, message: failure.message, payload: failure.payload === undefined ? undefined : Buffer.from(failure.payload).toString("hex") };
+  }
+}
+
+describe("node/callWorkers: calls on a second thread", function () {
+  this.timeout(60_000);
+  const limits = { gasCap: 50_000_000n, timeLimitMs: 300 };
+  let directory: string;
+  let services: ChainServices;
+  /** The same service on the same state, without the worker. */
+  let local: CallService;
+  let target: CallTarget;
+  let probeAddress: Uint8Array;
+  const owner = new Wallet(keccak256(toUtf8Bytes("cow")));
+  const probe = new Interface(compileFixture("Probe.sol", "Probe").abi as never);
+  const from = getBytes(owner.address);
+  const stranger = getBytes("0x00000000000000000000000000000000000000aa");
+
+  before(async () => {
+    directory = await mkdtemp(join(tmpdir(), "chain-node-call-worker-"));
+    const network = findNetworkProfile(33)!;
+    services = await openChainServices(network, { dataDir: directory, inMemory: false }, { ...defaultNodeOptions.chain, calls: limits }, createLogger("error"));
+    const raw = await owner.signTransaction({ type: 0, chainId: 33n, nonce: 0, gasPrice: 0n, gasLimit: 5_000_000n, data: compileFixture("Probe.sol", "Probe").bytecode });
+    const transaction = decodeRawTransaction(getBytes(raw), services.common);
+    await services.pool.add(transaction);
+    await services.miner.mineUntilIncluded(transaction);
+    probeAddress = (await services.chain.getReceipts(services.chain.head.hash))![0]!.contractAddress!;
+    target = { kind: "block", block: services.chain.head };
+    local = new CallService(services.common, services.state, (blockNumber) => services.chain.getCanonicalHash(blockNumber), services.pendingState, limits);
+    expect(await services.callWorkers!.whenReady(), "the worker started").to.equal(true);
+  });
+  after(async () => {
+    await services?.close();
+    await rm(directory, { recursive: true, force: true });
+  });
+
+  const call = (data: string, extra: Partial<MessageCall> = {}): MessageCall => ({ from, to: probeAddress, gasLimit: 3_000_000n, gasPrice: 0n, value: 0n, data: getBytes(data), ...extra });
+  const cases: Record<string, () => MessageCall> = {
+    "a result": () => call(probe.encodeFunctionData("divide", [10n, 3n])),
+    "a revert with a reason": () => call(probe.encodeFunctionData("failWithReason", ["no"])),
+    "a panic": () => call(probe.encodeFunctionData("divide", [1n, 0n])),
+    "out of gas": () => call(probe.encodeFunctionData("spinForever"), { gasLimit: 80_000n }),
+    "the block's context and the sender's balance": () => call(probe.encodeFunctionData("context"), { gasPrice: 7n, value: 11n }),
+    "too little gas for the intrinsic cost": () => call(probe.encodeFunctionData("divide", [1n, 1n]), { gasLimit: 21_100n }),
+    "a sender that cannot pay": () => call(probe.encodeFunctionData("context"), { from: stranger, gasPrice: 1n }),
+    "the time limit": () => call(probe.encodeFunctionData("spinForever"), { gasLimit: 50_000_000n }),
+  };
+
+  for (const [name, make] of Object.entries(cases)) {
+    it(`eth_call: ${name}`, async () => {
+      const answeredBefore = services.callWorkers!.answered;
+      const expected = await outcomeOf(() => local.call(target, make()));
+      expect(await outcomeOf(() => services.calls.call(target, make()))).to.deep.equal(expected);
+      expect(services.callWorkers!.answered, "answered by the worker").to.equal(answeredBefore + 1);
+    });
+  }
+
+  const estimates: Record<string, () => EstimateCall> = {
+    "a loop of stores": () => ({ ...call(probe.encodeFunctionData("fill", [20])), gasLimit: undefined }),
+    "a call that forwards gas to a child": () => ({ ...call(probe.encodeFunctionData("forward", [owner.address, 3n])), gasLimit: undefined }),
+    "a revert": () => ({ ...call(probe.encodeFunctionData("failWithReason", ["estimate"])), gasLimit: undefined }),
+    "more gas than the sender can pay": () => ({ ...call(probe.encodeFunctionData("fill", [20]), { from: stranger, gasPrice: 1n }), gasLimit: undefined }),
+  };
+
+  for (const [name, make] of Object.entries(estimates)) {
+    it(`eth_estimateGas: ${name}`, async () => {
+      const answeredBefore = services.callWorkers!.answered;
+      const expected = await outcomeOf(() => local.estimateGas(target, make()));
+      expect(await outcomeOf(() => services.calls.estimateGas(target, make()))).to.deep.equal(expected);
+      expect(services.callWorkers!.answered, "answered by the worker").to.equal(answeredBefore + 1);
+    });
+  }
+
+  it("runs on the main thread what the worker held when it stopped, and everything after", async () => {
+    const calls = Array.from({ length: 20 }, (_, index) => call(probe.encodeFunctionData("divide", [BigInt(index), 1n])));
+    const expected = await Promise.all(calls.map((each) => outcomeOf(() => local.call(target, each))));
+    const answers = calls.map((each) => outcomeOf(() => services.calls.call(target, each)));
+    await services.callWorkers!.close();
+    expect(await Promise.all(answers)).to.deep.equal(expected);
+    const answeredAfterStop = services.callWorkers!.answered;
+    expect(await outcomeOf(() => services.calls.call(target, calls[3]!))).to.deep.equal(expected[3]);
+    expect(services.callWorkers!.answered).to.equal(answeredAfterStop);
+  });
+});
