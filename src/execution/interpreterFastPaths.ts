@@ -47,6 +47,7 @@ interface InterpreterView {
   getCallData(): Uint8Array;
   storageLoad(key: Uint8Array): Promise<Uint8Array>;
   storageStore(key: Uint8Array, value: Uint8Array): Promise<void>;
+  _result: { returnValue?: Uint8Array };
 }
 
 interface RunState {
@@ -467,6 +468,16 @@ class StepEvent {
 
 type InterpreterPrototype = { run: InterpreterRun; _getValidJumpDestinations: JumpAnalysis };
 
+const stopOpcode = 0x00;
+const returnOpcode = 0xf3;
+/**
+ * The package's STOP and RETURN handlers, as the EVMs with the fast loop have them: the loop ends
+ * a frame on them itself. The package's end every frame by throwing (STOP as an error the loop
+ * catches): an Error with its stack trace per call frame. A handler wrapped by someone else (it
+ * is then not in this set) runs as it is.
+ */
+const frameEndHandlers = new WeakSet<object>();
+
 function installFastLoop(prototype: InterpreterPrototype): void {
   rememberJumpAnalysis(prototype);
   const packageRun = prototype.run;
@@ -515,6 +526,14 @@ function installFastLoop(prototype: InterpreterPrototype): void {
           trap(EVMError.errorMessages.OUT_OF_GAS);
         }
         runState.programCounter++;
+        if ((info.code === stopOpcode || info.code === returnOpcode) && frameEndHandlers.has(entry.opHandler)) {
+          // As the package's handlers, without the throw: RETURN's data is the frame's result.
+          if (info.code === returnOpcode) {
+            const [offset, length] = runState.stack.popN(2) as [bigint, bigint];
+            this._result.returnValue = length === 0n ? new Uint8Array(0) : runState.memory.read(Number(offset), Number(length));
+          }
+          break;
+        }
         if (info.isAsync) await entry.opHandler(runState, common);
         else entry.opHandler(runState, common);
       } catch (error) {
@@ -539,6 +558,7 @@ export async function installInterpreterFastPaths(evm: EVM): Promise<void> {
     return;
   }
   const opcodeMap = (evm as unknown as { _opcodeMap: OpcodeEntry[] })._opcodeMap;
+  for (const opcode of [stopOpcode, returnOpcode]) frameEndHandlers.add(opcodeMap[opcode]!.opHandler);
   for (const [opcode, opHandler] of fastOpcodeHandlers) {
     const entry = opcodeMap[opcode];
     if (entry !== undefined) opcodeMap[opcode] = { ...entry, opHandler };

@@ -53,26 +53,34 @@ async function serve(port: NonNullable<typeof parentPort>, data: CallWorkerData)
     return block;
   };
 
-  port.on("message", (request: CallWorkerRequest) => {
-    if (request.kind === "close") {
+  // Each answer goes at once: the main thread answers its caller while the next call runs here.
+  const reply = (answer: CallWorkerReply): void => port.postMessage([answer]);
+  const run = (request: Exclude<CallWorkerRequest, { kind: "close" }>): void => {
+    const block = blockOf(request.block);
+    const work = request.kind === "call" ? calls.call({ kind: "block", block }, request.call, request.overrides) : calls.estimateGas({ kind: "block", block }, request.call);
+    work.then(
+      (result) => reply({ id: request.id, result }),
+      (error: unknown) => reply({ id: request.id, failure: describeFailure(error) }),
+    );
+  };
+  port.on("message", (requests: CallWorkerRequest[]) => {
+    for (const request of requests) {
+      if (request.kind !== "close") {
+        run(request);
+        continue;
+      }
       port.close();
       void store.close();
       return;
     }
-    const block = blockOf(request.block);
-    const work = request.kind === "call" ? calls.call({ kind: "block", block }, request.call, request.overrides) : calls.estimateGas({ kind: "block", block }, request.call);
-    work.then(
-      (result) => port.postMessage({ id: request.id, result } satisfies CallWorkerReply),
-      (error: unknown) => port.postMessage({ id: request.id, failure: describeFailure(error) } satisfies CallWorkerReply),
-    );
   });
-  port.postMessage({ ready: true } satisfies CallWorkerReply);
+  port.postMessage([{ ready: true }] satisfies CallWorkerReply[]);
 }
 
 if (parentPort !== null) {
   const port = parentPort;
   serve(port, workerData as CallWorkerData).catch((error: unknown) => {
-    port.postMessage({ failed: (error as Error)?.message ?? String(error) } satisfies CallWorkerReply);
+    port.postMessage([{ failed: (error as Error)?.message ?? String(error) }] satisfies CallWorkerReply[]);
     port.close();
   });
 }
