@@ -50,22 +50,24 @@ export function bytesToUnprefixedHex(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
 }
 
+/** Nibble values by character code, for hexadecimal digits of either case. */
+const nibbleOfCharCode = new Uint8Array(128);
+for (let nibble = 0; nibble < 16; nibble++) {
+  nibbleOfCharCode[nibble.toString(16).charCodeAt(0)] = nibble;
+  nibbleOfCharCode[nibble.toString(16).toUpperCase().charCodeAt(0)] = nibble;
+}
+
 /** DATA to bytes. The caller has validated the string (even length, hex digits, 0x prefix). */
 export function hexToBytes(hex: string): Uint8Array {
-  const digits = hex.slice(2);
-  const bytes = new Uint8Array(digits.length / 2);
-  for (let index = 0; index < bytes.length; index++) {
-    bytes[index] = Number.parseInt(digits.slice(index * 2, index * 2 + 2), 16);
+  const bytes = new Uint8Array((hex.length - 2) >>> 1);
+  for (let index = 0, at = 2; index < bytes.length; index++, at += 2) {
+    bytes[index] = (nibbleOfCharCode[hex.charCodeAt(at)]! << 4) | nibbleOfCharCode[hex.charCodeAt(at + 1)]!;
   }
   return bytes;
 }
 
-/** Nibble values by character code, for lower-case hexadecimal digits. */
-const nibbleOfCharCode = new Uint8Array(128);
-for (let nibble = 0; nibble < 16; nibble++) nibbleOfCharCode[nibble.toString(16).charCodeAt(0)] = nibble;
-
 /**
- * Writes lower-case hex `digits` (no prefix, as bigint's toString(16) gives them; an odd count
+ * Writes hex `digits` (no prefix, as bigint's toString(16) gives them; an odd count
  * starts with a lone nibble) into `target` from `offset` as big-endian bytes; returns how many.
  */
 export function writeHexDigits(digits: string, target: Uint8Array, offset: number): number {

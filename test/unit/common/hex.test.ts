@@ -41,6 +41,9 @@ describe("common/hex", () => {
     expect(hexToBytes("0x0001ABff")).to.deep.equal(bytes);
     expect(bytesToHex(new Uint8Array())).to.equal("0x");
     expect(hexToBytes("0x")).to.deep.equal(new Uint8Array());
+    const everyByte = Uint8Array.from({ length: 256 }, (_, byte) => byte);
+    expect(hexToBytes(bytesToHex(everyByte))).to.deep.equal(everyByte);
+    expect(hexToBytes(bytesToHex(everyByte).toUpperCase().replace("0X", "0x"))).to.deep.equal(everyByte);
   });
 
   it("writes quantities minimal and lower case, and refuses negatives", () => {
