@@ -15,6 +15,12 @@ import { storeKeys } from "../storage/keys.js";
 import { openLevelReader } from "../storage/levelStore.js";
 import type { BlockReference, CallWorkerData, CallWorkerFailure, CallWorkerReply, CallWorkerRequest } from "./callWorkers.js";
 
+/**
+ * The worker's trie-node cache: calls read the few paths of recent roots, and the main thread's
+ * cache (24 MiB) already holds what blocks wrote; a second thread's heap costs resident memory.
+ */
+const workerNodeCacheBytes = 8 * 1024 * 1024;
+
 /** Decoded headers kept, by block hash. */
 const recentBlockCount = 16;
 
@@ -33,7 +39,7 @@ async function serve(port: NonNullable<typeof parentPort>, data: CallWorkerData)
   const common = createExecutionRules(data.chainId);
   const calls = new CallService(
     common,
-    new StateDatabase(store, common),
+    new StateDatabase(store, common, workerNodeCacheBytes),
     async (blockNumber) => store.getSync(storeKeys.canonicalHash(blockNumber)),
     {
       execute: () => Promise.reject(new Error("the call worker does not run the pending block")),

@@ -21,11 +21,13 @@ export class StateDatabase {
   /** Reads single accounts at any root (see readAccount). */
   private readonly accountReader: StateTrie;
 
+  /** `nodeCacheBytes`: memory of the trie-node cache (default: the store's, see TrieNodeStore). */
   constructor(
     store: KeyValueStore,
     private readonly common: Common,
+    nodeCacheBytes?: number,
   ) {
-    this.nodes = new TrieNodeStore(store);
+    this.nodes = new TrieNodeStore(store, nodeCacheBytes);
     this.accountReader = this.trieAt();
   }
 
