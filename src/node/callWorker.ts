@@ -62,8 +62,10 @@ async function serve(port: NonNullable<typeof parentPort>, data: CallWorkerData)
   // Each answer goes at once: the main thread answers its caller while the next call runs here.
   const reply = (answer: CallWorkerReply): void => port.postMessage([answer]);
   const run = (request: Exclude<CallWorkerRequest, { kind: "close" }>): void => {
-    const block = blockOf(request.block);
-    const work = request.kind === "call" ? calls.call({ kind: "block", block }, request.call, request.overrides) : calls.estimateGas({ kind: "block", block }, request.call);
+    const work = (async () => {
+      const block = blockOf(request.block);
+      return request.kind === "call" ? calls.call({ kind: "block", block }, request.call, request.overrides) : calls.estimateGas({ kind: "block", block }, request.call);
+    })();
     work.then(
       (result) => reply({ id: request.id, result }),
       (error: unknown) => reply({ id: request.id, failure: describeFailure(error) }),
@@ -76,7 +78,7 @@ async function serve(port: NonNullable<typeof parentPort>, data: CallWorkerData)
         continue;
       }
       port.close();
-      void store.close();
+      store.close().catch(() => undefined);
       return;
     }
   });

@@ -109,6 +109,8 @@ export class CallWorkers implements CallOffload {
   private readonly outstanding = new Map<number, Outstanding>();
   private requests: MessageBatcher<CallWorkerRequest> | undefined;
   private readonly readiness: Promise<boolean>;
+  /** Settles once the worker thread has exited (at once when none was started). */
+  private exited: Promise<void> = Promise.resolve();
   private settleReadiness!: (ready: boolean) => void;
   /** Calls and estimates the worker answered (results and execution errors alike). */
   answered = 0;
@@ -135,16 +137,17 @@ export class CallWorkers implements CallOffload {
     return this.submit<bigint>((id) => ({ id, kind: "estimate", block: referenceTo(block), call }));
   }
 
-  /** Stops the worker (its database handle first); work it still held runs on the main thread. */
+  /**
+   * Stops the worker (it closes its database handle first) and waits until it has exited. Work it
+   * still held fails: the node is stopping, and the store closes next.
+   */
   async close(): Promise<void> {
     const worker = this.worker;
-    this.worker = undefined;
-    this.stop();
+    this.stop(new Error("the node is stopping"));
     if (worker === undefined) return;
-    const exited = new Promise((resolve) => worker.once("exit", resolve));
     worker.postMessage([{ kind: "close" }] satisfies CallWorkerRequest[]);
     const timer = setTimeout(() => void worker.terminate(), closeGraceMs);
-    await exited;
+    await this.exited;
     clearTimeout(timer);
   }
 
@@ -169,9 +172,10 @@ export class CallWorkers implements CallOffload {
       worker = new Worker(new URL("./callWorker.js", import.meta.url), { workerData: this.data });
     } catch (error) {
       this.log.warn({ err: error }, "the call worker cannot start; calls run on the main thread");
-      this.status = "stopped";
+      this.stop();
       return;
     }
+    this.exited = new Promise((resolve) => worker.once("exit", () => resolve()));
     // It never keeps the process alive: the node closes it, and a process leaving without that is gone anyway.
     worker.unref();
     this.requests = new MessageBatcher((batch) => worker.postMessage(batch));
@@ -182,7 +186,9 @@ export class CallWorkers implements CallOffload {
       this.log.error({ err: error }, "the call worker failed; calls run on the main thread");
       this.stop();
     });
-    worker.on("exit", () => this.stop());
+    worker.on("exit", () => {
+      if (this.worker === worker) this.stop();
+    });
     this.worker = worker;
   }
 
@@ -207,12 +213,16 @@ export class CallWorkers implements CallOffload {
     else waiting.reject(toError(reply.failure));
   }
 
-  /** No more work goes to the worker; what it held comes back to the main thread. */
-  private stop(): void {
+  /**
+   * No more work goes to the worker. What it held comes back to the main thread, or fails with
+   * `reason` when one is given.
+   */
+  private stop(reason?: Error): void {
     this.status = "stopped";
+    this.worker = undefined;
     this.settleReadiness(false);
     const lost = [...this.outstanding.values()];
     this.outstanding.clear();
-    for (const waiting of lost) waiting.reject(new OffloadLostError("the call worker stopped"));
+    for (const waiting of lost) waiting.reject(reason ?? new OffloadLostError("the call worker stopped"));
   }
 }

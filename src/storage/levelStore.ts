@@ -2,7 +2,7 @@
 // is durable once it is in the log (storage/writeAheadLog.ts); it goes to LevelDB behind it, and
 // until it is there reads are answered from the batches on their way.
 import { mkdir, readdir, stat } from "node:fs/promises";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { ClassicLevel } from "classic-level";
 import { DataDirectoryError, keyOf, type KeyValueStore, type StoreOperation } from "./keyValueStore.js";
 import { WriteAheadLog } from "./writeAheadLog.js";
@@ -19,6 +19,14 @@ async function directoryState(directory: string): Promise<"missing" | "empty" | 
   if (names.length === 0) return "empty";
   return names.includes("CURRENT") ? "leveldb" : "other";
 }
+
+/**
+ * Directories a LevelStore of this process has open. LevelDB's own lock keeps other processes
+ * out, but classic-level opened for several threads shares one handle within a process: a second
+ * store on the same directory would share the write-ahead log too, and each would empty it under
+ * the other.
+ */
+const openDirectories = new Set<string>();
 
 /** The log's file in the LevelDB directory (LevelDB leaves files of names it does not use alone). */
 export const writeAheadLogFileName = "CHAIN-NODE-WAL";
@@ -47,11 +55,14 @@ export class LevelStore implements KeyValueStore {
   private applying: Promise<void> | undefined;
   /** Set when the log or LevelDB failed a write: every later write fails with it. */
   private failure: Error | undefined;
+  private closing = false;
 
   constructor(
     private readonly db: ClassicLevel<Uint8Array, Uint8Array>,
     private readonly log: WriteAheadLog,
     readonly location: string,
+    /** The directory's absolute path, held in `openDirectories` while open. */
+    private readonly resolvedDirectory: string,
   ) {}
 
   /**
@@ -80,6 +91,7 @@ export class LevelStore implements KeyValueStore {
 
   async write(operations: readonly StoreOperation[]): Promise<void> {
     if (this.log.bytes >= logLimitBytes) await this.caughtUp();
+    if (this.closing) throw new Error(`the store in ${this.location} is closing`);
     if (this.failure !== undefined) throw this.failure;
     try {
       this.log.append(operations);
@@ -96,11 +108,18 @@ export class LevelStore implements KeyValueStore {
     this.applying ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.applyQueued());
   }
 
+  /** Refuses writes from now on, waits until LevelDB holds every batch, empties the log and closes. */
   async close(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
     await this.caughtUp();
-    if (this.failure === undefined) this.log.clear();
-    this.log.close();
-    await this.db.close();
+    try {
+      if (this.failure === undefined) this.log.clear();
+    } finally {
+      this.log.close();
+      openDirectories.delete(this.resolvedDirectory);
+      await this.db.close();
+    }
   }
 
   /** Settles once every batch written so far is in LevelDB (or LevelDB failed). */
@@ -130,7 +149,14 @@ export class LevelStore implements KeyValueStore {
           }
         }
       }
-      if (this.failure === undefined && this.log.bytes >= logClearBytes) this.log.clear();
+      if (this.failure === undefined && this.log.bytes >= logClearBytes) {
+        try {
+          this.log.clear();
+        } catch {
+          // The log keeps batches LevelDB holds already (applying them again changes nothing): the
+          // next time LevelDB catches up tries again.
+        }
+      }
     } finally {
       this.applying = undefined;
     }
@@ -148,7 +174,19 @@ export async function openLevelStore(directory: string): Promise<LevelStore> {
     throw new DataDirectoryError(`${directory} is not a chain-node data directory (it holds other files); choose an empty or new directory with --data-dir`);
   }
   if (state === "missing") await mkdir(directory, { recursive: true });
-  const db = new ClassicLevel<Uint8Array, Uint8Array>(directory, { keyEncoding: "view", valueEncoding: "view", createIfMissing: state !== "leveldb", multithreading: true });
+  const resolved = resolve(directory);
+  if (openDirectories.has(resolved)) throw new DataDirectoryError(`${directory} is in use by this process already`);
+  openDirectories.add(resolved);
+  try {
+    return await openLoggedStore(directory, state !== "leveldb", resolved);
+  } catch (error) {
+    openDirectories.delete(resolved);
+    throw error;
+  }
+}
+
+async function openLoggedStore(directory: string, create: boolean, resolved: string): Promise<LevelStore> {
+  const db = new ClassicLevel<Uint8Array, Uint8Array>(directory, { keyEncoding: "view", valueEncoding: "view", createIfMissing: create, multithreading: true });
   try {
     await db.open();
   } catch (error) {
@@ -170,7 +208,7 @@ export async function openLevelStore(directory: string): Promise<LevelStore> {
     await db.close();
     throw new DataDirectoryError(`cannot recover the write-ahead log in ${directory}: ${(error as Error).message}`);
   }
-  return new LevelStore(db, opened.log, directory);
+  return new LevelStore(db, opened.log, directory, resolved);
 }
 
 /**

@@ -135,7 +135,11 @@ export class WriteAheadLog {
       let written = 0;
       while (written < record.length) written += writeSync(this.descriptor, record, written, record.length - written, this.size + written);
     } catch (error) {
-      ftruncateSync(this.descriptor, this.size);
+      try {
+        ftruncateSync(this.descriptor, this.size);
+      } catch {
+        // The store refuses every later write anyway; opening it drops a torn record.
+      }
       throw error;
     }
     this.size += record.length;

@@ -3,6 +3,7 @@
 // the time limit), the worker really takes them, and work it held when it stopped comes back.
 import { expect } from "chai";
 import { mkdtemp, rm } from "node:fs/promises";
+import type { Worker } from "node:worker_threads";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Interface, Wallet, getBytes, keccak256, toUtf8Bytes } from "ethers";
@@ -12,6 +13,8 @@ import { createLogger } from "../../../src/common/logger.js";
 import { CallService, type CallTarget, type EstimateCall } from "../../../src/execution/callService.js";
 import type { MessageCall } from "../../../src/execution/messageCall.js";
 import { openChainServices, type ChainServices } from "../../../src/node/chainServices.js";
+import { CallWorkers } from "../../../src/node/callWorkers.js";
+import type { LevelStore } from "../../../src/storage/levelStore.js";
 import { defaultNodeOptions } from "../../../src/node/options.js";
 import { compileFixture } from "../../helpers/solidity.js";
 
@@ -97,14 +100,33 @@ describe("node/callWorkers: calls on a second thread", function () {
     });
   }
 
+  it("reports a worker that cannot start, and closes at once after it", async () => {
+    const workers = new CallWorkers({ directory: join(directory, "missing"), chainId: 33n, limits }, { settled: true } as LevelStore, createLogger("silent"));
+    expect(await workers.whenReady()).to.equal(false);
+    const block = services.chain.head;
+    expect(workers.call(block, call(probe.encodeFunctionData("divide", [1n, 1n])), undefined), "takes no work").to.equal(undefined);
+    await workers.close();
+  });
+
   it("runs on the main thread what the worker held when it stopped, and everything after", async () => {
     const calls = Array.from({ length: 20 }, (_, index) => call(probe.encodeFunctionData("divide", [BigInt(index), 1n])));
     const expected = await Promise.all(calls.map((each) => outcomeOf(() => local.call(target, each))));
     const answers = calls.map((each) => outcomeOf(() => services.calls.call(target, each)));
-    await services.callWorkers!.close();
+    // The thread goes away as after a crash (the worker object is private: reached for this test only).
+    await (services.callWorkers as unknown as { worker: Worker }).worker.terminate();
     expect(await Promise.all(answers)).to.deep.equal(expected);
     const answeredAfterStop = services.callWorkers!.answered;
     expect(await outcomeOf(() => services.calls.call(target, calls[3]!))).to.deep.equal(expected[3]);
     expect(services.callWorkers!.answered).to.equal(answeredAfterStop);
+    await services.callWorkers!.close();
+  });
+
+  it("fails the calls it holds when the node closes it, without waiting for them", async () => {
+    const workers = new CallWorkers({ directory, chainId: 33n, limits }, { settled: true } as LevelStore, createLogger("silent"));
+    expect(await workers.whenReady()).to.equal(true);
+    const held = workers.call(target.kind === "block" ? target.block : services.chain.head, call(probe.encodeFunctionData("spinForever"), { gasLimit: 50_000_000n }), undefined)!;
+    const outcome = outcomeOf(() => held);
+    await workers.close();
+    expect(await outcome).to.deep.include({ refused: "Error", message: "the node is stopping" });
   });
 });

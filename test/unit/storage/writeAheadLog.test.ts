@@ -73,6 +73,21 @@ describe("storage/writeAheadLog", () => {
     await reopened.close();
   });
 
+  it("refuses a second store on the same directory in this process, and writes once closing", async () => {
+    const store = await openLevelStore(directory);
+    let refusal: Error | undefined;
+    await openLevelStore(join(directory, ".")).catch((error: Error) => (refusal = error));
+    expect(refusal?.message).to.include("in use by this process");
+    const closing = store.close();
+    let writeRefusal: Error | undefined;
+    await store.write([{ type: "put", key: bytes("late"), value: bytes("1") }]).catch((error: Error) => (writeRefusal = error));
+    expect(writeRefusal?.message).to.include("closing");
+    await closing;
+    const reopened = await openLevelStore(directory);
+    expect(reopened.getSync(bytes("late"))).to.equal(undefined);
+    await reopened.close();
+  });
+
   it("agrees with a plain map over many batches written without waiting", async () => {
     const next = seededRandom(43);
     const store = await openLevelStore(directory);
