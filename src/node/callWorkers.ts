@@ -72,6 +72,13 @@ export class MessageBatcher<T> {
 
 /** Calls the worker may hold at once; past that the main thread runs calls too. */
 const maxOutstanding = 256;
+/**
+ * The worker's young generation: a call's garbage is short-lived and small, and V8's default for a
+ * thread (up to 48 MiB here) is resident memory. With 8 MiB its heap stays near 33 MiB over a long
+ * run and the call load loses nothing measurable; the thread still adds about 50 MiB of resident
+ * memory in all (bench-long, 3 minutes: 240 MiB without it, 289 MiB with it).
+ */
+const workerYoungGenerationMiB = 8;
 /** How long a closing worker gets to close its database before it is terminated. */
 const closeGraceMs = 2_000;
 
@@ -169,7 +176,7 @@ export class CallWorkers implements CallOffload {
     this.status = "starting";
     let worker: Worker;
     try {
-      worker = new Worker(new URL("./callWorker.js", import.meta.url), { workerData: this.data });
+      worker = new Worker(new URL("./callWorker.js", import.meta.url), { workerData: this.data, resourceLimits: { maxYoungGenerationSizeMb: workerYoungGenerationMiB } });
     } catch (error) {
       this.log.warn({ err: error }, "the call worker cannot start; calls run on the main thread");
       this.stop();
