@@ -119,6 +119,8 @@ export class CallWorkers implements CallOffload {
   /** Settles once the worker thread has exited (at once when none was started). */
   private exited: Promise<void> = Promise.resolve();
   private settleReadiness!: (ready: boolean) => void;
+  /** Calls offered in the current turn of the event loop. */
+  private callsThisTurn = 0;
   /** Calls and estimates the worker answered (results and execution errors alike). */
   answered = 0;
 
@@ -164,6 +166,11 @@ export class CallWorkers implements CallOffload {
       return undefined;
     }
     if (this.outstanding.size >= maxOutstanding || !this.store.settled) return undefined;
+    // A call alone (the worker idle, no other call in this turn of the event loop) runs here: a
+    // trip to the other thread and back would double its latency (0.29 -> 0.45 ms for a small call
+    // from a client that waits for each answer). Calls that come together go to the worker.
+    if (this.callsThisTurn++ === 0) setImmediate(() => (this.callsThisTurn = 0));
+    if (this.outstanding.size === 0 && this.callsThisTurn === 1) return undefined;
     const id = ++this.lastId;
     const requests = this.requests!;
     return new Promise<T>((resolve, reject) => {

@@ -75,14 +75,29 @@ describe("node/callWorkers: calls on a second thread", function () {
     "the time limit": () => call(probe.encodeFunctionData("spinForever"), { gasLimit: 50_000_000n }),
   };
 
+  /**
+   * Runs `run` twice in one turn of the event loop: a call alone runs on the main thread, the
+   * second of two that come together goes to the worker. Answers both outcomes.
+   */
+  async function together(run: () => Promise<unknown>): Promise<unknown[]> {
+    return Promise.all([outcomeOf(run), outcomeOf(run)]);
+  }
+
   for (const [name, make] of Object.entries(cases)) {
     it(`eth_call: ${name}`, async () => {
       const answeredBefore = services.callWorkers!.answered;
       const expected = await outcomeOf(() => local.call(target, make()));
-      expect(await outcomeOf(() => services.calls.call(target, make()))).to.deep.equal(expected);
+      expect(await together(() => services.calls.call(target, make()))).to.deep.equal([expected, expected]);
       expect(services.callWorkers!.answered, "answered by the worker").to.equal(answeredBefore + 1);
     });
   }
+
+  it("runs a call that comes alone on the main thread (no trip to the worker and back)", async () => {
+    const answeredBefore = services.callWorkers!.answered;
+    const single = call(probe.encodeFunctionData("divide", [10n, 3n]));
+    expect(await outcomeOf(() => services.calls.call(target, single))).to.deep.equal(await outcomeOf(() => local.call(target, single)));
+    expect(services.callWorkers!.answered).to.equal(answeredBefore);
+  });
 
   const estimates: Record<string, () => EstimateCall> = {
     "a loop of stores": () => ({ ...call(probe.encodeFunctionData("fill", [20])), gasLimit: undefined }),
@@ -95,7 +110,7 @@ describe("node/callWorkers: calls on a second thread", function () {
     it(`eth_estimateGas: ${name}`, async () => {
       const answeredBefore = services.callWorkers!.answered;
       const expected = await outcomeOf(() => local.estimateGas(target, make()));
-      expect(await outcomeOf(() => services.calls.estimateGas(target, make()))).to.deep.equal(expected);
+      expect(await together(() => services.calls.estimateGas(target, make()))).to.deep.equal([expected, expected]);
       expect(services.callWorkers!.answered, "answered by the worker").to.equal(answeredBefore + 1);
     });
   }
@@ -124,7 +139,10 @@ describe("node/callWorkers: calls on a second thread", function () {
   it("fails the calls it holds when the node closes it, without waiting for them", async () => {
     const workers = new CallWorkers({ directory, chainId: 33n, limits }, { settled: true } as LevelStore, createLogger("silent"));
     expect(await workers.whenReady()).to.equal(true);
-    const held = workers.call(target.kind === "block" ? target.block : services.chain.head, call(probe.encodeFunctionData("spinForever"), { gasLimit: 50_000_000n }), undefined)!;
+    const block = services.chain.head;
+    const endless = call(probe.encodeFunctionData("spinForever"), { gasLimit: 50_000_000n });
+    expect(workers.call(block, endless, undefined), "the first call of a turn stays on the main thread").to.equal(undefined);
+    const held = workers.call(block, endless, undefined)!;
     const outcome = outcomeOf(() => held);
     await workers.close();
     expect(await outcome).to.deep.include({ refused: "Error", message: "the node is stopping" });
