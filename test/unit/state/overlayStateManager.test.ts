@@ -26,6 +26,17 @@ async function readAll(state: StateManagerInterface): Promise<string[]> {
   return seen;
 }
 
+/**
+ * Whether `address` has a slot with a value. Clearing or deleting such an account and then
+ * reverting is where the package's state manager goes wrong (it brings back an older value of a
+ * slot written twice, or none at all), so the random comparison leaves it out; the overlay's own
+ * answers there are checked against known values below.
+ */
+async function holdsSlots(state: StateManagerInterface, address: Address): Promise<boolean> {
+  for (const slot of slots) if ((await state.getStorage(address, slot)).length > 0) return true;
+  return false;
+}
+
 /** Outcome of one operation: its error message, if it threw. */
 async function attempt(operation: () => Promise<unknown>): Promise<string> {
   try {
@@ -95,12 +106,15 @@ describe("state/overlayStateManager", () => {
         } else if (choice === 8) {
           (name = "putCode"), (operation = (state) => state.putCode(address, code));
         } else if (choice === 9) {
+          // As the engine clears: the storage of an address a creation takes, which holds no slots.
+          if (await holdsSlots(reference, address)) continue;
           (name = "clearStorage"), (operation = (state) => state.clearStorage(address));
         } else if (choice === 10) {
-          // As the engine deletes: an account it created or found empty, never one with stored slots
-          // that is then created again (the package's state manager would keep its stale trie).
+          // As the engine deletes: an account it created or found empty, at the end of a
+          // transaction, never one with slots that is then created again or brought back by a revert.
           const stored = await reference.getAccount(address);
           if (stored !== undefined && !stored.storageRoot.every((byte, index) => byte === KECCAK256_RLP[index])) continue;
+          if (await holdsSlots(reference, address)) continue;
           (name = "deleteAccount"), (operation = (state) => state.deleteAccount(address));
         } else {
           (name = "read"), (operation = (state) => state.getStorage(address, slot));
@@ -116,6 +130,35 @@ describe("state/overlayStateManager", () => {
       expect(await readAll(database.overlayAt(root))).to.deep.equal(await readAll(database.at(root)));
     });
   }
+
+  it("brings back the latest value of every slot when a clear or a delete is reverted", async () => {
+    const database = new StateDatabase(createMemoryStore(), createExecutionRules(33n));
+    const root = await storedState(database, 43);
+    const overlay = database.overlayAt(root);
+    const address = addresses[0]!;
+    await overlay.putAccount(address, new Account(1n, 5n));
+    await overlay.putStorage(address, slots[1]!, Uint8Array.of(1));
+    await overlay.putStorage(address, slots[1]!, Uint8Array.of(2));
+    await overlay.putStorage(address, slots[2]!, Uint8Array.of(3));
+    await overlay.checkpoint();
+    await overlay.putStorage(address, slots[2]!, Uint8Array.of(4));
+    await overlay.checkpoint();
+    await overlay.clearStorage(address);
+    expect(await overlay.getStorage(address, slots[1]!)).to.deep.equal(new Uint8Array());
+    await overlay.revert();
+    expect(await overlay.getStorage(address, slots[1]!)).to.deep.equal(Uint8Array.of(2));
+    expect(await overlay.getStorage(address, slots[2]!)).to.deep.equal(Uint8Array.of(4));
+    await overlay.checkpoint();
+    await overlay.deleteAccount(address);
+    expect(await overlay.getAccount(address)).to.equal(undefined);
+    expect(await overlay.getStorage(address, slots[2]!)).to.deep.equal(new Uint8Array());
+    await overlay.revert();
+    expect((await overlay.getAccount(address))?.balance).to.equal(5n);
+    expect(await overlay.getStorage(address, slots[1]!)).to.deep.equal(Uint8Array.of(2));
+    expect(await overlay.getStorage(address, slots[2]!)).to.deep.equal(Uint8Array.of(4));
+    await overlay.revert();
+    expect(await overlay.getStorage(address, slots[2]!)).to.deep.equal(Uint8Array.of(3));
+  });
 
   it("forgets every change when reverted to the outermost checkpoint, and answers the stored root again", async () => {
     const database = new StateDatabase(createMemoryStore(), createExecutionRules(33n));
