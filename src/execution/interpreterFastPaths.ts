@@ -472,7 +472,7 @@ const stopOpcode = 0x00;
 const returnOpcode = 0xf3;
 /**
  * The package's STOP and RETURN handlers, as the EVMs with the fast loop have them: the loop ends
- * a frame on them itself. The package's end every frame by throwing (STOP as an error the loop
+ * a frame on them itself. The package's handlers end every frame by throwing (STOP as an error the loop
  * catches): an Error with its stack trace per call frame. A handler wrapped by someone else (it
  * is then not in this set) runs as it is.
  */

@@ -229,11 +229,11 @@ async function runAsLeanCall(engine: ExecutionEngine, block: EngineBlock, call: 
     // Straight into the journal's always-warm map as unprefixed hex, as addAlwaysWarmAddress would
     // put them (it first runs each address through a regular-expression check of its hex prefix).
     const alwaysWarm = (journal as unknown as { alwaysWarmJournal: Map<string, Set<string>> }).alwaysWarmJournal;
-    for (const precompile of evm.precompiles.keys()) if (!alwaysWarm.has(precompile)) alwaysWarm.set(precompile, new Set());
-    for (const address of [plan.caller, plan.to, block.header.coinbase]) {
-      const key = bytesToUnprefixedHex(address.bytes);
-      if (!alwaysWarm.has(key)) alwaysWarm.set(key, new Set());
-    }
+    const warm = (addressHex: string) => {
+      if (!alwaysWarm.has(addressHex)) alwaysWarm.set(addressHex, new Set());
+    };
+    for (const precompile of evm.precompiles.keys()) warm(precompile);
+    for (const address of [plan.caller, plan.to, block.header.coinbase]) warm(bytesToUnprefixedHex(address.bytes));
     const { sender } = plan;
     sender.balance -= call.gasLimit * call.gasPrice;
     sender.nonce += 1n;

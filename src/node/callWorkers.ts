@@ -6,9 +6,12 @@
 //   - LevelDB holds every batch the store has acknowledged (the worker does not see the batches
 //     still on their way from the write-ahead log, so while blocks are being written calls stay
 //     on the main thread);
+//   - the call does not come alone: with the worker idle, the first call of a turn of the event
+//     loop runs on the main thread (the trip there and back would double its latency);
 //   - it holds fewer than `maxOutstanding` calls (past that the main thread runs calls as well).
 // Results and the execution errors come back as the same values and error classes; work the worker
-// held when it stopped goes back to the main thread (OffloadLostError).
+// held when it stopped on its own goes back to the main thread (OffloadLostError), work it held
+// when the node closes it fails.
 import { Worker } from "node:worker_threads";
 import type { Block } from "../chain/block.js";
 import { bytesToUnprefixedHex } from "../common/hex.js";
@@ -52,7 +55,7 @@ export type CallWorkerReply = { ready: true } | { failed: string } | { id: numbe
  * several requests arrive in one turn, and each message costs both threads a structured clone and
  * an event dispatch (about a tenth of the worker's time when each call went alone).
  */
-export class MessageBatcher<T> {
+class MessageBatcher<T> {
   private waiting: T[] = [];
 
   constructor(private readonly post: (batch: T[]) => void) {}
@@ -62,7 +65,7 @@ export class MessageBatcher<T> {
     this.waiting.push(message);
   }
 
-  flush(): void {
+  private flush(): void {
     if (this.waiting.length === 0) return;
     const batch = this.waiting;
     this.waiting = [];

@@ -74,19 +74,13 @@ export class LevelStore implements KeyValueStore {
   }
 
   async get(key: Uint8Array): Promise<Uint8Array | undefined> {
-    if (this.pending.size !== 0) {
-      const pending = this.pending.get(keyOf(key));
-      if (pending !== undefined) return pending.value;
-    }
-    return this.db.get(key);
+    const pending = this.pendingValue(key);
+    return pending !== undefined ? pending.value : this.db.get(key);
   }
 
   getSync(key: Uint8Array): Uint8Array | undefined {
-    if (this.pending.size !== 0) {
-      const pending = this.pending.get(keyOf(key));
-      if (pending !== undefined) return pending.value;
-    }
-    return this.db.getSync(key);
+    const pending = this.pendingValue(key);
+    return pending !== undefined ? pending.value : this.db.getSync(key);
   }
 
   async write(operations: readonly StoreOperation[]): Promise<void> {
@@ -120,6 +114,11 @@ export class LevelStore implements KeyValueStore {
       openDirectories.delete(this.resolvedDirectory);
       await this.db.close();
     }
+  }
+
+  /** The key's value in a batch not yet in LevelDB (no string key is made while there is none). */
+  private pendingValue(key: Uint8Array): PendingValue | undefined {
+    return this.pending.size === 0 ? undefined : this.pending.get(keyOf(key));
   }
 
   /** Settles once every batch written so far is in LevelDB (or LevelDB failed). */

@@ -8,7 +8,7 @@
 // count (u32), then per operation a type byte (1 put, 2 del), key length (u32) and key, and for a
 // put the value length (u32) and value. A record cut short by a crash, or one whose checksum does
 // not match, ends the log: nothing after it was ever acknowledged.
-import { closeSync, fstatSync, ftruncateSync, openSync, readFileSync, writeSync } from "node:fs";
+import { closeSync, constants, ftruncateSync, openSync, readFileSync, writeSync } from "node:fs";
 import { crc32 } from "node:zlib";
 import type { StoreOperation } from "./keyValueStore.js";
 
@@ -109,14 +109,17 @@ export class WriteAheadLog {
 
   /** Opens (or creates) the log at `path`; answers it with the batches it still holds, in order. */
   static open(path: string): { log: WriteAheadLog; batches: StoreOperation[][] } {
-    const descriptor = openSync(path, "a+");
+    // Read and write, created if missing, not O_APPEND: appends go at explicit positions.
+    const descriptor = openSync(path, constants.O_RDWR | constants.O_CREAT);
     try {
-      const { batches, validBytes } = decodeLogRecords(readFileSync(descriptor));
+      const contents = readFileSync(descriptor);
+      const { batches, validBytes } = decodeLogRecords(contents);
       // A torn tail is dropped now, so that the next record does not follow it.
-      if (validBytes !== fstatSync(descriptor).size) ftruncateSync(descriptor, validBytes);
-      return { log: new WriteAheadLog(openSync(path, "r+"), validBytes), batches };
-    } finally {
+      if (validBytes !== contents.length) ftruncateSync(descriptor, validBytes);
+      return { log: new WriteAheadLog(descriptor, validBytes), batches };
+    } catch (error) {
       closeSync(descriptor);
+      throw error;
     }
   }
 

@@ -76,20 +76,19 @@ describe("node/callWorkers: calls on a second thread", function () {
   };
 
   /**
-   * Runs `run` twice in one turn of the event loop: a call alone runs on the main thread, the
-   * second of two that come together goes to the worker. Answers both outcomes.
+   * Runs `run` on the main thread's own service, then twice in one turn of the event loop on the
+   * node's (a call alone runs on the main thread, the second of two that come together goes to the
+   * worker): all three outcomes are the same, and the worker answered one of them.
    */
-  async function together(run: () => Promise<unknown>): Promise<unknown[]> {
-    return Promise.all([outcomeOf(run), outcomeOf(run)]);
+  async function expectWorkerToAnswerAsMainThread(run: (service: CallService) => Promise<unknown>): Promise<void> {
+    const answeredBefore = services.callWorkers!.answered;
+    const expected = await outcomeOf(() => run(local));
+    expect(await Promise.all([outcomeOf(() => run(services.calls)), outcomeOf(() => run(services.calls))])).to.deep.equal([expected, expected]);
+    expect(services.callWorkers!.answered, "answered by the worker").to.equal(answeredBefore + 1);
   }
 
   for (const [name, make] of Object.entries(cases)) {
-    it(`eth_call: ${name}`, async () => {
-      const answeredBefore = services.callWorkers!.answered;
-      const expected = await outcomeOf(() => local.call(target, make()));
-      expect(await together(() => services.calls.call(target, make()))).to.deep.equal([expected, expected]);
-      expect(services.callWorkers!.answered, "answered by the worker").to.equal(answeredBefore + 1);
-    });
+    it(`eth_call: ${name}`, () => expectWorkerToAnswerAsMainThread((service) => service.call(target, make())));
   }
 
   it("runs a call that comes alone on the main thread (no trip to the worker and back)", async () => {
@@ -107,12 +106,7 @@ describe("node/callWorkers: calls on a second thread", function () {
   };
 
   for (const [name, make] of Object.entries(estimates)) {
-    it(`eth_estimateGas: ${name}`, async () => {
-      const answeredBefore = services.callWorkers!.answered;
-      const expected = await outcomeOf(() => local.estimateGas(target, make()));
-      expect(await together(() => services.calls.estimateGas(target, make()))).to.deep.equal([expected, expected]);
-      expect(services.callWorkers!.answered, "answered by the worker").to.equal(answeredBefore + 1);
-    });
+    it(`eth_estimateGas: ${name}`, () => expectWorkerToAnswerAsMainThread((service) => service.estimateGas(target, make())));
   }
 
   it("reports a worker that cannot start, and closes at once after it", async () => {
