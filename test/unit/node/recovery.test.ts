@@ -36,6 +36,7 @@ describe("node: recovery from the write-ahead log", function () {
     const live = join(directory, "live");
     const copy = join(directory, "copy");
     services = await openChainServices(network, { dataDir: live, inMemory: false }, options, createLogger("silent"));
+    expect(services.callWorkers, "callWorker: false starts no call worker").to.equal(undefined);
     const send = async (nonce: number) => {
       const raw = await sender.signTransaction({ type: 0, chainId: 33n, nonce, gasPrice: 0n, gasLimit: 21_000n, to: recipient, value: 1n });
       const transaction = decodeRawTransaction(getBytes(raw), services!.common);
