@@ -1,6 +1,7 @@
 // Transactions as the chain keeps them: only legacy (type 0) transactions, EIP-155 protected with
 // the chain's id or unprotected (v = 27/28). The sender is recovered once, when the transaction is
-// decoded, and travels with it: the engine's own sender lookup answers it without recovering again.
+// decoded (or known, when the node signed it), and travels with it: the engine's own sender lookup
+// answers it without recovering again.
 import type { Common } from "@ethereumjs/common";
 import { RLP } from "@ethereumjs/rlp";
 import { createLegacyTxFromBytesArray, type LegacyTx } from "@ethereumjs/tx";
@@ -32,6 +33,19 @@ const halfCurveOrder = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f4
 
 /** Decodes and checks a signed raw transaction; recovers its sender. */
 export function decodeRawTransaction(raw: Uint8Array, common: Common): ChainTransaction {
+  return decodeChecked(raw, common, undefined);
+}
+
+/**
+ * Decodes and checks a transaction this node has just signed with the key of `signer`
+ * (eth_sendTransaction, personal_sendTransaction): the same checks as a received one, without
+ * recovering a sender the signature was made for.
+ */
+export function decodeOwnTransaction(raw: Uint8Array, signer: Uint8Array, common: Common): ChainTransaction {
+  return decodeChecked(raw, common, signer);
+}
+
+function decodeChecked(raw: Uint8Array, common: Common, knownSender: Uint8Array | undefined): ChainTransaction {
   if (raw.length === 0) throw new MalformedTransactionError("undecodable", "empty transaction");
   if (raw[0]! <= 0x7f) {
     throw new MalformedTransactionError("typed", `typed transactions are not supported (type 0x${raw[0]!.toString(16).padStart(2, "0")}); send a legacy transaction`);
@@ -56,10 +70,14 @@ export function decodeRawTransaction(raw: Uint8Array, common: Common): ChainTran
   let sender: Uint8Array;
   try {
     tx = createLegacyTxFromBytesArray(fields as Parameters<typeof createLegacyTxFromBytesArray>[0], { common, freeze: false });
-    const publicKey = tx.getSenderPublicKey();
-    // As the package's publicToAddress, with the node's keccak-256.
-    sender = keccak256(publicKey).subarray(12);
-    tx.cache.senderPubKey = publicKey;
+    if (knownSender === undefined) {
+      const publicKey = tx.getSenderPublicKey();
+      // As the package's publicToAddress, with the node's keccak-256.
+      sender = keccak256(publicKey).subarray(12);
+      tx.cache.senderPubKey = publicKey;
+    } else {
+      sender = knownSender;
+    }
     withKnownSender(tx, sender);
   } catch (error) {
     const message = (error as Error).message;

@@ -149,7 +149,7 @@ export function createEthHandlers(deps: EthDependencies): NamespaceHandlers<"eth
       if (!wallet.isUnlocked(from)) throw senderAccountNotFoundError(submission.from);
       const raw = wallet.signTransaction(from, await sending.prepare(submission));
       if (raw === undefined) throw senderAccountNotFoundError(submission.from);
-      return sending.submitRaw(raw);
+      return sending.submitOwn(raw, from);
     },
   };
 

@@ -46,8 +46,9 @@ export function createPersonalHandlers(deps: PersonalDependencies): NamespaceHan
     personal_dumpRawKey: ([address]) => walletCall(async () => bytesToHex(await wallet.exportKey(hexToBytes(address)))),
     personal_sendTransaction: ([submission, passphrase]) =>
       walletCall(async () => {
-        const raw = await wallet.signTransactionWithPassphrase(hexToBytes(submission.from), passphrase, () => sending.prepare(submission));
-        return sending.submitRaw(raw);
+        const from = hexToBytes(submission.from);
+        const raw = await wallet.signTransactionWithPassphrase(from, passphrase, () => sending.prepare(submission));
+        return sending.submitOwn(raw, from);
       }),
   };
 }

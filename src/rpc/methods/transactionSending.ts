@@ -5,7 +5,7 @@
 import type { Common } from "@ethereumjs/common";
 import type { TransactionSubmission } from "../../../generated/types.js";
 import type { UnsignedTransaction } from "../../accounts/wallet.js";
-import { decodeRawTransaction, MalformedTransactionError, type ChainTransaction } from "../../chain/transactions.js";
+import { decodeOwnTransaction, decodeRawTransaction, MalformedTransactionError, type ChainTransaction } from "../../chain/transactions.js";
 import { bytesToHex, hexToBytes } from "../../common/hex.js";
 import type { Miner } from "../../mining/miner.js";
 import { TransactionRejectedError, type TransactionPool } from "../../txpool/transactionPool.js";
@@ -26,6 +26,8 @@ export interface TransactionSending {
   prepare(submission: TransactionSubmission): Promise<UnsignedTransaction>;
   /** Decodes a signed transaction and submits it; resolves to its hash (under automine once mined). */
   submitRaw(raw: Uint8Array): Promise<string>;
+  /** As submitRaw, for a transaction the node has just signed with the key of `signer`. */
+  submitOwn(raw: Uint8Array, signer: Uint8Array): Promise<string>;
 }
 
 export function createTransactionSending(deps: TransactionSendingDependencies): TransactionSending {
@@ -46,9 +48,10 @@ export function createTransactionSending(deps: TransactionSendingDependencies): 
     return bytesToHex(transaction.hash);
   }
 
-  function decode(raw: Uint8Array): ChainTransaction {
+  /** Decodes a signed transaction; `signer` when the node signed it (no sender recovery then). */
+  function decode(raw: Uint8Array, signer?: Uint8Array): ChainTransaction {
     try {
-      return decodeRawTransaction(raw, common);
+      return signer === undefined ? decodeRawTransaction(raw, common) : decodeOwnTransaction(raw, signer, common);
     } catch (error) {
       if (!(error instanceof MalformedTransactionError)) throw error;
       switch (error.reason) {
@@ -78,5 +81,6 @@ export function createTransactionSending(deps: TransactionSendingDependencies): 
       };
     },
     submitRaw: (raw) => submit(decode(raw)),
+    submitOwn: (raw, signer) => submit(decode(raw, signer)),
   };
 }
