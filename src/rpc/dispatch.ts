@@ -83,9 +83,14 @@ function answerableId(item: unknown): RequestId | undefined {
   return isValidId(id) && isExactId(id) ? id : null;
 }
 
-/** Size in bytes of a JSON text; cheap for the usual ASCII answers. */
-function byteLength(text: string): number {
-  return /^[\x00-\x7f]*$/.test(text) ? text.length : Buffer.byteLength(text);
+/**
+ * Whether a JSON text takes more than `limit` bytes in UTF-8. A UTF-16 code unit takes one to three
+ * bytes, so only a text within a factor of three of the limit is measured.
+ */
+function longerThan(text: string, limit: number): boolean {
+  if (text.length > limit) return true;
+  if (text.length * 3 <= limit) return false;
+  return Buffer.byteLength(text) > limit;
 }
 
 function errorResponse(id: RequestId, error: RpcError): string {
@@ -190,7 +195,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       } catch (error) {
         return fail(error); // a result that cannot be encoded (a BigInt, a cycle)
       }
-      if (byteLength(response) > responseLimitBytes) return fail(responseTooLargeError(responseLimitBytes));
+      if (longerThan(response, responseLimitBytes)) return fail(responseTooLargeError(responseLimitBytes));
       return logged(response, undefined);
     };
     const fail = (error: unknown): string | undefined => {
@@ -229,7 +234,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       }
       const response = await handleMessage(item);
       if (response === undefined) continue;
-      size += byteLength(response) + 1;
+      size += Buffer.byteLength(response) + 1;
       if (size > responseLimitBytes) {
         overLimit = true;
         responses.push(errorResponse(answerableId(item) ?? null, responseTooLargeError(responseLimitBytes)));

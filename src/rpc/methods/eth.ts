@@ -41,6 +41,7 @@ export interface EthDependencies extends EthCallDependencies, EthFilterDependenc
 export function createEthHandlers(deps: EthDependencies): NamespaceHandlers<"eth", RpcCallContext> {
   const { chain, state, pool, miner, wallet, pendingState } = deps;
   const sending = createTransactionSending(deps);
+  const chainIdQuantity = toQuantity(deps.network.chainId);
 
   /** Reads the state a block parameter selects: "pending" is the tip after the executable pool transactions. */
   async function readState<T>(block: BlockParameter | undefined, read: (view: MerkleStateManager) => Promise<T>): Promise<T> {
@@ -68,7 +69,7 @@ export function createEthHandlers(deps: EthDependencies): NamespaceHandlers<"eth
     ...createEthCallHandlers(deps),
     ...createEthAccountHandlers(deps),
     ...createEthFilterHandlers(deps),
-    eth_chainId: () => toQuantity(deps.network.chainId),
+    eth_chainId: () => chainIdQuantity,
     eth_protocolVersion: () => toQuantity(protocolVersion),
     eth_accounts: async () => (await wallet.listAccounts()).map(bytesToHex),
     eth_coinbase: () => bytesToHex(miner.coinbase),

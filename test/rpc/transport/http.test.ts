@@ -217,6 +217,24 @@ describe("work the node must not do", () => {
     }
   });
 
+  it("counts an answer's size in UTF-8 bytes, not characters", async () => {
+    // The answer's JSON text is 400 + 39 characters either way; "é" takes two bytes, "e" one.
+    const answerOf = (letter: string) => startServerWithHandlers({ web3_clientVersion: () => letter.repeat(400) }, { rpc: { responseLimitBytes: 600 } });
+    for (const [letter, fits] of [
+      ["e", true],
+      ["é", false],
+    ] as const) {
+      const tight = await answerOf(letter);
+      try {
+        const response = await postJson(tight.url, { jsonrpc: "2.0", id: 1, method: "web3_clientVersion", params: [] });
+        if (fits) expect(response.json).to.deep.equal({ jsonrpc: "2.0", id: 1, result: letter.repeat(400) });
+        else expect(response.json).to.deep.equal({ jsonrpc: "2.0", id: 1, error: { code: -32011, message: "Response size limit of 600 bytes exceeded" } });
+      } finally {
+        await tight.stop();
+      }
+    }
+  });
+
   it("refuses an oversized body announced with Expect: 100-continue before the client sends it", async () => {
     const outcome = await new Promise<{ status: number; continued: boolean; body: string }>((resolve, reject) => {
       let continued = false;
