@@ -62,9 +62,18 @@ export class ChainStateManager extends MerkleStateManager {
   }
 
   override async getAccount(address: Address): Promise<Account | undefined> {
+    const cached = this.cachedAccount(address);
+    return cached === undefined ? super.getAccount(address) : cached.account;
+  }
+
+  /**
+   * The account as getAccount answers it, without waiting, when the account cache holds it (an
+   * account known not to exist included); undefined when only the trie can tell.
+   */
+  cachedAccount(address: Address): { account: Account | undefined } | undefined {
     const cached = this._caches?.account?.get(address);
-    if (cached === undefined) return super.getAccount(address);
-    return cached.accountRLP === undefined ? undefined : decodedAccount(cached.accountRLP);
+    if (cached === undefined) return undefined;
+    return { account: cached.accountRLP === undefined ? undefined : decodedAccount(cached.accountRLP) };
   }
 
   override async putStorage(address: Address, key: Uint8Array, value: Uint8Array): Promise<void> {

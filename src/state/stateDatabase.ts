@@ -1,7 +1,7 @@
 // World state: Merkle-Patricia tries (accounts, storage, code) over the trie-node store. Any root a
 // block ever committed to stays readable, so historical state is a state manager at that root.
 import type { Common } from "@ethereumjs/common";
-import { Caches, type MerkleStateManager } from "@ethereumjs/statemanager";
+import { Caches } from "@ethereumjs/statemanager";
 import { bytesToUnprefixedHex } from "../common/hex.js";
 import { type Account, createAccountFromRLP, equalsBytes, KECCAK256_RLP, ValueEncoding } from "@ethereumjs/util";
 import type { KeyValueStore, StoreOperation } from "../storage/keyValueStore.js";
@@ -17,7 +17,7 @@ const readViewCount = 8;
 export class StateDatabase {
   private readonly nodes: TrieNodeStore;
   /** Read-only state managers by root (hex), with their own account/storage/code caches. */
-  private readonly readViews = new Map<string, MerkleStateManager>();
+  private readonly readViews = new Map<string, ChainStateManager>();
   /** Reads single accounts at any root (see readAccount). */
   private readonly accountReader: StateTrie;
 
@@ -49,7 +49,7 @@ export class StateDatabase {
    * A state manager positioned at `root` to execute on: it caches accounts, storage and code
    * between blocks, and its changes stay in memory until `takeWrites`.
    */
-  at(root: Uint8Array): MerkleStateManager {
+  at(root: Uint8Array): ChainStateManager {
     return new ChainStateManager({ trie: this.trieAt(root), common: this.common, caches: new Caches() });
   }
 
@@ -65,7 +65,7 @@ export class StateDatabase {
    * A shared, read-only view of the state at `root` (undefined when that root is not stored). The
    * state of a root never changes, so the view's caches stay right; never execute on it.
    */
-  reader(root: Uint8Array): MerkleStateManager | undefined {
+  reader(root: Uint8Array): ChainStateManager | undefined {
     const key = bytesToUnprefixedHex(root);
     const known = this.readViews.get(key);
     if (known !== undefined) return known;

@@ -1,6 +1,6 @@
 // eth_: chain identity, accounts, blocks, transactions, receipts, state reads and sending.
 import type { Common } from "@ethereumjs/common";
-import { Address, setLengthLeft } from "@ethereumjs/util";
+import { Address, setLengthLeft, type Account } from "@ethereumjs/util";
 import type { NamespaceHandlers } from "../../../generated/methods.js";
 import type { BlockParameter } from "../../../generated/types.js";
 import type { MerkleStateManager } from "@ethereumjs/statemanager";
@@ -52,6 +52,19 @@ export function createEthHandlers(deps: EthDependencies): NamespaceHandlers<"eth
     return read(view);
   }
 
+  /**
+   * What `answer` makes of an account at a block parameter. On the head ("latest") and with
+   * the head's state view already holding the account, the answer comes at once, with no promise:
+   * a client polling balances or nonces mostly asks for the same few accounts.
+   */
+  function readAccount<T>(block: BlockParameter | undefined, address: string, answer: (account: Account | undefined) => T): T | Promise<T> {
+    if (block === "latest") {
+      const known = state.reader(chain.head.header.fields.stateRoot)?.cachedAccount(new Address(hexToBytes(address)));
+      if (known !== undefined) return answer(known.account);
+    }
+    return readState(block, async (view) => answer(await view.getAccount(new Address(hexToBytes(address)))));
+  }
+
   async function formatBlockWithDifficulty(block: Block | undefined, fullTransactions: boolean) {
     if (block === undefined) return null;
     const totalDifficulty = (await chain.getTotalDifficulty(block.hash)) ?? 0n;
@@ -81,12 +94,11 @@ export function createEthHandlers(deps: EthDependencies): NamespaceHandlers<"eth
     eth_syncing: () => false,
     eth_blockNumber: () => toQuantity(chain.head.number),
 
-    eth_getBalance: ([address, block]) =>
-      readState(block, async (view) => toQuantity((await view.getAccount(new Address(hexToBytes(address))))?.balance ?? 0n)),
+    eth_getBalance: ([address, block]) => readAccount(block, address, (account) => toQuantity(account?.balance ?? 0n)),
     eth_getTransactionCount: async ([address, block]) => {
       // The pool's next nonce also counts queued transactions that a filled gap made executable.
       if (block === "pending") return toQuantity(await pool.nextNonce(hexToBytes(address)));
-      return readState(block, async (view) => toQuantity((await view.getAccount(new Address(hexToBytes(address))))?.nonce ?? 0n));
+      return readAccount(block, address, (account) => toQuantity(account?.nonce ?? 0n));
     },
     eth_getStorageAt: ([address, position, block]) => {
       const slot = setLengthLeft(hexToBytes(position.length % 2 === 0 ? position : `0x0${position.slice(2)}`), 32);

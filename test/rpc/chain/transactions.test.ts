@@ -66,6 +66,24 @@ describe("chain: sending and reading transactions", () => {
     expect(await node.client.eth_getTransactionCount(cow, "pending")).to.equal("0x1");
   });
 
+  it("answers balances and nonces of the head as they change, read again and again", async () => {
+    // The second read of each pair is answered from the head's state view without waiting.
+    const readTwice = async () => {
+      const reads = [];
+      for (let round = 0; round < 2; round++) {
+        reads.push([await node.client.eth_getBalance(stranger, "latest"), await node.client.eth_getTransactionCount(cow, "latest")]);
+      }
+      expect(reads[1]).to.deep.equal(reads[0]);
+      return reads[0];
+    };
+    expect(await readTwice()).to.deep.equal(["0x0", "0x0"]);
+    await node.client.eth_sendTransaction({ from: cow, to: stranger, value: "0x2a" });
+    expect(await readTwice()).to.deep.equal(["0x2a", "0x1"]);
+    await node.client.eth_sendTransaction({ from: cow, to: stranger, value: "0x1" });
+    expect(await readTwice()).to.deep.equal(["0x2b", "0x2"]);
+    expect(await node.client.eth_getBalance(stranger, "0x1")).to.equal("0x2a");
+  });
+
   it("answers null or -32600 for what does not exist, as the reference does", async () => {
     const missing = `0x${"ab".repeat(32)}`;
     expect(await node.client.eth_getBlockByNumber("0x5", false)).to.equal(null);
