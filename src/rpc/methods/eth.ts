@@ -95,9 +95,9 @@ export function createEthHandlers(deps: EthDependencies): NamespaceHandlers<"eth
     eth_blockNumber: () => toQuantity(chain.head.number),
 
     eth_getBalance: ([address, block]) => readAccount(block, address, (account) => toQuantity(account?.balance ?? 0n)),
-    eth_getTransactionCount: async ([address, block]) => {
+    eth_getTransactionCount: ([address, block]) => {
       // The pool's next nonce also counts queued transactions that a filled gap made executable.
-      if (block === "pending") return toQuantity(await pool.nextNonce(hexToBytes(address)));
+      if (block === "pending") return pool.nextNonce(hexToBytes(address)).then(toQuantity);
       return readAccount(block, address, (account) => toQuantity(account?.nonce ?? 0n));
     },
     eth_getStorageAt: ([address, position, block]) => {
