@@ -63,17 +63,17 @@ export class ChainStateManager extends MerkleStateManager {
 
   override async getAccount(address: Address): Promise<Account | undefined> {
     const cached = this.cachedAccount(address);
-    return cached === undefined ? super.getAccount(address) : cached.account;
+    return cached === undefined ? super.getAccount(address) : (cached ?? undefined);
   }
 
   /**
-   * The account as getAccount answers it, without waiting, when the account cache holds it (an
-   * account known not to exist included); undefined when only the trie can tell.
+   * The account as getAccount answers it, without waiting, when the account cache holds it: null
+   * for an account the cache knows does not exist, undefined when only the trie can tell.
    */
-  cachedAccount(address: Address): { account: Account | undefined } | undefined {
+  cachedAccount(address: Address): Account | null | undefined {
     const cached = this._caches?.account?.get(address);
     if (cached === undefined) return undefined;
-    return { account: cached.accountRLP === undefined ? undefined : decodedAccount(cached.accountRLP) };
+    return cached.accountRLP === undefined ? null : decodedAccount(cached.accountRLP);
   }
 
   override async putStorage(address: Address, key: Uint8Array, value: Uint8Array): Promise<void> {

@@ -60,7 +60,7 @@ export function createEthHandlers(deps: EthDependencies): NamespaceHandlers<"eth
   function readAccount<T>(block: BlockParameter | undefined, address: string, answer: (account: Account | undefined) => T): T | Promise<T> {
     if (block === "latest") {
       const known = state.reader(chain.head.header.fields.stateRoot)?.cachedAccount(new Address(hexToBytes(address)));
-      if (known !== undefined) return answer(known.account);
+      if (known !== undefined) return answer(known ?? undefined);
     }
     return readState(block, async (view) => answer(await view.getAccount(new Address(hexToBytes(address)))));
   }
