@@ -184,8 +184,16 @@ export async function openLevelStore(directory: string): Promise<LevelStore> {
   }
 }
 
+/**
+ * The LevelDB under `directory`, not yet open. Opened for several threads: the store and the
+ * readers of other threads share one handle, so they must open it with the same options.
+ */
+function levelDatabaseAt(directory: string, createIfMissing: boolean): ClassicLevel<Uint8Array, Uint8Array> {
+  return new ClassicLevel<Uint8Array, Uint8Array>(directory, { keyEncoding: "view", valueEncoding: "view", createIfMissing, multithreading: true });
+}
+
 async function openLoggedStore(directory: string, create: boolean, resolved: string): Promise<LevelStore> {
-  const db = new ClassicLevel<Uint8Array, Uint8Array>(directory, { keyEncoding: "view", valueEncoding: "view", createIfMissing: create, multithreading: true });
+  const db = levelDatabaseAt(directory, create);
   try {
     await db.open();
   } catch (error) {
@@ -215,7 +223,7 @@ async function openLoggedStore(directory: string, create: boolean, resolved: str
  * only: it sees what that store's LevelDB holds, not the batches still on their way to it.
  */
 export async function openLevelReader(directory: string): Promise<KeyValueStore> {
-  const db = new ClassicLevel<Uint8Array, Uint8Array>(directory, { keyEncoding: "view", valueEncoding: "view", createIfMissing: false, multithreading: true });
+  const db = levelDatabaseAt(directory, false);
   await db.open();
   return {
     location: directory,
