@@ -50,6 +50,36 @@ export function bytesToUnprefixedHex(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
 }
 
+const stableHex = new WeakMap<Uint8Array, string>();
+
+/**
+ * bytesToUnprefixedHex of bytes that are never changed in place, kept by the array: an execution
+ * frame passes the same address bytes to every read and write of its account and storage, and an
+ * account's copies share their roots and hashes; converting them at every access showed in profiles.
+ */
+export function hexOfStableBytes(bytes: Uint8Array): string {
+  let hex = stableHex.get(bytes);
+  if (hex === undefined) stableHex.set(bytes, (hex = bytesToUnprefixedHex(bytes)));
+  return hex;
+}
+
+let recentKeyBytes: Uint8Array | undefined;
+let recentKeyHex = "";
+
+/**
+ * bytesToUnprefixedHex remembering its last answer by the array: one storage slot's key is looked
+ * up in turn by SLOAD's or SSTORE's gas, the access journal, the original values and the state, as
+ * one array (execution/interpreterFastPaths.ts), and converted once. For bytes never changed in
+ * place; cheaper than hexOfStableBytes for the many short-lived keys of an execution.
+ */
+export function hexOfRecentKey(bytes: Uint8Array): string {
+  if (bytes !== recentKeyBytes) {
+    recentKeyHex = bytesToUnprefixedHex(bytes);
+    recentKeyBytes = bytes;
+  }
+  return recentKeyHex;
+}
+
 /** Nibble values by character code, for hexadecimal digits of either case. */
 const nibbleOfCharCode = new Uint8Array(128);
 for (let nibble = 0; nibble < 16; nibble++) {

@@ -18,7 +18,7 @@
 // differential test runs generated blocks through both, and the struct-log tests check traces.
 import { EVMError, type EVM } from "@ethereumjs/evm";
 import { keccak256 } from "../common/crypto.js";
-import { writeHexDigits } from "../common/hex.js";
+import { hexOfRecentKey, hexOfStableBytes, writeHexDigits } from "../common/hex.js";
 import { installMessageFrames, type InterpreterClass } from "./messageFrames.js";
 
 /** EIPs whose interpreter paths this loop leaves out; with any of them active it is not used. */
@@ -101,6 +101,23 @@ export function wordToBytes32(word: bigint): Uint8Array {
   const hex = word.toString(16);
   writeHexDigits(hex, bytes, 32 - ((hex.length + 1) >> 1));
   return bytes;
+}
+
+let recentSlotWord: bigint | undefined;
+let recentSlotKey: Uint8Array = new Uint8Array(32);
+
+/**
+ * A storage slot's key (a stack word) as 32 bytes, the same array as the previous call for the same
+ * word: SLOAD's and SSTORE's gas and their opcodes pass one key to the journal, the original values
+ * and the state, which then convert it to hex once (common/hex.ts, hexOfRecentKey). Nobody writes
+ * to a key array.
+ */
+function slotKey(word: bigint): Uint8Array {
+  if (word !== recentSlotWord) {
+    recentSlotKey = wordToBytes32(word);
+    recentSlotWord = word;
+  }
+  return recentSlotKey;
 }
 
 /** A stack word as its shortest big-endian bytes (none for zero), as the package's bigIntToBytes. */
@@ -284,7 +301,7 @@ const fastOpcodeHandlers = new Map<number, OpHandler>([
     0x54, // SLOAD
     async (runState) => {
       const key = runState.stack.pop();
-      const value = await runState.interpreter.storageLoad(wordToBytes32(key));
+      const value = await runState.interpreter.storageLoad(slotKey(key));
       runState.stack.push(value.length === 0 ? 0n : bytesToWord(value));
     },
   ],
@@ -292,7 +309,7 @@ const fastOpcodeHandlers = new Map<number, OpHandler>([
     0x55, // SSTORE (its gas handler already refused a static context)
     async (runState) => {
       const [key, value] = runState.stack.popN(2) as [bigint, bigint];
-      await runState.interpreter.storageStore(wordToBytes32(key), value === 0n ? new Uint8Array(0) : wordToMinimalBytes(value));
+      await runState.interpreter.storageStore(slotKey(key), value === 0n ? new Uint8Array(0) : wordToMinimalBytes(value));
     },
   ],
 ]);
@@ -335,7 +352,7 @@ function storageStoreGas(parameters: StorageGasParameters) {
     const interpreter = runState.interpreter as unknown as StorageInterpreter;
     if (interpreter.isStatic()) trap(EVMError.errorMessages.STATIC_STATE_CHANGE);
     const [key, value] = runState.stack.peek(2) as [bigint, bigint];
-    const slot = wordToBytes32(key);
+    const slot = slotKey(key);
     const currentBytes = await interpreter.storageLoad(slot, false, false);
     const originalBytes = await interpreter.storageLoad(slot, true, false);
     const current = currentBytes.length === 0 ? 0n : bytesToWord(currentBytes);
@@ -365,6 +382,70 @@ function storageStoreGas(parameters: StorageGasParameters) {
       gas += parameters.coldLoad;
     }
     return gas;
+  };
+}
+
+/**
+ * SLOAD's gas handler as the package's under EIP-2929 (no witness charges): a cold slot is warmed
+ * and charged the cold load, a warm one the warm read. Synchronous: it reads only the journal.
+ */
+function storageLoadGas(parameters: Pick<StorageGasParameters, "warmRead" | "coldLoad">): SyncGasHandler {
+  return (runState, gas) => {
+    const interpreter = runState.interpreter as unknown as StorageInterpreter;
+    const address = interpreter.getAddress().bytes;
+    const slot = slotKey(runState.stack.peek()[0]!);
+    if (interpreter.journal.isWarmedStorage(address, slot)) return gas + parameters.warmRead;
+    interpreter.journal.addWarmedStorage(address, slot);
+    return gas + parameters.coldLoad;
+  };
+}
+
+// --- the access journal ---------------------------------------------------------------------------
+
+/** The package's journal (evm.journal), as far as warm storage goes. */
+interface JournalView {
+  /** Warm slots by account hex, of this transaction. */
+  journal: Map<string, Set<string>>;
+  /** Slots warm for every transaction (tx access lists). */
+  alwaysWarmJournal: Map<string, Set<string>>;
+  /** Per checkpoint: [warmed addresses, warmed slots by account, touched]; reverted on revert. */
+  journalDiff: [number, [Set<string>, Map<string, Set<string>>, Set<string>]][];
+  accessList?: Map<string, Set<string>>;
+  addWarmedAddress(address: Uint8Array): void;
+  isWarmedStorage(address: Uint8Array, slot: Uint8Array): boolean;
+  addWarmedStorage(address: Uint8Array, slot: Uint8Array): void;
+}
+
+/**
+ * Gives an EVM's journal warm-storage checks as the package's, with the node's hex conversions: the
+ * package converts the address and the slot to hex with a JavaScript loop on every SLOAD and
+ * SSTORE (the address's hex is kept here by its bytes, the slot's is its SLOAD's or SSTORE's:
+ * common/hex.ts). The same maps and sets, changed in the same order. Set on the journal object, not
+ * its class: an EVM as the package makes it keeps the package's (the tests compare both).
+ */
+function installFastStorageWarmth(journal: JournalView): void {
+  journal.isWarmedStorage = function (this: JournalView, address, slot) {
+    const addressHex = hexOfStableBytes(address);
+    const slotHex = hexOfRecentKey(slot);
+    return this.journal.get(addressHex)?.has(slotHex) === true || this.alwaysWarmJournal.get(addressHex)?.has(slotHex) === true;
+  };
+  journal.addWarmedStorage = function (this: JournalView, address, slot) {
+    const addressHex = hexOfStableBytes(address);
+    let slots = this.journal.get(addressHex);
+    if (slots === undefined) {
+      this.addWarmedAddress(address);
+      slots = this.journal.get(addressHex)!;
+    }
+    const slotHex = hexOfRecentKey(slot);
+    if (!slots.has(slotHex)) {
+      slots.add(slotHex);
+      const slotsByAddress = this.journalDiff[this.journalDiff.length - 1]![1][1];
+      let warmedHere = slotsByAddress.get(addressHex);
+      if (warmedHere === undefined) slotsByAddress.set(addressHex, (warmedHere = new Set()));
+      warmedHere.add(slotHex);
+    }
+    // addWarmedAddress has put the account in the access list.
+    this.accessList?.get(addressHex)!.add(slotHex);
   };
 }
 
@@ -564,7 +645,18 @@ export async function installInterpreterFastPaths(evm: EVM): Promise<void> {
     if (entry !== undefined) opcodeMap[opcode] = { ...entry, opHandler };
   }
   const parameter = (name: string) => common.param(name);
+  const gasHandlers = synchronousGasHandlers({
+    memoryGas: parameter("memoryGas"),
+    quadCoefficientDivGas: parameter("quadCoefficientDivGas"),
+    keccak256WordGas: parameter("keccak256WordGas"),
+    copyGas: parameter("copyGas"),
+    logTopicGas: parameter("logTopicGas"),
+    logDataGas: parameter("logDataGas"),
+    expByteGas: parameter("expByteGas"),
+  });
   if (common.isActivatedEIP(2929) && common.gteHardfork("berlin") && !common.isActivatedEIP(8038)) {
+    installFastStorageWarmth((evm as unknown as { journal: JournalView }).journal);
+    gasHandlers.set(0x54, storageLoadGas({ warmRead: parameter("warmstoragereadGas"), coldLoad: parameter("coldsloadGas") }));
     const store = opcodeMap[0x55]!;
     opcodeMap[0x55] = {
       ...store,
@@ -583,18 +675,7 @@ export async function installInterpreterFastPaths(evm: EVM): Promise<void> {
       }),
     };
   }
-  fastLoopSettings.set(
-    evm,
-    synchronousGasHandlers({
-      memoryGas: parameter("memoryGas"),
-      quadCoefficientDivGas: parameter("quadCoefficientDivGas"),
-      keccak256WordGas: parameter("keccak256WordGas"),
-      copyGas: parameter("copyGas"),
-      logTopicGas: parameter("logTopicGas"),
-      logDataGas: parameter("logDataGas"),
-      expByteGas: parameter("expByteGas"),
-    }),
-  );
+  fastLoopSettings.set(evm, gasHandlers);
   // One interpreter class per loaded package, and this module patches the one it imports: once
   // its loop is in, later engines need not run anything to find it.
   if (interpreterClass === undefined) await reachInterpreterPrototype(evm, opcodeMap);

@@ -10,11 +10,12 @@
 // - A revert drops every storage trie object, and the next read builds one again (a trie copy per
 //   contract per call). Trie objects are kept here and handed back when their root is still the
 //   account's storage root, so they give exactly what a new one would.
+// - SSTORE's original values are kept by state/originalStorageValues.ts.
 // - flush() writes the cached changes as the package's does (code, then storage, then accounts) but
 //   applies each trie's changes at once (applyTrieChanges: each changed node hashed once, not once
 //   per key) and puts a contract's account once for all its slots, not once per slot.
 import type { MerklePatriciaTrie } from "@ethereumjs/mpt";
-import { CODEHASH_PREFIX, MerkleStateManager } from "@ethereumjs/statemanager";
+import { CODEHASH_PREFIX, MerkleStateManager, type MerkleStateManagerOpts } from "@ethereumjs/statemanager";
 import { RLP } from "@ethereumjs/rlp";
 import {
   Account,
@@ -28,6 +29,7 @@ import {
 } from "@ethereumjs/util";
 import { keccak256 } from "../common/crypto.js";
 import { bytesToUnprefixedHex } from "../common/hex.js";
+import { OriginalStorageValues } from "./originalStorageValues.js";
 import { applyTrieChanges, appliedTrieKey, type TrieChange } from "./trieBatch.js";
 
 /** Storage trie objects kept per state manager. */
@@ -45,6 +47,12 @@ function decodedAccount(rlp: Uint8Array): Account {
 export class ChainStateManager extends MerkleStateManager {
   /** Storage tries by hashed address, kept across reverts. */
   private readonly keptStorageTries = new Map<string, MerklePatriciaTrie>();
+
+  constructor(options: MerkleStateManagerOpts) {
+    super(options);
+    // The package's cache of SSTORE's original values, with the node's hex conversions.
+    (this as { originalStorageCache: unknown }).originalStorageCache = new OriginalStorageValues((address, key) => this.getStorage(address, key));
+  }
 
   protected override _getStorageTrie(addressOrHash: Address | { bytes: Uint8Array } | Uint8Array, rootAccount?: Account): MerklePatriciaTrie {
     const hashedAddress = addressOrHash instanceof Uint8Array ? addressOrHash : keccak256(addressOrHash.bytes);

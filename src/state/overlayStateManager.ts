@@ -14,11 +14,12 @@
 // cleared).
 import type { AccountFields, StateManagerInterface } from "@ethereumjs/common";
 import { RLP } from "@ethereumjs/rlp";
-import { CODEHASH_PREFIX, OriginalStorageCache } from "@ethereumjs/statemanager";
+import { CODEHASH_PREFIX } from "@ethereumjs/statemanager";
 import { Account, type Address, concatBytes, createAccountFromRLP, equalsBytes, KECCAK256_NULL, KECCAK256_RLP, unpadBytes } from "@ethereumjs/util";
 import { keccak256 } from "../common/crypto.js";
 import { GenerationalCache } from "../common/generationalCache.js";
-import { bytesToUnprefixedHex } from "../common/hex.js";
+import { bytesToUnprefixedHex, hexOfRecentKey, hexOfStableBytes } from "../common/hex.js";
+import { OriginalStorageValues } from "./originalStorageValues.js";
 import type { StateTrie } from "./stateTrie.js";
 
 /** Stored reads kept per root (at most; the oldest go first) before they are read again from the tries. */
@@ -28,18 +29,8 @@ const keptStoredCodeBytes = 16 * 1024 * 1024;
 
 const emptyValue = new Uint8Array(0);
 
-/**
- * Hex keys of addresses, storage roots and code hashes, by their bytes (never changed in place): a
- * frame passes the same Address objects to every read and write of its account and storage, and an
- * account's copies share its roots and hashes; converting them at every access showed in profiles.
- */
-const hexKeys = new WeakMap<Uint8Array, string>();
-
-function hexKey(bytes: Uint8Array): string {
-  let key = hexKeys.get(bytes);
-  if (key === undefined) hexKeys.set(bytes, (key = bytesToUnprefixedHex(bytes)));
-  return key;
-}
+/** Hex keys of addresses, storage roots and code hashes: their bytes are never changed in place. */
+const hexKey = hexOfStableBytes;
 
 function addressKey(address: Address): string {
   return hexKey(address.bytes);
@@ -115,7 +106,7 @@ export class OverlayStateManager implements StateManagerInterface {
   private readonly checkpoints: number[] = [];
   private stored: StoredState;
 
-  readonly originalStorageCache: OriginalStorageCache;
+  readonly originalStorageCache: OriginalStorageValues;
 
   constructor(
     private readonly tries: StateTrie,
@@ -123,7 +114,7 @@ export class OverlayStateManager implements StateManagerInterface {
     private readonly hasStoredRoot: (root: Uint8Array) => boolean,
   ) {
     this.stored = new StoredState(tries, root);
-    this.originalStorageCache = new OriginalStorageCache((address, key) => this.getStorage(address, key));
+    this.originalStorageCache = new OriginalStorageValues((address, key) => this.getStorage(address, key));
   }
 
   async getAccount(address: Address): Promise<Account | undefined> {
@@ -181,7 +172,7 @@ export class OverlayStateManager implements StateManagerInterface {
   async getStorage(address: Address, key: Uint8Array): Promise<Uint8Array> {
     if (key.length !== 32) throw new Error("Storage key must be 32 bytes long");
     const addressHex = addressKey(address);
-    const slotHex = bytesToUnprefixedHex(key);
+    const slotHex = hexOfRecentKey(key);
     const changed = this.storages.get(addressHex)?.get(slotHex);
     if (changed !== undefined) return changed;
     const account = await this.currentAccount(address, addressHex);
@@ -200,7 +191,7 @@ export class OverlayStateManager implements StateManagerInterface {
       this.journal.push({ kind: "storage", addressHex, previous: undefined });
       this.storages.set(addressHex, written);
     }
-    const slotHex = bytesToUnprefixedHex(key);
+    const slotHex = hexOfRecentKey(key);
     this.journal.push({ kind: "slot", slots: written, slotHex, previous: written.get(slotHex) });
     written.set(slotHex, unpadBytes(value));
   }

@@ -59,7 +59,21 @@ const returnWord = (offset: number) => push(32) + push(offset) + op.RETURN;
 /** SSTORE of `value` into `slot`. */
 const store = (slot: number, value: number) => push(value) + push(slot) + op.SSTORE;
 
-const programs: Record<string, { code: string; data?: string; gas?: bigint; storage?: [slot: number, value: number][] }> = {
+/**
+ * Called without data, loads slot 2 (the account is then warm), calls itself twice with one byte of
+ * data, then loads slot 1; called with data, loads slot 1 and reverts. The revert must take back
+ * the warming of the slot, so each load of slot 1 is cold.
+ */
+function selfCallingProgram(): string {
+  const call = push(0) + push(0) + push(1) + push(0) + push(0) + "30" /* ADDRESS */ + "5a" /* GAS */ + "f1" /* CALL */ + op.POP;
+  const outer = (destination: number) => op.CALLDATASIZE + push(destination) + op.JUMPI + push(2) + op.SLOAD + op.POP + call + call + push(1) + op.SLOAD + op.POP + op.STOP;
+  const inner = op.JUMPDEST + push(1) + op.SLOAD + op.POP + push(0) + push(0) + op.REVERT;
+  const destination = outer(0xff).length / 2; // one-byte destinations: the width does not change
+  return outer(destination) + inner;
+}
+
+/** `deployed`: the code is also the account's, so the program can call itself. */
+const programs: Record<string, { code: string; data?: string; gas?: bigint; storage?: [slot: number, value: number][]; deployed?: boolean }> = {
   "EXP across exponent widths": {
     code: [0n, 1n, 255n, 256n, 1n << 255n, maxWord].map((exponent, index) => push(exponent) + push(3) + op.EXP + push(index * 32) + op.MSTORE).join("") + push(192) + push(0) + op.RETURN,
   },
@@ -110,6 +124,11 @@ const programs: Record<string, { code: string; data?: string; gas?: bigint; stor
       store(4, 6) + store(4, 0) + store(4, 6) + // write, delete a dirty slot, recreate it
       op.STOP,
   },
+  "loads of cold and warm slots, and a store after a load": {
+    storage: [[1, 5]],
+    code: push(1) + op.SLOAD + op.POP + push(1) + op.SLOAD + op.POP + push(2) + op.SLOAD + op.POP + store(2, 3) + push(2) + op.SLOAD + push(0) + op.MSTORE + returnWord(0),
+  },
+  "slots warmed in a reverted call are cold again": { code: selfCallingProgram(), deployed: true },
   "a store with no more than the sentry's gas left": { code: store(0, 1) + op.STOP, gas: 2_306n },
   "a store with just more than the sentry's gas left": { code: store(0, 1) + op.STOP, gas: 2_307n },
   "logs with zero to four topics": {
@@ -177,6 +196,7 @@ describe("execution/interpreterFastPaths", () => {
         await state.putAccount(to, new Account());
         const plain = await createVM({ common: new Common({ chain: { ...Mainnet, chainId: 33 }, hardfork: executionHardfork, eips: [...extraEips] }) });
         await plain.stateManager.putAccount(to, new Account());
+        if (program.deployed === true) for (const manager of [state, plain.stateManager]) await manager.putCode(to, options.code);
         for (const [slot, value] of program.storage ?? []) {
           for (const manager of [state, plain.stateManager]) await manager.putStorage(to, setLengthLeft(Uint8Array.of(slot), 32), Uint8Array.of(value));
         }
