@@ -12,6 +12,8 @@
 //   and bytes through hexadecimal strings and array spreads in the package; here bytes become a
 //   word through a DataView, and a word becomes bytes through its hexadecimal text, written
 //   straight into a 32-byte array.
+// - A storage slot's key is one array from SLOAD's or SSTORE's gas handler to its opcode, so the
+//   journal, the original values and the state convert it to hex once (common/hex.ts).
 //
 // A tracer's `step` listeners get the same events from this loop (see announceStep); the EVM's
 // debug mode and its profiler get the package's own loop. Results are the package's: the
