@@ -14,6 +14,7 @@
 //   straight into a 32-byte array.
 // - A storage slot's key is one array from SLOAD's or SSTORE's gas handler to its opcode, so the
 //   journal, the original values and the state convert it to hex once (common/hex.ts).
+// - JUMP and JUMPI to a valid destination allocate nothing.
 //
 // A tracer's `step` listeners get the same events from this loop (see announceStep); the EVM's
 // debug mode and its profiler get the package's own loop. Results are the package's: the
@@ -27,6 +28,9 @@ import { installMessageFrames, type InterpreterClass } from "./messageFrames.js"
 const unsupportedEips = [3540, 6800, 7864, 7928, 8037] as const;
 
 interface Stack {
+  /** The words (only the first `_len` are on the stack) and the stack's height: the package's fields. */
+  _store: bigint[];
+  _len: number;
   getStack(): bigint[];
   push(value: bigint): void;
   pop(): bigint;
@@ -315,6 +319,40 @@ const fastOpcodeHandlers = new Map<number, OpHandler>([
     },
   ],
 ]);
+
+/**
+ * JUMP and JUMPI for a valid destination: the package's handlers build a BigInt of the code size
+ * and an array of the popped words at every jump. A jump they would refuse (a missing operand, a
+ * destination past the code or not a JUMPDEST) goes to the package's handler, for its exact error.
+ * Both loops analyse the jump destinations before the first jump runs.
+ */
+function fastJumps(packageJump: OpHandler, packageConditionalJump: OpHandler): [number, OpHandler][] {
+  const isValidDestination = (runState: RunState, destination: bigint) => destination < runState.code.length && runState.validJumps[Number(destination)] === 1;
+  return [
+    [
+      0x56, // JUMP
+      (runState, common) => {
+        const stack = runState.stack;
+        const destination = stack._len >= 1 ? stack._store[stack._len - 1]! : undefined;
+        if (destination === undefined || !isValidDestination(runState, destination)) return packageJump(runState, common);
+        stack._len--;
+        runState.programCounter = Number(destination);
+      },
+    ],
+    [
+      0x57, // JUMPI
+      (runState, common) => {
+        const stack = runState.stack;
+        if (stack._len < 2) return packageConditionalJump(runState, common);
+        const destination = stack._store[stack._len - 1]!;
+        const condition = stack._store[stack._len - 2]!;
+        if (condition !== 0n && !isValidDestination(runState, destination)) return packageConditionalJump(runState, common);
+        stack._len -= 2;
+        if (condition !== 0n) runState.programCounter = Number(destination);
+      },
+    ],
+  ];
+}
 
 // --- SSTORE's gas ------------------------------------------------------------------------------
 
@@ -642,7 +680,8 @@ export async function installInterpreterFastPaths(evm: EVM): Promise<void> {
   }
   const opcodeMap = (evm as unknown as { _opcodeMap: OpcodeEntry[] })._opcodeMap;
   for (const opcode of [stopOpcode, returnOpcode]) frameEndHandlers.add(opcodeMap[opcode]!.opHandler);
-  for (const [opcode, opHandler] of fastOpcodeHandlers) {
+  const replacements = [...fastOpcodeHandlers, ...fastJumps(opcodeMap[0x56]!.opHandler, opcodeMap[0x57]!.opHandler)];
+  for (const [opcode, opHandler] of replacements) {
     const entry = opcodeMap[opcode];
     if (entry !== undefined) opcodeMap[opcode] = { ...entry, opHandler };
   }

@@ -144,6 +144,11 @@ const programs: Record<string, { code: string; data?: string; gas?: bigint; stor
   "an invalid opcode": { code: push(1) + op.INVALID },
   "a stack underflow": { code: op.POP },
   "a jump to a non-destination": { code: push(3) + op.JUMP + op.STOP + op.STOP },
+  "a conditional jump not taken carries on, whatever its destination": { code: push(0) + push(0xffff) + op.JUMPI + push(0) + push(2) + op.JUMPI + returnWord(0) },
+  "a conditional jump taken to a non-destination": { code: push(1) + push(3) + op.JUMPI + op.STOP + op.STOP },
+  "jumps past the end of the code": { code: push(1n << 200n) + op.JUMP },
+  "a conditional jump with one operand": { code: push(1) + op.JUMPI },
+  "a jump with no operand": { code: op.JUMP },
 };
 
 /** What a tracer reads of each step event (everything but the state manager and account objects). */
