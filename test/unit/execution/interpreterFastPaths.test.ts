@@ -129,6 +129,11 @@ const programs: Record<string, { code: string; data?: string; gas?: bigint; stor
     code: push(1) + op.SLOAD + op.POP + push(1) + op.SLOAD + op.POP + push(2) + op.SLOAD + op.POP + store(2, 3) + push(2) + op.SLOAD + push(0) + op.MSTORE + returnWord(0),
   },
   "slots warmed in a reverted call are cold again": { code: selfCallingProgram(), deployed: true },
+  "the gas left after a run of fixed-fee steps": { code: push(1) + push(2) + "01" + push(3) + "02" + op.POP + "5a" /* GAS */ + push(0) + op.MSTORE + returnWord(0) },
+  "out of gas within a run of fixed-fee steps": { code: (push(1) + op.POP).repeat(20) + op.STOP, gas: 52n },
+  "just enough gas for a run of fixed-fee steps": { code: (push(1) + op.POP).repeat(20) + op.STOP, gas: 100n },
+  "a run of fixed-fee steps ending in a stack underflow": { code: push(1) + push(2) + "01" + "01" + op.STOP },
+  "code that ends after fixed-fee steps, without STOP": { code: push(1) + push(2) + "01" },
   "a store with no more than the sentry's gas left": { code: store(0, 1) + op.STOP, gas: 2_306n },
   "a store with just more than the sentry's gas left": { code: store(0, 1) + op.STOP, gas: 2_307n },
   "logs with zero to four topics": {
