@@ -9,8 +9,8 @@
 // get: one LevelDB read costs a few microseconds, a round trip through its thread pool far more.
 import type { Common } from "@ethereumjs/common";
 import { RLP } from "@ethereumjs/rlp";
-import { bigIntToUnpaddedBytes, bytesToBigInt } from "@ethereumjs/util";
-import { bytesToUnprefixedHex } from "../common/hex.js";
+import { bytesToBigInt } from "@ethereumjs/util";
+import { bigIntToMinimalBytes, bytesToUnprefixedHex } from "../common/hex.js";
 import type { StateDatabase } from "../state/stateDatabase.js";
 import type { TrieNodeBatch } from "../storage/trieNodeStore.js";
 import type { KeyValueStore, StoreOperation } from "../storage/keyValueStore.js";
@@ -306,11 +306,11 @@ export class Chain {
       { type: "put", key: storeKeys.header(hash), value: block.header.encoded },
       { type: "put", key: storeKeys.body(hash), value: block.encodeBody() },
       { type: "put", key: storeKeys.canonicalHash(block.number), value: hash },
-      { type: "put", key: storeKeys.totalDifficulty(hash), value: bigIntToUnpaddedBytes(totalDifficulty) },
+      { type: "put", key: storeKeys.totalDifficulty(hash), value: bigIntToMinimalBytes(totalDifficulty) },
       { type: "put", key: storeKeys.receipts(hash), value: encodeBlockReceipts(receipts) },
     );
     block.transactions.forEach((transaction, index) => {
-      operations.push({ type: "put", key: storeKeys.transactionLocation(transaction.hash), value: RLP.encode([hash, bigIntToUnpaddedBytes(BigInt(index))]) });
+      operations.push({ type: "put", key: storeKeys.transactionLocation(transaction.hash), value: RLP.encode([hash, bigIntToMinimalBytes(BigInt(index))]) });
     });
     const trieNodes = this.state.takeWrites(operations);
     operations.push({ type: "put", key: storeKeys.metadata(metadataNames.head), value: hash });

@@ -1,8 +1,9 @@
 // The block header in the reference node's format: its fields, its RLP encoding, its hash (keccak-256
 // of the RLP) and the hash the parent chain's miners commit to (`hashForMergedMining`).
 import { RLP } from "@ethereumjs/rlp";
-import { bigIntToUnpaddedBytes, bytesToBigInt } from "@ethereumjs/util";
+import { bytesToBigInt } from "@ethereumjs/util";
 import { keccak256 } from "../common/crypto.js";
+import { bigIntToMinimalBytes } from "../common/hex.js";
 
 export interface HeaderFields {
   parentHash: Uint8Array;
@@ -48,15 +49,15 @@ function fieldsWithoutMergedMining(header: HeaderFields): RlpFields {
     header.transactionsRoot,
     header.receiptsRoot,
     header.logsBloom,
-    bigIntToUnpaddedBytes(header.difficulty),
-    bigIntToUnpaddedBytes(header.number),
-    bigIntToUnpaddedBytes(header.gasLimit),
-    bigIntToUnpaddedBytes(header.gasUsed),
-    bigIntToUnpaddedBytes(header.timestamp),
+    bigIntToMinimalBytes(header.difficulty),
+    bigIntToMinimalBytes(header.number),
+    bigIntToMinimalBytes(header.gasLimit),
+    bigIntToMinimalBytes(header.gasUsed),
+    bigIntToMinimalBytes(header.timestamp),
     header.extraData,
-    bigIntToUnpaddedBytes(header.paidFees),
-    bigIntToUnpaddedBytes(header.minimumGasPrice),
-    bigIntToUnpaddedBytes(BigInt(header.uncleCount)),
+    bigIntToMinimalBytes(header.paidFees),
+    bigIntToMinimalBytes(header.minimumGasPrice),
+    bigIntToMinimalBytes(BigInt(header.uncleCount)),
   ];
 }
 

@@ -2,7 +2,8 @@
 // encoding committed to by the block's receipts trie: RLP([status, cumulativeGasUsed, logsBloom,
 // logs, gasUsed, status]), the reference node's layout (post-transaction state = status byte).
 import { RLP } from "@ethereumjs/rlp";
-import { bigIntToUnpaddedBytes, bytesToBigInt } from "@ethereumjs/util";
+import { bytesToBigInt } from "@ethereumjs/util";
+import { bigIntToMinimalBytes } from "../common/hex.js";
 import { emptyBytes } from "./header.js";
 
 export interface ChainLog {
@@ -34,7 +35,7 @@ function statusByte(receipt: ChainReceipt): Uint8Array {
 
 /** The receipt as committed to by the receipts trie (and served raw by ext_ methods). */
 export function encodeReceiptForTrie(receipt: ChainReceipt): Uint8Array {
-  return RLP.encode([statusByte(receipt), bigIntToUnpaddedBytes(receipt.cumulativeGasUsed), receipt.logsBloom, receipt.logs.map(logFields), bigIntToUnpaddedBytes(receipt.gasUsed), statusByte(receipt)]);
+  return RLP.encode([statusByte(receipt), bigIntToMinimalBytes(receipt.cumulativeGasUsed), receipt.logsBloom, receipt.logs.map(logFields), bigIntToMinimalBytes(receipt.gasUsed), statusByte(receipt)]);
 }
 
 /** One record per block: every receipt of the block, in transaction order. */
@@ -42,8 +43,8 @@ export function encodeBlockReceipts(receipts: readonly ChainReceipt[]): Uint8Arr
   return RLP.encode(
     receipts.map((receipt) => [
       statusByte(receipt),
-      bigIntToUnpaddedBytes(receipt.gasUsed),
-      bigIntToUnpaddedBytes(receipt.cumulativeGasUsed),
+      bigIntToMinimalBytes(receipt.gasUsed),
+      bigIntToMinimalBytes(receipt.cumulativeGasUsed),
       receipt.logsBloom,
       receipt.logs.map(logFields),
       receipt.contractAddress ?? emptyBytes,

@@ -6,7 +6,8 @@ import type { Common } from "@ethereumjs/common";
 import { RLP } from "@ethereumjs/rlp";
 import { createLegacyTxFromBytesArray, type LegacyTx } from "@ethereumjs/tx";
 import { Address, bytesToBigInt } from "@ethereumjs/util";
-import { keccak256 } from "../common/crypto.js";
+import { keccak256, recoverPublicKey } from "../common/crypto.js";
+import { bigIntToMinimalBytes } from "../common/hex.js";
 
 export interface ChainTransaction {
   readonly tx: LegacyTx;
@@ -68,16 +69,21 @@ function decodeChecked(raw: Uint8Array, common: Common, knownSender: Uint8Array 
   if (bytesToBigInt(fields[8]!) > halfCurveOrder) throw new MalformedTransactionError("signature", "invalid transaction signature: s value too high");
   let tx: LegacyTx;
   let sender: Uint8Array;
+  // The decoder and the transaction's own checks refuse every encoding but the canonical one, so
+  // the received bytes are what tx.serialize() would give: their hash is the transaction's.
+  const hash = keccak256(raw);
   try {
     tx = createLegacyTxFromBytesArray(fields as Parameters<typeof createLegacyTxFromBytesArray>[0], { common, freeze: false });
     if (knownSender === undefined) {
-      const publicKey = tx.getSenderPublicKey();
+      const chainId = v === 27n || v === 28n ? undefined : common.chainId();
+      const publicKey = recoverPublicKey(signingHash(fields, chainId), v, fields[7]!, fields[8]!, chainId);
       // As the package's publicToAddress, with the node's keccak-256.
       sender = keccak256(publicKey).subarray(12);
       tx.cache.senderPubKey = publicKey;
     } else {
       sender = knownSender;
     }
+    tx.cache.hash = hash;
     withKnownSender(tx, sender);
   } catch (error) {
     const message = (error as Error).message;
@@ -85,14 +91,30 @@ function decodeChecked(raw: Uint8Array, common: Common, knownSender: Uint8Array 
     if (/initcode size/i.test(message)) throw new MalformedTransactionError("initCode", "transaction's init code size is invalid");
     throw new MalformedTransactionError("undecodable", message.replace(/ \(tx type=.*$/s, ""));
   }
-  return { tx, raw, hash: tx.hash(), sender };
+  return { tx, raw, hash, sender };
 }
+
+/**
+ * The hash a legacy transaction's signer signed, from its decoded fields: RLP of the first six,
+ * followed under EIP-155 by the chain id and two empty strings. The package's
+ * getMessageToVerifySignature gives the same from the parsed transaction, turning each integer
+ * back into bytes first.
+ */
+function signingHash(fields: readonly Uint8Array[], chainId: bigint | undefined): Uint8Array {
+  const unsigned = fields.slice(0, 6);
+  if (chainId !== undefined) unsigned.push(bigIntToMinimalBytes(chainId), emptyBytes, emptyBytes);
+  return keccak256(RLP.encode(unsigned));
+}
+
+const emptyBytes = new Uint8Array(0);
 
 /** Rebuilds a stored transaction whose sender is already known (no signature recovery). */
 export function restoreTransaction(raw: Uint8Array, sender: Uint8Array, common: Common): ChainTransaction {
   const fields = RLP.decode(raw) as Uint8Array[];
-  const tx = withKnownSender(createLegacyTxFromBytesArray(fields as Parameters<typeof createLegacyTxFromBytesArray>[0], { common, freeze: false }), sender);
-  return { tx, raw, hash: tx.hash(), sender };
+  const tx = createLegacyTxFromBytesArray(fields as Parameters<typeof createLegacyTxFromBytesArray>[0], { common, freeze: false });
+  const hash = keccak256(raw);
+  tx.cache.hash = hash;
+  return { tx: withKnownSender(tx, sender), raw, hash, sender };
 }
 
 /**

@@ -108,6 +108,20 @@ export function writeHexDigits(digits: string, target: Uint8Array, offset: numbe
   return at - offset;
 }
 
+/**
+ * A non-negative integer as its shortest big-endian bytes (none for zero): @ethereumjs/util's
+ * bigIntToUnpaddedBytes without its round trip through a prefixed string and a regular expression.
+ */
+export function bigIntToMinimalBytes(value: bigint): Uint8Array {
+  if (value < 0n) throw new RangeError(`a negative integer has no unsigned encoding: ${value}`);
+  if (value === 0n) return new Uint8Array(0);
+  if (value < 0x100n) return Uint8Array.of(Number(value));
+  const digits = value.toString(16);
+  const bytes = new Uint8Array((digits.length + 1) >> 1);
+  writeHexDigits(digits, bytes, 0);
+  return bytes;
+}
+
 /** A non-negative integer as a QUANTITY: minimal lower-case hex, "0x0" for zero. */
 export function toQuantity(value: bigint | number): string {
   if (value < 0) throw new RangeError(`a QUANTITY cannot be negative: ${value}`);

@@ -1,8 +1,9 @@
 import { expect } from "chai";
-import { createLegacyTx } from "@ethereumjs/tx";
+import { RLP } from "@ethereumjs/rlp";
+import { createLegacyTx, createLegacyTxFromRLP } from "@ethereumjs/tx";
 import { Address } from "@ethereumjs/util";
 import { decodeOwnTransaction, decodeRawTransaction, MalformedTransactionError } from "../../../src/chain/transactions.js";
-import { keccak256 } from "../../../src/common/crypto.js";
+import { keccak256, signRecoverable } from "../../../src/common/crypto.js";
 import { bytesToHex } from "../../../src/common/hex.js";
 import { createExecutionRules } from "../../../src/execution/rules.js";
 
@@ -37,6 +38,33 @@ describe("signed transactions", () => {
     expect(own.tx.getSenderAddress().toString()).to.equal(cow);
     expect(own.tx.nonce).to.equal(3n);
     expect(Object.isFrozen(own.tx)).to.equal(true);
+  });
+
+  it("hash and sender are the package's, EIP-155 protected or not, with or without a recipient", () => {
+    // v = 27/28: signed over the six fields alone, without a chain id.
+    const unsignedFields = [Uint8Array.of(5), Uint8Array.of(0x03, 0xe8), Uint8Array.of(0x52, 0x08), new Uint8Array(20).fill(2), Uint8Array.of(1), new Uint8Array(0)];
+    const recoverable = signRecoverable(keccak256(RLP.encode(unsignedFields)), key);
+    const unprotected = RLP.encode([...unsignedFields, Uint8Array.of(27 + recoverable[0]!), recoverable.subarray(1, 33), recoverable.subarray(33)]);
+    const cases = [
+      signed({ nonce: 0n, to: new Uint8Array(20).fill(7) }),
+      signed({ nonce: 0x80n, data: new Uint8Array([0x60, 0x00]) }),
+      signed({ nonce: 2n ** 40n, to: new Uint8Array(20).fill(0xfe), data: new Uint8Array(300).fill(0xab) }),
+      unprotected,
+    ];
+    for (const raw of cases) {
+      const reference = createLegacyTxFromRLP(raw, { common });
+      const decoded = decodeRawTransaction(raw, common);
+      expect(bytesToHex(decoded.hash)).to.equal(bytesToHex(reference.hash()));
+      expect(bytesToHex(decoded.sender)).to.equal(reference.getSenderAddress().toString());
+      expect(bytesToHex(decoded.tx.hash())).to.equal(bytesToHex(reference.hash()));
+    }
+    expect(createLegacyTxFromRLP(cases[3]!, { common }).v).to.be.oneOf([27n, 28n]);
+  });
+
+  it("a signature that recovers no key is refused as an invalid signature", () => {
+    const fields = RLP.decode(signed({ nonce: 1n, to: new Uint8Array(20).fill(7) })) as Uint8Array[];
+    fields[7] = new Uint8Array(0); // r = 0
+    expect(reasonOf(() => decodeRawTransaction(RLP.encode(fields), common))).to.equal("signature");
   });
 
   it("a transaction the node signed goes through the same checks as a received one", () => {

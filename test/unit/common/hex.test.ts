@@ -1,5 +1,6 @@
 import { expect } from "chai";
-import { bytesToHex, describeHexProblem, hexToBytes, toQuantity, type HexFormat } from "../../../src/common/hex.js";
+import { bigIntToUnpaddedBytes } from "@ethereumjs/util";
+import { bigIntToMinimalBytes, bytesToHex, describeHexProblem, hexToBytes, toQuantity, type HexFormat } from "../../../src/common/hex.js";
 
 const quantity: HexFormat = { kind: "quantity", maxBits: 64 };
 const data: HexFormat = { kind: "data" };
@@ -44,6 +45,12 @@ describe("common/hex", () => {
     const everyByte = Uint8Array.from({ length: 256 }, (_, byte) => byte);
     expect(hexToBytes(bytesToHex(everyByte))).to.deep.equal(everyByte);
     expect(hexToBytes(bytesToHex(everyByte).toUpperCase().replace("0X", "0x"))).to.deep.equal(everyByte);
+  });
+
+  it("turns integers into their shortest big-endian bytes as the package does, and refuses negatives", () => {
+    const integers = [0n, 1n, 0x7fn, 0x80n, 0xffn, 0x100n, 0xfffn, 0x1000n, 0x123456789n, 2n ** 64n, 2n ** 255n + 3n, 2n ** 256n - 1n];
+    for (const value of integers) expect(bytesToHex(bigIntToMinimalBytes(value)), `${value}`).to.equal(bytesToHex(bigIntToUnpaddedBytes(value)));
+    expect(() => bigIntToMinimalBytes(-1n)).to.throw(RangeError);
   });
 
   it("writes quantities minimal and lower case, and refuses negatives", () => {

@@ -16,6 +16,27 @@ class PackageFlushStateManager extends ChainStateManager {
 }
 
 describe("state/chainStateManager", () => {
+  it("encodes the accounts it hands out as the package's Account does, for integers of every length", async () => {
+    const common = createExecutionRules(33n);
+    const manager = new ChainStateManager({ common, caches: new Caches() });
+    const address = new Address(setLengthLeft(Uint8Array.of(5), 20));
+    const integers = [0n, 1n, 0x7fn, 0x80n, 0xffn, 0x100n, 0xabcden, 2n ** 64n + 5n, 2n ** 255n, 2n ** 256n - 1n];
+    for (const nonce of integers.slice(0, 6)) {
+      for (const balance of integers) {
+        const codeHash = setLengthLeft(Uint8Array.of(Number(nonce & 0xffn), 3), 32);
+        const expected = new Account(nonce, balance, undefined, codeHash);
+        await manager.putAccount(address, expected);
+        const handedOut = await manager.getAccount(address);
+        expect(handedOut).to.be.instanceOf(Account);
+        expect(bytesToHex(handedOut!.serialize()), `nonce ${nonce}, balance ${balance}`).to.equal(bytesToHex(expected.serialize()));
+        // Changed as the engine changes an account, then put back: the cache holds the new encoding.
+        handedOut!.balance += 1n;
+        await manager.putAccount(address, handedOut!);
+        expect(bytesToHex((await manager.getAccount(address))!.serialize())).to.equal(bytesToHex(new Account(nonce, balance + 1n, undefined, codeHash).serialize()));
+      }
+    }
+  });
+
   it("reaches the roots of the package's uncached state manager over storage writes, deletes and reverts", async () => {
     const common = createExecutionRules(33n);
     const fast = new ChainStateManager({ common, caches: new Caches() });
