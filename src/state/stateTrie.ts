@@ -40,8 +40,55 @@ class RememberedValues extends GenerationalCache<Uint8Array | null> {
 /** One memory per node database: tries of one database share it, another database has its own. */
 const rememberedByDatabase = new WeakMap<object, RememberedValues>();
 
+/**
+ * Memory of the decoded nodes kept per node database, as heap cost (decodedNodeCost): about 1,000
+ * branch nodes, or many more leaves. Every state access walks from the root, so the same few
+ * upper nodes of the account trie and of the busy storage tries are looked up by every
+ * transaction and call; the package decodes a node again on every lookup (an RLP decode and an
+ * array per child, a fifth of what a value transfer allocates).
+ */
+const decodedNodesBytes = 2 * 1024 * 1024;
+
+/** Heap bytes of a decoded node, roughly: objects, the array of children and each child's bytes. */
+function decodedNodeCost(key: string, node: MPTNode): number {
+  let cost = 200 + key.length;
+  if (node instanceof BranchMPTNode) {
+    cost += 160;
+    for (const child of node._branches) if (child !== null) cost += child instanceof Uint8Array ? 100 + child.length : 400;
+    if (node._value !== null) cost += 100 + node._value.length;
+    return cost;
+  }
+  const { _nibbles: nibbles, _value: value } = node as LeafMPTNode | ExtensionMPTNode;
+  return cost + 16 + nibbles.length * 8 + (value instanceof Uint8Array ? 100 + value.length : 400);
+}
+
+class DecodedNodes extends GenerationalCache<MPTNode> {
+  constructor() {
+    super(decodedNodesBytes, decodedNodeCost);
+  }
+}
+
+const decodedByDatabase = new WeakMap<object, DecodedNodes>();
+
+/**
+ * A node of its own for the caller: the package changes the nodes of a path in place when it puts
+ * or deletes a key (a branch's array of children, a leaf's key or value). The children and values
+ * themselves are bytes no one writes into, and stay shared.
+ */
+function copyOfNode(node: MPTNode): MPTNode {
+  if (node instanceof BranchMPTNode) {
+    const copy = new BranchMPTNode();
+    copy._branches = node._branches.slice();
+    copy._value = node._value;
+    return copy;
+  }
+  if (node instanceof LeafMPTNode) return new LeafMPTNode(node._nibbles.slice(), node._value);
+  return new ExtensionMPTNode((node as ExtensionMPTNode)._nibbles.slice(), (node as ExtensionMPTNode)._value);
+}
+
 export class StateTrie extends MerklePatriciaTrie {
   private readonly remembered: RememberedValues;
+  private readonly decodedNodes: DecodedNodes;
 
   constructor(options: MPTOpts) {
     super(options);
@@ -49,6 +96,24 @@ export class StateTrie extends MerklePatriciaTrie {
     let remembered = rememberedByDatabase.get(database);
     if (remembered === undefined) rememberedByDatabase.set(database, (remembered = new RememberedValues()));
     this.remembered = remembered;
+    let decodedNodes = decodedByDatabase.get(database);
+    if (decodedNodes === undefined) decodedByDatabase.set(database, (decodedNodes = new DecodedNodes()));
+    this.decodedNodes = decodedNodes;
+  }
+
+  /**
+   * As the package's: the node a reference names (by hash, or embedded in its parent). A node
+   * stored by hash is decoded once and kept: its hash fixes its content. The first lookup reads it
+   * through the package, so a node missing from the database throws the package's error.
+   */
+  override async lookupNode(reference: Uint8Array | Uint8Array[]): Promise<MPTNode> {
+    if (!(reference instanceof Uint8Array)) return super.lookupNode(reference);
+    const key = bytesToUnprefixedHex(reference);
+    const known = this.decodedNodes.get(key);
+    if (known !== undefined) return copyOfNode(known);
+    const node = await super.lookupNode(reference);
+    this.decodedNodes.set(key, copyOfNode(node));
+    return node;
   }
 
   override async get(key: Uint8Array, throwIfMissing = false): Promise<Uint8Array | null> {
@@ -114,6 +179,14 @@ export class StateTrie extends MerklePatriciaTrie {
       if ((error as Error).message !== missingNodeMessage || throwIfMissing) throw error;
       return { node: null, remaining: [], stack };
     }
+  }
+
+  /**
+   * Keeps a node just written under `hash` (by a batch of changes): the next block's changes and
+   * reads start from the new root and walk the new nodes first. The node must not change afterwards.
+   */
+  keepWrittenNode(hash: Uint8Array, node: MPTNode): void {
+    this.decodedNodes.set(bytesToUnprefixedHex(hash), node);
   }
 
   /** A copy on the same database, as the package's, but of this class (storage tries are copies). */

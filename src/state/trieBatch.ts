@@ -20,6 +20,7 @@ import {
 } from "@ethereumjs/mpt";
 import { type BatchDBOp, equalsBytes, type Lock } from "@ethereumjs/util";
 import { bytesToNibbles, bytesToUnprefixedHex } from "../common/hex.js";
+import { StateTrie } from "./stateTrie.js";
 
 /** A change of one key: the value to store, or null (or empty bytes) to delete the key. */
 export type TrieChange = readonly [appliedKey: Uint8Array, value: Uint8Array | null];
@@ -298,6 +299,7 @@ class TrieBatch {
     if (encoded.length < 32 && !isRoot) return node.raw() as NodeReference;
     const hash = this.internals.hash(encoded);
     this.writes.push({ type: "put", key: this.internals.databaseKey(hash), value: encoded });
+    if (this.trie instanceof StateTrie) this.trie.keepWrittenNode(hash, node);
     return hash;
   }
 }

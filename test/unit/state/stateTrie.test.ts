@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { MerklePatriciaTrie } from "@ethereumjs/mpt";
+import { BranchMPTNode, MerklePatriciaTrie } from "@ethereumjs/mpt";
 import { bytesToHex, ValueEncoding } from "@ethereumjs/util";
 import { StateTrie } from "../../../src/state/stateTrie.js";
 import { createMemoryStore } from "../../../src/storage/keyValueStore.js";
@@ -71,6 +71,23 @@ describe("state/stateTrie", () => {
     for (const [actual, expected] of await Promise.all(reads)) expect(actual === null ? null : bytesToHex(actual)).to.equal(expected === null ? null : bytesToHex(expected));
     expect(bytesToHex(reader.root())).to.equal(readerRoot);
     await expectRejection(reader.getAt(new Uint8Array(32).fill(9), keys[0]!), /Missing node/);
+  });
+
+  it("hands out each looked-up node as a copy of its own: changing one leaves the next lookup as stored", async () => {
+    const trie = new StateTrie({ useKeyHashing: true, valueEncoding: ValueEncoding.Bytes, db: new TrieNodeStore(createMemoryStore()) });
+    for (let index = 0; index < 40; index++) await trie.put(Uint8Array.of(index), Uint8Array.of(index, 1));
+    const root = trie.root();
+    const before = bytesToHex((await trie.lookupNode(root)).serialize());
+    // The first lookup decoded the node; the next ones find it decoded.
+    for (let lookup = 0; lookup < 2; lookup++) {
+      const node = (await trie.lookupNode(root)) as BranchMPTNode;
+      expect(node).to.be.instanceOf(BranchMPTNode);
+      expect(bytesToHex(node.serialize())).to.equal(before);
+      node.setBranch(0, new Uint8Array(32).fill(7));
+      node.value(Uint8Array.of(9));
+    }
+    const missing = new Uint8Array(32).fill(0xee);
+    await expectRejection(trie.lookupNode(missing), /Missing node in DB/);
   });
 
   it("copies (the storage tries) are StateTries on the same nodes", async () => {
