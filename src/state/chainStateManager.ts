@@ -43,7 +43,10 @@ const keptStorageTrieCount = 1_000;
  */
 class CachedAccount extends Account {
   override serialize(): Uint8Array {
-    return RLP.encode([bigIntToMinimalBytes(this.nonce), bigIntToMinimalBytes(this.balance), this.storageRoot, this.codeHash]);
+    const rlp = RLP.encode([bigIntToMinimalBytes(this.nonce), bigIntToMinimalBytes(this.balance), this.storageRoot, this.codeHash]);
+    // The cache stores this RLP: the next read of the account needs no decoding.
+    decodedAccounts.set(rlp, new Account(this.nonce, this.balance, this.storageRoot, this.codeHash));
+    return rlp;
   }
 }
 
