@@ -17,7 +17,7 @@ import type { BlockReference, CallWorkerData, CallWorkerFailure, CallWorkerReply
 
 /**
  * The worker's trie-node cache: calls read the few paths of recent roots, and the main thread's
- * cache (24 MiB) already holds what blocks wrote; a second thread's heap costs resident memory.
+ * cache (12 MiB) already holds what blocks wrote; a second thread's heap costs resident memory.
  */
 const workerNodeCacheBytes = 8 * 1024 * 1024;
 

@@ -32,14 +32,17 @@ export type TrieNodeBatch = ReadonlyMap<string, Uint8Array>;
 
 /**
  * Default memory of the node cache, counted as heap cost (see common/generationalCache.ts): about
- * 40,000 nodes of 200 bytes. That holds the paths a block's transactions and the calls at recent
- * roots walk, many times over (a dev chain's working set is a few thousand nodes); the nodes of
- * older states come from LevelDB's own block cache and the page cache in microseconds. It was 64
- * MiB of node bytes, which with the JavaScript objects around them was 150 MiB of heap, filled by
- * the nodes of every new block (a node is written once and rarely read again once its state is
- * old), and garbage in the old generation once dropped.
+ * 20,000 nodes of 200 bytes. That holds the paths a block's transactions and the calls at recent
+ * roots walk, many times over (a dev chain's working set is a few thousand nodes, and the upper
+ * nodes every access walks are also kept decoded by state/stateTrie.ts); the nodes of older states
+ * come from LevelDB's own block cache and the page cache in microseconds. The cache fills with the
+ * nodes of every new block (a node is written once and rarely read again once its state is old),
+ * so its size is also how long the node's memory keeps growing under steady work. It was 64 MiB of
+ * node bytes (150 MiB of heap with the objects around them), then 24 MiB: over bench-long's first
+ * 5 minutes the resident memory then rose from 271 MiB (at 1 minute) to 300 MiB, against 266 to
+ * 261 MiB (peak 293) with 12 MiB.
  */
-export const defaultNodeCacheBytes = 24 * 1024 * 1024;
+export const defaultNodeCacheBytes = 12 * 1024 * 1024;
 
 export class TrieNodeStore implements DB<string, TrieValue> {
   /** Written by the tries, not yet on disk (hex key -> node). */
