@@ -40,7 +40,8 @@ export type TrieNodeBatch = ReadonlyMap<string, Uint8Array>;
  * so its size is also how long the node's memory keeps growing under steady work. It was 64 MiB of
  * node bytes (150 MiB of heap with the objects around them), then 24 MiB: over bench-long's first
  * 5 minutes the resident memory then rose from 271 MiB (at 1 minute) to 300 MiB, against 266 to
- * 261 MiB (peak 293) with 12 MiB.
+ * 261 MiB (peak 293) with 12 MiB. The cache is not the whole rise: a 10-minute run with 12 MiB
+ * still went from 249 to 292 MiB (peak 308) while the live heap stayed at 50-51 MiB.
  */
 export const defaultNodeCacheBytes = 12 * 1024 * 1024;
 
