@@ -8,6 +8,7 @@ import { createLegacyTxFromBytesArray, type LegacyTx } from "@ethereumjs/tx";
 import { Address, bytesToBigInt } from "@ethereumjs/util";
 import { keccak256, recoverPublicKey } from "../common/crypto.js";
 import { bigIntToMinimalBytes } from "../common/hex.js";
+import { emptyBytes } from "./header.js";
 
 export interface ChainTransaction {
   readonly tx: LegacyTx;
@@ -62,10 +63,9 @@ function decodeChecked(raw: Uint8Array, common: Common, knownSender: Uint8Array 
   }
   const fields = values as Uint8Array[];
   const v = bytesToBigInt(fields[6]!);
-  if (v !== 27n && v !== 28n) {
-    const chainId = (v - 35n) / 2n;
-    if (v < 35n || chainId !== common.chainId()) throw new MalformedTransactionError("chainId", `Invalid chainId: ${v < 35n ? v : chainId}`);
-  }
+  // Unprotected (v = 27/28), or EIP-155 protected with the chain's id (v = 35/36 + 2 * chainId).
+  const chainId = v === 27n || v === 28n ? undefined : (v - 35n) / 2n;
+  if (chainId !== undefined && (v < 35n || chainId !== common.chainId())) throw new MalformedTransactionError("chainId", `Invalid chainId: ${v < 35n ? v : chainId}`);
   if (bytesToBigInt(fields[8]!) > halfCurveOrder) throw new MalformedTransactionError("signature", "invalid transaction signature: s value too high");
   let tx: LegacyTx;
   let sender: Uint8Array;
@@ -75,7 +75,6 @@ function decodeChecked(raw: Uint8Array, common: Common, knownSender: Uint8Array 
   try {
     tx = createLegacyTxFromBytesArray(fields as Parameters<typeof createLegacyTxFromBytesArray>[0], { common, freeze: false });
     if (knownSender === undefined) {
-      const chainId = v === 27n || v === 28n ? undefined : common.chainId();
       const publicKey = recoverPublicKey(signingHash(fields, chainId), v, fields[7]!, fields[8]!, chainId);
       // As the package's publicToAddress, with the node's keccak-256.
       sender = keccak256(publicKey).subarray(12);
@@ -83,8 +82,7 @@ function decodeChecked(raw: Uint8Array, common: Common, knownSender: Uint8Array 
     } else {
       sender = knownSender;
     }
-    tx.cache.hash = hash;
-    withKnownSender(tx, sender);
+    withKnownHashAndSender(tx, hash, sender);
   } catch (error) {
     const message = (error as Error).message;
     if (/signature|recover|invalid [rsv]/i.test(message)) throw new MalformedTransactionError("signature", "invalid transaction signature");
@@ -106,25 +104,24 @@ function signingHash(fields: readonly Uint8Array[], chainId: bigint | undefined)
   return keccak256(RLP.encode(unsigned));
 }
 
-const emptyBytes = new Uint8Array(0);
-
 /** Rebuilds a stored transaction whose sender is already known (no signature recovery). */
 export function restoreTransaction(raw: Uint8Array, sender: Uint8Array, common: Common): ChainTransaction {
   const fields = RLP.decode(raw) as Uint8Array[];
   const tx = createLegacyTxFromBytesArray(fields as Parameters<typeof createLegacyTxFromBytesArray>[0], { common, freeze: false });
   const hash = keccak256(raw);
-  tx.cache.hash = hash;
-  return { tx: withKnownSender(tx, sender), raw, hash, sender };
+  return { tx: withKnownHashAndSender(tx, hash, sender), raw, hash, sender };
 }
 
 /**
  * Makes the engine's sender lookup answer `sender` (it would recover the public key again unless
- * cached, and hash it with the package's JavaScript keccak on every execution), then freezes the
- * transaction as the package would: a frozen transaction caches its hash.
+ * cached, and hash it with the package's JavaScript keccak on every execution), gives the
+ * transaction its hash (keccak-256 of its canonical bytes), then freezes it as the package would:
+ * a frozen transaction answers hash() from that cache.
  */
-function withKnownSender(tx: LegacyTx, sender: Uint8Array): LegacyTx {
+function withKnownHashAndSender(tx: LegacyTx, hash: Uint8Array, sender: Uint8Array): LegacyTx {
   const address = new Address(sender);
   tx.getSenderAddress = () => address;
+  tx.cache.hash = hash;
   Object.freeze(tx);
   return tx;
 }

@@ -7,7 +7,7 @@
 // for byte and value for value (a test compares both); the decoder hands any input it does not
 // find well formed to the package's, which then throws its own error.
 import { RLP } from "@ethereumjs/rlp";
-import { writeHexDigits } from "./hex.js";
+import { bigIntToMinimalBytes, writeHexDigits } from "./hex.js";
 
 /** What the package's encoder accepts. */
 export type RlpInput = Uint8Array | string | number | bigint | null | undefined | readonly RlpInput[];
@@ -28,10 +28,7 @@ function scalarBytes(value: Exclude<RlpInput, readonly RlpInput[]>): Uint8Array 
   if (typeof value === "number" && !Number.isSafeInteger(value)) throw new Error(`RLP: ${value} is not an integer`);
   if (value < 0) throw new Error("Invalid integer as argument, must be unsigned!");
   if (!value) return emptyBytes;
-  const digits = value.toString(16);
-  const bytes = new Uint8Array((digits.length + 1) >> 1);
-  writeHexDigits(digits, bytes, 0);
-  return bytes;
+  return bigIntToMinimalBytes(BigInt(value));
 }
 
 /** The output so far: one buffer reused by every encoding (encoding never yields). */
