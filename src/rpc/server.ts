@@ -2,12 +2,13 @@
 // beyond handing the body to the dispatcher and shaping its own refusals as JSON-RPC errors.
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import Koa from "koa";
 import type { Logger } from "../common/logger.js";
 import type { Dispatcher } from "./dispatch.js";
 import { RpcErrorCode } from "./errors.js";
 import type { RpcOptions } from "./options.js";
+import { PlainPostConnections } from "./plainPostConnections.js";
 
 const acceptedContentTypes = new Set(["application/json", "application/json-rpc", "application/jsonrequest"]);
 
@@ -187,11 +188,39 @@ export function createRpcServer(options: RpcOptions, dispatcher: Dispatcher, log
     if (request.method === "POST" && request.headers.origin === undefined) return answerRpcPost(request, response, undefined);
     void handleWithKoa(request, response);
   };
+  /**
+   * New connections start on the plain POST path (plainPostConnections.ts), which hands a
+   * connection to node:http's own connection handling at its first request that is not a plain
+   * JSON-RPC POST. Without that handler to hand over to, node:http serves every connection.
+   */
+  function servePlainPostsFirst(listening: Server): PlainPostConnections | undefined {
+    const nodeHttpConnectionListeners = listening.listeners("connection");
+    if (nodeHttpConnectionListeners.length !== 1) return undefined;
+    const serveWithNodeHttp = nodeHttpConnectionListeners[0] as (this: Server, socket: Socket) => void;
+    const plainPosts = new PlainPostConnections({
+      dispatcher,
+      log,
+      bodyLimitBytes: options.bodyLimitBytes,
+      acceptedContentTypes,
+      internalErrorBody: refusalBody(RpcErrorCode.InternalError, "Internal error"),
+      reportConnectionError,
+      handOff(socket, unread) {
+        if (unread !== undefined) socket.unshift(unread);
+        serveWithNodeHttp.call(listening, socket);
+      },
+    });
+    listening.removeListener("connection", serveWithNodeHttp);
+    listening.on("connection", (socket: Socket) => plainPosts.accept(socket));
+    return plainPosts;
+  }
+
   let server: Server | undefined;
+  let plainPosts: PlainPostConnections | undefined;
   return {
     async start(): Promise<AddressInfo> {
       const listening = createServer(handleRequest);
       server = listening;
+      plainPosts = servePlainPostsFirst(listening);
       listening.headersTimeout = 20_000;
       listening.requestTimeout = 60_000;
       // A connection with no traffic either way for this long is dropped: a client that stops
@@ -216,9 +245,15 @@ export function createRpcServer(options: RpcOptions, dispatcher: Dispatcher, log
       const current = server;
       if (current === undefined) return;
       server = undefined;
+      const plain = plainPosts;
+      plainPosts = undefined;
       const closed = new Promise<void>((resolve) => current.close(() => resolve()));
       current.closeIdleConnections();
-      const grace = setTimeout(() => current.closeAllConnections(), shutdownGraceMs);
+      plain?.closeWhenIdle();
+      const grace = setTimeout(() => {
+        current.closeAllConnections();
+        plain?.closeAll();
+      }, shutdownGraceMs);
       await closed;
       clearTimeout(grace);
     },

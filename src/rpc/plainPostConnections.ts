@@ -1,0 +1,334 @@
+// The plain POST path: keep-alive connections whose requests are all ordinary JSON-RPC POSTs are
+// read and answered here, on the socket, without node:http's request and response objects. That
+// machinery costs as much as the rest of a small call's pipeline: on this 2-core machine node:http
+// answering a constant reached 16,600-17,700 req/s where the same constant answered from the socket
+// reached 32,300-34,900 (see docs/design.md, "The POST path").
+//
+// Only a narrow, strictly checked form of request is taken: "POST <target> HTTP/1.1", header lines
+// that are plain tokens and visible characters, one Host, exactly one decimal Content-Length within
+// the body limit, an accepted content type or none, and no Transfer-Encoding, Expect, Upgrade,
+// Origin or "Connection: close". At the first request that is anything else (a browser's CORS
+// request, a chunked body, an oversized one, HTTP/1.0, a malformed line), the connection with every
+// byte not yet answered goes to node:http, which serves it from there on exactly as it serves a
+// connection from the start. Every request this path answers is one node:http would parse the same
+// way, so no request can be read two ways (no smuggling between the two parsers).
+import type { Socket } from "node:net";
+import type { Logger } from "../common/logger.js";
+import type { Dispatcher } from "./dispatch.js";
+
+export interface PlainPostOptions {
+  dispatcher: Dispatcher;
+  log: Logger;
+  bodyLimitBytes: number;
+  /** Content types answered (lower case, without parameters); a request without one is answered too. */
+  acceptedContentTypes: ReadonlySet<string>;
+  /** Takes over a connection from its next unanswered request on; `unread` are its bytes already read. */
+  handOff(socket: Socket, unread: Buffer | undefined): void;
+  /** The answer to a dispatcher failure (a bug past its own error handling): status and body. */
+  internalErrorBody: string;
+  reportConnectionError(error: NodeJS.ErrnoException): void;
+}
+
+/** node:http's defaults, which connections handed to it get as well. */
+const maxHeaderBytes = 16 * 1024;
+const keepAliveTimeoutMs = 5_000;
+/** How long a request may take to arrive, once its first byte has (node:http: headersTimeout). */
+const requestArrivalTimeoutMs = 20_000;
+
+const headerBlockEnd = Buffer.from("\r\n\r\n");
+/**
+ * A request line and header lines this path takes: a path of URI characters (RFC 3986), tokens for
+ * names (RFC 9110), values of visible characters, spaces, tabs and obs-text. No line folding, no
+ * bare CR or LF.
+ */
+const plainHeaderBlock = /^POST \/[A-Za-z0-9\-._~!$&'()*+,;=:@%/?]* HTTP\/1\.1(?:\r\n[!#$%&'*+.^_`|~0-9A-Za-z-]+:[\t\x20-\x7e\x80-\xff]*)+$/;
+const decimalLength = /^[0-9]{1,10}$/;
+const optionalWhitespace = /^[\t ]+|[\t ]+$/g;
+
+let cachedDateSecond = -1;
+let cachedDate = "";
+/** The Date header's value, made once a second as node:http does. */
+function httpDate(): string {
+  const now = Date.now();
+  const second = Math.floor(now / 1000);
+  if (second !== cachedDateSecond) {
+    cachedDateSecond = second;
+    cachedDate = new Date(now).toUTCString();
+  }
+  return cachedDate;
+}
+
+/** The bytes node:http writes for the same answers, header for header. */
+function okAnswer(text: string): string {
+  return `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nDate: ${httpDate()}\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\n\r\n${text}`;
+}
+
+function noContentAnswer(): string {
+  return `HTTP/1.1 204 No Content\r\nDate: ${httpDate()}\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\n\r\n`;
+}
+
+function internalErrorAnswer(body: string): string {
+  return `HTTP/1.1 500 Internal Server Error\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nDate: ${httpDate()}\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\n\r\n${body}`;
+}
+
+/** A request this path answers: where its body starts and how long it is. */
+interface PlainRequest {
+  bodyStart: number;
+  bodyLength: number;
+}
+
+/**
+ * Reads a complete header block (`headerEnd` is the index of its closing CRLF CRLF). Undefined when
+ * the request is not one this path takes.
+ */
+function plainRequest(buffer: Buffer, headerEnd: number, options: PlainPostOptions): PlainRequest | undefined {
+  const head = buffer.toString("latin1", 0, headerEnd);
+  if (!plainHeaderBlock.test(head)) return undefined;
+  let bodyLength: number | undefined;
+  let hostSeen = false;
+  let lineStart = head.indexOf("\r\n") + 2;
+  while (lineStart > 1) {
+    const lineEnd = head.indexOf("\r\n", lineStart);
+    const line = lineEnd < 0 ? head.slice(lineStart) : head.slice(lineStart, lineEnd);
+    lineStart = lineEnd + 2;
+    const colon = line.indexOf(":");
+    const name = line.slice(0, colon).toLowerCase();
+    const value = line.slice(colon + 1).replace(optionalWhitespace, "");
+    switch (name) {
+      case "content-length":
+        if (bodyLength !== undefined || !decimalLength.test(value)) return undefined;
+        bodyLength = Number(value);
+        if (bodyLength > options.bodyLimitBytes) return undefined;
+        break;
+      case "host":
+        if (hostSeen) return undefined;
+        hostSeen = true;
+        break;
+      case "content-type": {
+        const type = value.split(";")[0]!.trim().toLowerCase();
+        if (type !== "" && !options.acceptedContentTypes.has(type)) return undefined;
+        break;
+      }
+      case "connection": {
+        const tokens = value.toLowerCase();
+        if (tokens.includes("close") || tokens.includes("upgrade")) return undefined;
+        break;
+      }
+      case "transfer-encoding":
+      case "expect":
+      case "upgrade":
+      case "origin":
+        return undefined;
+    }
+  }
+  if (bodyLength === undefined || !hostSeen) return undefined;
+  return { bodyStart: headerEnd + headerBlockEnd.length, bodyLength };
+}
+
+/** One connection on the plain path. */
+class PlainPostConnection {
+  /** Bytes read and not yet answered, in arrival order. */
+  private unread: Buffer[] = [];
+  private unreadBytes = 0;
+  /** Bytes the request being read needs before it can be answered (its header block and body). */
+  private bytesNeeded = 0;
+  private requestStartedAt = 0;
+  private answering = false;
+  private closeAfterAnswer = false;
+  private peerEnded = false;
+  private detached = false;
+
+  constructor(
+    readonly socket: Socket,
+    private readonly options: PlainPostOptions,
+    private readonly onDetached: (connection: PlainPostConnection) => void,
+  ) {
+    socket.on("data", this.onData);
+    socket.on("end", this.onEnd);
+    socket.on("error", this.onError);
+    socket.on("close", this.onClose);
+    socket.on("timeout", this.onTimeout);
+    socket.on("drain", this.onDrain);
+    socket.setTimeout(requestArrivalTimeoutMs);
+  }
+
+  /** Nothing read, nothing being answered: the connection can be closed without losing anything. */
+  get idle(): boolean {
+    return !this.answering && this.unreadBytes === 0;
+  }
+
+  /** Closes now if idle, else after the answer in progress. */
+  closeWhenIdle(): void {
+    if (this.idle) this.socket.destroy();
+    else this.closeAfterAnswer = true;
+  }
+
+  private readonly onData = (chunk: Buffer): void => {
+    if (this.unreadBytes === 0) this.requestStartedAt = performance.now();
+    this.unread.push(chunk);
+    this.unreadBytes += chunk.length;
+    if (!this.answering) this.answerWhatArrived();
+  };
+
+  private readonly onEnd = (): void => {
+    // The client sends nothing more: answer every complete request it sent, then close.
+    this.peerEnded = true;
+    if (!this.answering) this.answerWhatArrived();
+  };
+
+  private readonly onError = (error: NodeJS.ErrnoException): void => this.options.reportConnectionError(error);
+
+  private readonly onClose = (): void => this.detach();
+
+  private readonly onTimeout = (): void => {
+    // An answer in progress is bounded by the call time limits; anything else has waited too long.
+    if (!this.answering) this.socket.destroy();
+  };
+
+  private readonly onDrain = (): void => {
+    if (!this.answering && !this.detached && this.socket.isPaused()) {
+      this.socket.resume();
+      this.answerWhatArrived();
+    }
+  };
+
+  /** All unread bytes as one buffer (usually the one chunk they came in). */
+  private joinedUnread(): Buffer {
+    if (this.unread.length > 1) this.unread = [Buffer.concat(this.unread, this.unreadBytes)];
+    return this.unread[0]!;
+  }
+
+  private consume(bytes: number): void {
+    const buffer = this.joinedUnread();
+    this.unreadBytes -= bytes;
+    this.unread = this.unreadBytes === 0 ? [] : [buffer.subarray(bytes)];
+    this.bytesNeeded = 0;
+    if (this.unreadBytes > 0) this.requestStartedAt = performance.now();
+  }
+
+  /** Answers every complete request read, in order, until one must be awaited or is not plain. */
+  private answerWhatArrived(): void {
+    while (this.unreadBytes > 0 && !this.detached) {
+      if (this.unreadBytes < this.bytesNeeded) return this.waitForMore();
+      const buffer = this.joinedUnread();
+      const headerEnd = buffer.indexOf(headerBlockEnd);
+      if (headerEnd < 0) {
+        if (this.unreadBytes > maxHeaderBytes) return this.handOff();
+        return this.waitForMore();
+      }
+      if (headerEnd > maxHeaderBytes) return this.handOff();
+      const request = plainRequest(buffer, headerEnd, this.options);
+      if (request === undefined) return this.handOff();
+      const requestBytes = request.bodyStart + request.bodyLength;
+      if (this.unreadBytes < requestBytes) {
+        this.bytesNeeded = requestBytes;
+        return this.waitForMore();
+      }
+      const body = buffer.toString("utf8", request.bodyStart, requestBytes);
+      this.consume(requestBytes);
+      if (!this.answer(body)) return;
+      if (this.socket.writableNeedDrain) {
+        // The client is not reading its answers: read nothing more until it does.
+        this.socket.pause();
+        return;
+      }
+    }
+    if (this.unreadBytes > 0 || this.detached) return;
+    if (this.peerEnded || this.closeAfterAnswer) this.socket.end();
+    else this.socket.setTimeout(keepAliveTimeoutMs);
+  }
+
+  private waitForMore(): void {
+    // A request cut short by the client's end, or arriving too slowly, is never answered.
+    if (this.peerEnded || performance.now() - this.requestStartedAt > requestArrivalTimeoutMs) {
+      this.socket.destroy();
+      return;
+    }
+    this.socket.setTimeout(requestArrivalTimeoutMs);
+  }
+
+  /** Dispatches one body. True when it was answered at once, false when the answer is awaited. */
+  private answer(body: string): boolean {
+    let answer: ReturnType<Dispatcher["handle"]>;
+    try {
+      answer = this.options.dispatcher.handle(body);
+    } catch (error) {
+      this.writeInternalError(error);
+      return true;
+    }
+    if (typeof answer === "string" || answer === undefined) {
+      this.write(answer);
+      return true;
+    }
+    // Later requests on this connection wait for this answer: answers go out in request order.
+    this.answering = true;
+    this.socket.pause();
+    this.socket.setTimeout(0);
+    answer.then(
+      (text) => this.afterAwaitedAnswer(() => this.write(text)),
+      (error: unknown) => this.afterAwaitedAnswer(() => this.writeInternalError(error)),
+    );
+    return false;
+  }
+
+  private afterAwaitedAnswer(writeAnswer: () => void): void {
+    this.answering = false;
+    writeAnswer();
+    if (this.detached || this.socket.destroyed) return;
+    this.socket.resume();
+    this.answerWhatArrived();
+  }
+
+  private write(text: string | undefined): void {
+    if (this.socket.destroyed) return;
+    this.socket.write(text === undefined ? noContentAnswer() : okAnswer(text));
+  }
+
+  private writeInternalError(error: unknown): void {
+    this.options.log.error({ err: error }, "answer failed");
+    if (!this.socket.destroyed) this.socket.write(internalErrorAnswer(this.options.internalErrorBody));
+  }
+
+  private handOff(): void {
+    const unread = this.unreadBytes === 0 ? undefined : this.joinedUnread();
+    this.detach();
+    this.options.handOff(this.socket, unread);
+  }
+
+  private detach(): void {
+    if (this.detached) return;
+    this.detached = true;
+    this.unread = [];
+    this.unreadBytes = 0;
+    const socket = this.socket;
+    socket.off("data", this.onData);
+    socket.off("end", this.onEnd);
+    socket.off("error", this.onError);
+    socket.off("close", this.onClose);
+    socket.off("timeout", this.onTimeout);
+    socket.off("drain", this.onDrain);
+    socket.setTimeout(0);
+    this.onDetached(this);
+  }
+}
+
+/** The connections on the plain path, for a stopping server. */
+export class PlainPostConnections {
+  private readonly open = new Set<PlainPostConnection>();
+
+  constructor(private readonly options: PlainPostOptions) {}
+
+  /** Serves a new connection. */
+  accept(socket: Socket): void {
+    this.open.add(new PlainPostConnection(socket, this.options, (connection) => this.open.delete(connection)));
+  }
+
+  /** Closes idle connections now and the others after their answer in progress. */
+  closeWhenIdle(): void {
+    for (const connection of this.open) connection.closeWhenIdle();
+  }
+
+  closeAll(): void {
+    for (const connection of this.open) connection.socket.destroy();
+  }
+}
