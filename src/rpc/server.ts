@@ -3,7 +3,7 @@
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import Koa from "koa";
+import type Koa from "koa";
 import type { Logger } from "../common/logger.js";
 import type { Dispatcher } from "./dispatch.js";
 import { RpcErrorCode } from "./errors.js";
@@ -138,47 +138,67 @@ export function createRpcServer(options: RpcOptions, dispatcher: Dispatcher, log
 
   // Koa serves everything but same-origin JSON-RPC POSTs: CORS (preflight, origin checks and
   // cross-origin POSTs), the GET health check and refusals of other verbs.
-  const app = new Koa();
-  app.silent = true;
-  app.on("error", reportConnectionError);
+  const koaHandler = (KoaApplication: typeof Koa): ((request: IncomingMessage, response: ServerResponse) => Promise<void>) => {
+    const app = new KoaApplication();
+    app.silent = true;
+    app.on("error", reportConnectionError);
 
-  app.use(async (ctx) => {
-    const origin = ctx.req.headers.origin;
-    let allowOrigin: string | undefined;
-    if (origin !== undefined) {
-      if (!anyOrigin && !allowedOrigins.has(origin)) {
-        return refusal(ctx, 403, RpcErrorCode.InvalidRequest, `origin ${origin} is not allowed (see --cors)`);
+    app.use(async (ctx) => {
+      const origin = ctx.req.headers.origin;
+      let allowOrigin: string | undefined;
+      if (origin !== undefined) {
+        if (!anyOrigin && !allowedOrigins.has(origin)) {
+          return refusal(ctx, 403, RpcErrorCode.InvalidRequest, `origin ${origin} is not allowed (see --cors)`);
+        }
+        allowOrigin = anyOrigin ? "*" : origin;
+        ctx.set("Access-Control-Allow-Origin", allowOrigin);
+        ctx.vary("Origin");
       }
-      allowOrigin = anyOrigin ? "*" : origin;
-      ctx.set("Access-Control-Allow-Origin", allowOrigin);
-      ctx.vary("Origin");
-    }
-    switch (ctx.method) {
-      case "POST":
-        // Written straight out by answerRpcPost, not through Koa's respond().
-        ctx.respond = false;
-        answerRpcPost(ctx.req, ctx.res, allowOrigin);
-        return;
-      case "OPTIONS":
-        ctx.set("Access-Control-Allow-Methods", "POST, GET, OPTIONS");
-        ctx.set("Access-Control-Allow-Headers", "Content-Type");
-        ctx.set("Access-Control-Max-Age", "600");
-        ctx.status = 204;
-        return;
-      case "GET":
-      case "HEAD":
-        // Health check: the server is up. An empty body, not Koa's default "OK".
-        ctx.status = 200;
-        ctx.body = "";
-        return;
-      default:
-        ctx.set("Allow", "POST, GET, OPTIONS");
-        return refusal(ctx, 405, RpcErrorCode.InvalidRequest, `HTTP method ${ctx.method} is not allowed: send JSON-RPC requests with POST`);
-    }
-  });
+      switch (ctx.method) {
+        case "POST":
+          // Written straight out by answerRpcPost, not through Koa's respond().
+          ctx.respond = false;
+          answerRpcPost(ctx.req, ctx.res, allowOrigin);
+          return;
+        case "OPTIONS":
+          ctx.set("Access-Control-Allow-Methods", "POST, GET, OPTIONS");
+          ctx.set("Access-Control-Allow-Headers", "Content-Type");
+          ctx.set("Access-Control-Max-Age", "600");
+          ctx.status = 204;
+          return;
+        case "GET":
+        case "HEAD":
+          // Health check: the server is up. An empty body, not Koa's default "OK".
+          ctx.status = 200;
+          ctx.body = "";
+          return;
+        default:
+          ctx.set("Allow", "POST, GET, OPTIONS");
+          return refusal(ctx, 405, RpcErrorCode.InvalidRequest, `HTTP method ${ctx.method} is not allowed: send JSON-RPC requests with POST`);
+      }
+    });
 
-  // After app.use: callback() composes the middleware registered so far.
-  const handleWithKoa = app.callback();
+    // After app.use: callback() composes the middleware registered so far.
+    return app.callback();
+  };
+  /**
+   * Koa is loaded at its first request, not at start-up: loading it and its dependencies took a
+   * tenth of the start-up time, and clients that are not browsers never need it. Until it is
+   * loaded, its requests wait (their bodies stay unread in the paused request).
+   */
+  let handleWithKoa: ((request: IncomingMessage, response: ServerResponse) => Promise<void>) | undefined;
+  let loadingKoa: Promise<(request: IncomingMessage, response: ServerResponse) => Promise<void>> | undefined;
+  const serveWithKoa = (request: IncomingMessage, response: ServerResponse): void => {
+    if (handleWithKoa !== undefined) {
+      void handleWithKoa(request, response);
+      return;
+    }
+    loadingKoa ??= import("koa").then((loaded) => (handleWithKoa = koaHandler(loaded.default)));
+    loadingKoa.then(
+      (handle) => void handle(request, response),
+      (error: unknown) => failAnswer(response, error),
+    );
+  };
   /**
    * A POST without an Origin header (every non-browser client) goes from node:http straight to
    * answerRpcPost: Koa's per-request context costs more than the rest of a small call's pipeline
@@ -186,7 +206,7 @@ export function createRpcServer(options: RpcOptions, dispatcher: Dispatcher, log
    */
   const handleRequest = (request: IncomingMessage, response: ServerResponse): void => {
     if (request.method === "POST" && request.headers.origin === undefined) return answerRpcPost(request, response, undefined);
-    void handleWithKoa(request, response);
+    serveWithKoa(request, response);
   };
   /**
    * New connections start on the plain POST path (plainPostConnections.ts), which hands a
