@@ -8,7 +8,8 @@ TSC := node_modules/.bin/tsc
 # one file instead of several hundred modules halves the start-up time (names are kept; a source map
 # sits beside it for --enable-source-maps). Packages with native
 # binaries stay outside and load from node_modules. Three levels deep, as dist/src/<module>/, so
-# relative paths to package.json hold.
+# relative paths to package.json hold. What the CLI imports only when first needed (Koa, for
+# browsers' requests) is split into chunks/ beside it, so a start does not even parse it.
 BUNDLE := dist/bundle/cli/chain-node.mjs
 NATIVE_PACKAGES := classic-level secp256k1 node-gyp-build
 # The CLI and the call worker's thread (node/callWorker.ts), which the CLI finds beside itself.
@@ -45,7 +46,9 @@ gen-check: build
 build: install
 	$(TSC) -p .
 	@mkdir -p dist/generated && cp generated/*.js dist/generated/
-	$(ESBUILD) dist/src/cli/main.js --outfile=$(BUNDLE)
+	@rm -rf $(dir $(BUNDLE))chunks
+	$(ESBUILD) --splitting dist/src/cli/main.js --outdir=$(dir $(BUNDLE)) --entry-names=$(basename $(notdir $(BUNDLE))) \
+	  --chunk-names=chunks/[name]-[hash] --out-extension:.js=.mjs
 	$(ESBUILD) dist/src/node/callWorker.js --outfile=$(dir $(BUNDLE))callWorker.js
 
 # Fails on an import that breaks the dependency direction of src/ (.dependency-cruiser.cjs).
