@@ -11,7 +11,8 @@
 // request, a chunked body, an oversized one, HTTP/1.0, a malformed line), the connection with every
 // byte not yet answered goes to node:http, which serves it from there on exactly as it serves a
 // connection from the start. Every request this path answers is one node:http would parse the same
-// way, so no request can be read two ways (no smuggling between the two parsers).
+// way, so no request can be read two ways (no smuggling between the two parsers). node:http's
+// time limits apply here as well (PlainPostTimeouts).
 import type { Socket } from "node:net";
 import type { Logger } from "../common/logger.js";
 import type { Dispatcher } from "./dispatch.js";
@@ -27,13 +28,23 @@ export interface PlainPostOptions {
   /** The answer to a dispatcher failure (a bug past its own error handling): status and body. */
   internalErrorBody: string;
   reportConnectionError(error: NodeJS.ErrnoException): void;
+  /** node:http's own limits, applied the same way here (see createRpcServer). */
+  timeouts: PlainPostTimeouts;
 }
 
-/** node:http's defaults, which connections handed to it get as well. */
+export interface PlainPostTimeouts {
+  /** Between an answer and the next request. */
+  keepAliveMs: number;
+  /** From a request's first byte to the end of its header block. */
+  headersMs: number;
+  /** From a request's first byte to its last. */
+  requestMs: number;
+  /** No traffic either way while an answer is awaited or still being written. */
+  idleMs: number;
+}
+
+/** node:http's default, which connections handed to it get as well. */
 const maxHeaderBytes = 16 * 1024;
-const keepAliveTimeoutMs = 5_000;
-/** How long a request may take to arrive, once its first byte has (node:http: headersTimeout). */
-const requestArrivalTimeoutMs = 20_000;
 
 const headerBlockEnd = Buffer.from("\r\n\r\n");
 /**
@@ -42,7 +53,8 @@ const headerBlockEnd = Buffer.from("\r\n\r\n");
  * bare CR or LF.
  */
 const plainHeaderBlock = /^POST \/[A-Za-z0-9\-._~!$&'()*+,;=:@%/?]* HTTP\/1\.1(?:\r\n[!#$%&'*+.^_`|~0-9A-Za-z-]+:[\t\x20-\x7e\x80-\xff]*)+$/;
-const decimalLength = /^[0-9]{1,10}$/;
+/** A Content-Length as llhttp takes it: whitespace before the digits, spaces only after them. */
+const contentLengthValue = /^[\t ]*([0-9]{1,10}) *$/;
 const optionalWhitespace = /^[\t ]+|[\t ]+$/g;
 
 let cachedDateSecond = -1;
@@ -59,16 +71,20 @@ function httpDate(): string {
 }
 
 /** The bytes node:http writes for the same answers, header for header. */
-function okAnswer(text: string): string {
-  return `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nDate: ${httpDate()}\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\n\r\n${text}`;
+function okAnswer(text: string, keepAlive: string): string {
+  return `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nDate: ${httpDate()}\r\n${keepAlive}\r\n\r\n${text}`;
 }
 
-function noContentAnswer(): string {
-  return `HTTP/1.1 204 No Content\r\nDate: ${httpDate()}\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\n\r\n`;
+function noContentAnswer(keepAlive: string): string {
+  return `HTTP/1.1 204 No Content\r\nDate: ${httpDate()}\r\n${keepAlive}\r\n\r\n`;
 }
 
-function internalErrorAnswer(body: string): string {
-  return `HTTP/1.1 500 Internal Server Error\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nDate: ${httpDate()}\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\n\r\n${body}`;
+/** node:http's answers to a request that took too long to arrive, and to one cut short by the client's end. */
+const requestTimeoutAnswer = "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n";
+const badRequestAnswer = "HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n";
+
+function internalErrorAnswer(body: string, keepAlive: string): string {
+  return `HTTP/1.1 500 Internal Server Error\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nDate: ${httpDate()}\r\n${keepAlive}\r\n\r\n${body}`;
 }
 
 /** A request this path answers: where its body starts and how long it is. */
@@ -93,13 +109,16 @@ function plainRequest(buffer: Buffer, headerEnd: number, options: PlainPostOptio
     lineStart = lineEnd + 2;
     const colon = line.indexOf(":");
     const name = line.slice(0, colon).toLowerCase();
-    const value = line.slice(colon + 1).replace(optionalWhitespace, "");
+    const rawValue = line.slice(colon + 1);
+    const value = rawValue.replace(optionalWhitespace, "");
     switch (name) {
-      case "content-length":
-        if (bodyLength !== undefined || !decimalLength.test(value)) return undefined;
-        bodyLength = Number(value);
+      case "content-length": {
+        const digits = contentLengthValue.exec(rawValue);
+        if (bodyLength !== undefined || digits === null) return undefined;
+        bodyLength = Number(digits[1]);
         if (bodyLength > options.bodyLimitBytes) return undefined;
         break;
+      }
       case "host":
         if (hostSeen) return undefined;
         hostSeen = true;
@@ -109,7 +128,9 @@ function plainRequest(buffer: Buffer, headerEnd: number, options: PlainPostOptio
         if (type !== "" && !options.acceptedContentTypes.has(type)) return undefined;
         break;
       }
-      case "connection": {
+      // llhttp reads Proxy-Connection as Connection.
+      case "connection":
+      case "proxy-connection": {
         const tokens = value.toLowerCase();
         if (tokens.includes("close") || tokens.includes("upgrade")) return undefined;
         break;
@@ -132,11 +153,14 @@ class PlainPostConnection {
   private unreadBytes = 0;
   /** Bytes the request being read needs before it can be answered (its header block and body). */
   private bytesNeeded = 0;
+  /** When the first byte of the request being read arrived (performance.now()). */
   private requestStartedAt = 0;
   private answering = false;
   private closeAfterAnswer = false;
   private peerEnded = false;
   private detached = false;
+  /** The connection headers of an answer, as node:http words them for its keep-alive limit. */
+  private readonly keepAlive: string;
 
   constructor(
     readonly socket: Socket,
@@ -149,7 +173,8 @@ class PlainPostConnection {
     socket.on("close", this.onClose);
     socket.on("timeout", this.onTimeout);
     socket.on("drain", this.onDrain);
-    socket.setTimeout(requestArrivalTimeoutMs);
+    socket.setTimeout(options.timeouts.headersMs);
+    this.keepAlive = `Connection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(options.timeouts.keepAliveMs / 1000)}`;
   }
 
   /** Nothing read, nothing being answered: the connection can be closed without losing anything. */
@@ -180,17 +205,40 @@ class PlainPostConnection {
 
   private readonly onClose = (): void => this.detach();
 
+  /** The socket saw no traffic for the time armWaitLimit chose. */
   private readonly onTimeout = (): void => {
-    // An answer in progress is bounded by the call time limits; anything else has waited too long.
-    if (!this.answering) this.socket.destroy();
+    if (this.answering || this.unreadBytes === 0) {
+      // Idle for idleMs with an answer awaited or still being written, or for keepAliveMs
+      // between requests: node:http closes such connections too.
+      this.socket.destroy();
+      return;
+    }
+    this.waitForMore();
   };
 
   private readonly onDrain = (): void => {
-    if (!this.answering && !this.detached && this.socket.isPaused()) {
+    if (this.answering || this.detached) return;
+    if (this.socket.isPaused()) {
       this.socket.resume();
       this.answerWhatArrived();
+    } else if (this.unreadBytes === 0) {
+      this.armWaitLimit();
     }
   };
+
+  /** Arms the socket's inactivity timer for what the connection is waiting for now. */
+  private armWaitLimit(): void {
+    const { timeouts } = this.options;
+    if (this.answering || this.socket.writableLength > 0) this.socket.setTimeout(timeouts.idleMs);
+    else if (this.unreadBytes === 0) this.socket.setTimeout(timeouts.keepAliveMs);
+    else this.socket.setTimeout(Math.max(1, Math.ceil(this.requestDeadline() - performance.now())));
+  }
+
+  /** The request being read must have arrived by then: its header block, or all of it. */
+  private requestDeadline(): number {
+    const { timeouts } = this.options;
+    return this.requestStartedAt + (this.bytesNeeded > 0 ? timeouts.requestMs : timeouts.headersMs);
+  }
 
   /** All unread bytes as one buffer (usually the one chunk they came in). */
   private joinedUnread(): Buffer {
@@ -235,16 +283,34 @@ class PlainPostConnection {
     }
     if (this.unreadBytes > 0 || this.detached) return;
     if (this.peerEnded || this.closeAfterAnswer) this.socket.end();
-    else this.socket.setTimeout(keepAliveTimeoutMs);
+    else this.armWaitLimit();
   }
 
+  /** The request being read is incomplete: wait for the rest, unless it can no longer come in time. */
   private waitForMore(): void {
-    // A request cut short by the client's end, or arriving too slowly, is never answered.
-    if (this.peerEnded || performance.now() - this.requestStartedAt > requestArrivalTimeoutMs) {
-      this.socket.destroy();
+    if (this.peerEnded) {
+      // Cut short by the client's end: node:http answers 400 and closes.
+      this.closeWith(badRequestAnswer);
       return;
     }
-    this.socket.setTimeout(requestArrivalTimeoutMs);
+    if (performance.now() >= this.requestDeadline()) {
+      this.closeWith(requestTimeoutAnswer);
+      return;
+    }
+    this.armWaitLimit();
+  }
+
+  /** Answers what is already written, then `finalAnswer`, and closes; nothing more is read. */
+  private closeWith(finalAnswer: string): void {
+    const socket = this.socket;
+    this.detachKeepingErrors();
+    socket.end(finalAnswer);
+  }
+
+  /** Detaches, still reporting the socket's errors (an unhandled 'error' event would end the process). */
+  private detachKeepingErrors(): void {
+    this.detach();
+    this.socket.on("error", this.onError);
   }
 
   /** Dispatches one body. True when it was answered at once, false when the answer is awaited. */
@@ -263,7 +329,7 @@ class PlainPostConnection {
     // Later requests on this connection wait for this answer: answers go out in request order.
     this.answering = true;
     this.socket.pause();
-    this.socket.setTimeout(0);
+    this.armWaitLimit();
     answer.then(
       (text) => this.afterAwaitedAnswer(() => this.write(text)),
       (error: unknown) => this.afterAwaitedAnswer(() => this.writeInternalError(error)),
@@ -281,18 +347,27 @@ class PlainPostConnection {
 
   private write(text: string | undefined): void {
     if (this.socket.destroyed) return;
-    this.socket.write(text === undefined ? noContentAnswer() : okAnswer(text));
+    this.socket.write(text === undefined ? noContentAnswer(this.keepAlive) : okAnswer(text, this.keepAlive));
   }
 
   private writeInternalError(error: unknown): void {
     this.options.log.error({ err: error }, "answer failed");
-    if (!this.socket.destroyed) this.socket.write(internalErrorAnswer(this.options.internalErrorBody));
+    if (!this.socket.destroyed) this.socket.write(internalErrorAnswer(this.options.internalErrorBody, this.keepAlive));
   }
 
   private handOff(): void {
+    const socket = this.socket;
+    if (this.peerEnded || socket.readableEnded) {
+      // The client has sent its last byte and the stream has ended: node:http cannot read from it
+      // any more (nor does it answer after a client's end). Finish the answers written, and close.
+      this.options.log.debug("a request after the client's end was not plain: closing after the answers written");
+      this.detachKeepingErrors();
+      socket.end();
+      return;
+    }
     const unread = this.unreadBytes === 0 ? undefined : this.joinedUnread();
     this.detach();
-    this.options.handOff(this.socket, unread);
+    this.options.handOff(socket, unread);
   }
 
   private detach(): void {

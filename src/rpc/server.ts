@@ -224,6 +224,7 @@ export function createRpcServer(options: RpcOptions, dispatcher: Dispatcher, log
       acceptedContentTypes,
       internalErrorBody: refusalBody(RpcErrorCode.InternalError, "Internal error"),
       reportConnectionError,
+      timeouts: { keepAliveMs: listening.keepAliveTimeout, headersMs: listening.headersTimeout, requestMs: listening.requestTimeout, idleMs: listening.timeout },
       handOff(socket, unread) {
         if (unread !== undefined) socket.unshift(unread);
         serveWithNodeHttp.call(listening, socket);
@@ -240,12 +241,13 @@ export function createRpcServer(options: RpcOptions, dispatcher: Dispatcher, log
     async start(): Promise<AddressInfo> {
       const listening = createServer(handleRequest);
       server = listening;
-      plainPosts = servePlainPostsFirst(listening);
       listening.headersTimeout = 20_000;
       listening.requestTimeout = 60_000;
       // A connection with no traffic either way for this long is dropped: a client that stops
       // reading its answer cannot hold the answer in memory for ever.
       listening.timeout = socketIdleTimeoutMs;
+      // After the limits above: the plain path applies the same ones.
+      plainPosts = servePlainPostsFirst(listening);
       // "Expect: 100-continue": refuse an oversized body before the client sends it.
       listening.on("checkContinue", (request: IncomingMessage, response: ServerResponse) => {
         if (Number(request.headers["content-length"] ?? 0) > options.bodyLimitBytes) {

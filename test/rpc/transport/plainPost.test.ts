@@ -1,89 +1,11 @@
 // The plain POST path (src/rpc/plainPostConnections.ts) and its hand-over to node:http, seen from a
 // raw socket: exact bytes in, exact answers out.
 import { connect } from "node:net";
-import { setTimeout as sleep } from "node:timers/promises";
 import { expect } from "chai";
+import { exchange, parseAnswers, type RawAnswer } from "../../helpers/rawHttp.js";
 import { startServerWithHandlers } from "../../helpers/testNode.js";
 
-interface RawAnswer {
-  statusLine: string;
-  headers: [string, string][];
-  body: string;
-}
-
 type Server = Awaited<ReturnType<typeof startServerWithHandlers>>;
-
-/** Splits a byte stream into HTTP/1.1 answers (bodies with a Content-Length, chunked, or none). */
-function parseAnswers(bytes: Buffer): RawAnswer[] {
-  const answers: RawAnswer[] = [];
-  let offset = 0;
-  while (offset < bytes.length) {
-    const headerEnd = bytes.indexOf("\r\n\r\n", offset);
-    if (headerEnd < 0) throw new Error(`an answer cut short: ${JSON.stringify(bytes.subarray(offset).toString("latin1"))}`);
-    const [statusLine, ...lines] = bytes.subarray(offset, headerEnd).toString("latin1").split("\r\n");
-    const headers = lines.map((line): [string, string] => [line.slice(0, line.indexOf(":")), line.slice(line.indexOf(":") + 1).trim()]);
-    const header = (wanted: string) => headers.find(([name]) => name.toLowerCase() === wanted)?.[1];
-    offset = headerEnd + 4;
-    if (header("transfer-encoding") === "chunked") {
-      const chunks: Buffer[] = [];
-      for (;;) {
-        const sizeEnd = bytes.indexOf("\r\n", offset);
-        if (sizeEnd < 0) throw new Error("a chunked answer cut short");
-        const size = Number.parseInt(bytes.subarray(offset, sizeEnd).toString("latin1"), 16);
-        chunks.push(bytes.subarray(sizeEnd + 2, sizeEnd + 2 + size));
-        offset = sizeEnd + 2 + size + 2;
-        if (size === 0) break;
-      }
-      answers.push({ statusLine: statusLine!, headers, body: Buffer.concat(chunks).toString("utf8") });
-      continue;
-    }
-    const length = Number(header("content-length") ?? 0);
-    answers.push({ statusLine: statusLine!, headers, body: bytes.subarray(offset, offset + length).toString("utf8") });
-    offset += length;
-  }
-  return answers;
-}
-
-/**
- * Writes `pieces` on one connection (with a pause between them), then reads until `answerCount`
- * answers arrived or the server closed the connection. `closed` tells which.
- */
-async function exchange(url: string, pieces: readonly (string | Buffer)[], answerCount: number): Promise<{ answers: RawAnswer[]; closed: boolean }> {
-  const { hostname, port } = new URL(url);
-  const socket = connect({ host: hostname, port: Number(port), noDelay: true });
-  const received: Buffer[] = [];
-  let closed = false;
-  const done = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no ${answerCount} answers in time: ${Buffer.concat(received).toString("latin1")}`)), 10_000);
-    const check = () => {
-      try {
-        if (closed || parseAnswers(Buffer.concat(received)).length >= answerCount) {
-          clearTimeout(timer);
-          resolve();
-        }
-      } catch {
-        // An answer still arriving.
-      }
-    };
-    socket.on("data", (chunk: Buffer) => {
-      received.push(chunk);
-      check();
-    });
-    socket.on("close", () => {
-      closed = true;
-      check();
-    });
-    socket.on("error", () => undefined);
-  });
-  await new Promise<void>((resolve) => socket.once("connect", resolve));
-  for (const [index, piece] of pieces.entries()) {
-    if (index > 0) await sleep(30);
-    socket.write(piece);
-  }
-  await done;
-  socket.destroy();
-  return { answers: parseAnswers(Buffer.concat(received)), closed };
-}
 
 function post(body: string, extraHeaders = ""): string {
   return `POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n${extraHeaders}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
@@ -176,6 +98,8 @@ describe("the plain POST path", () => {
       `POST / HTTP/1.1\r\nHost: a\r\n Content-Length: ${body.length}\r\n\r\n${body}`,
       `POST / HTTP/1.1\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
       `POST / HTTP/1.1\r\nHost: a\r\nX-Bad: a\rb\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+      // llhttp takes spaces after the digits, not a tab.
+      `POST / HTTP/1.1\r\nHost: a\r\nContent-Length: ${body.length}\t\r\n\r\n${body}`,
     ];
     for (const request of malformed) {
       const { answers, closed } = await exchange(server.url, [request + post(chainId(2))], 2);
@@ -186,28 +110,79 @@ describe("the plain POST path", () => {
   });
 
   it("lets node:http close after the answer when asked to (HTTP/1.0, Connection: close)", async () => {
-    const closing = await exchange(server.url, [post(chainId(1), "Connection: close\r\n")], 2);
-    expect(idsAndResults(closing.answers)).to.deep.equal([{ jsonrpc: "2.0", id: 1, result: "0x21" }]);
-    expect(closing.closed).to.equal(true);
+    for (const header of ["Connection: close", "Proxy-Connection: close"]) {
+      const closing = await exchange(server.url, [post(chainId(1), `${header}\r\n`)], 2);
+      expect(idsAndResults(closing.answers), header).to.deep.equal([{ jsonrpc: "2.0", id: 1, result: "0x21" }]);
+      expect(closing.closed, header).to.equal(true);
+    }
     const oldVersion = await exchange(server.url, [post(chainId(2)).replace("HTTP/1.1", "HTTP/1.0")], 2);
     expect(idsAndResults(oldVersion.answers)).to.deep.equal([{ jsonrpc: "2.0", id: 2, result: "0x21" }]);
     expect(oldVersion.closed).to.equal(true);
   });
 
   it("answers what was sent before the client closed its side, then closes", async () => {
-    const { hostname, port } = new URL(server.url);
-    const socket = connect({ host: hostname, port: Number(port) });
-    const received: Buffer[] = [];
-    socket.on("data", (chunk: Buffer) => received.push(chunk));
-    await new Promise<void>((resolve) => socket.once("connect", resolve));
-    socket.end(post(slowHash(1)) + post(chainId(2)));
-    await new Promise<void>((resolve, reject) => {
-      socket.once("close", () => resolve());
-      setTimeout(() => reject(new Error("the connection stayed open")), 5_000);
-    });
-    expect(idsAndResults(parseAnswers(Buffer.concat(received)))).to.deep.equal([
+    const answers = await afterClientEnd([post(slowHash(1)) + post(chainId(2))]);
+    expect(idsAndResults(answers)).to.deep.equal([
       { jsonrpc: "2.0", id: 1, result: zeroHash },
       { jsonrpc: "2.0", id: 2, result: "0x21" },
     ]);
   });
+
+  it("finishes the answers written when a request after the client's end is not plain", async () => {
+    // The second piece comes while the first answer is awaited, then the client ends its side:
+    // node:http can no longer take the connection, so the GET stays unanswered.
+    const answers = await afterClientEnd([post(slowHash(1)), post(slowHash(2)) + "GET / HTTP/1.1\r\nHost: a\r\n\r\n"]);
+    expect(idsAndResults(answers)).to.deep.equal([
+      { jsonrpc: "2.0", id: 1, result: zeroHash },
+      { jsonrpc: "2.0", id: 2, result: zeroHash },
+    ]);
+  });
+
+  it("writes a large answer whole when the client ends its side before reading it", async () => {
+    // The answer backs up in the socket (the client reads only after its end), so the path pauses
+    // with a GET unread; once the answer drains, node:http can no longer take the connection.
+    const large = await startServerWithHandlers({ web3_clientVersion: () => "x".repeat(16 * 1024 * 1024) }, { rpc: { responseLimitBytes: 64 * 1024 * 1024 } });
+    try {
+      const clientVersion = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "web3_clientVersion", params: [] });
+      const answers = await afterClientEnd([post(clientVersion) + "GET / HTTP/1.1\r\nHost: a\r\n\r\n" + post(chainId(2))], large.url, 300);
+      expect(answers.map((answer) => answer.statusLine)).to.deep.equal(["HTTP/1.1 200 OK"]);
+      expect((JSON.parse(answers[0]!.body) as { result: string }).result).to.have.length(16 * 1024 * 1024);
+    } finally {
+      await large.stop();
+    }
+  });
+
+  it("answers 400 to a request cut short by the client's end", async () => {
+    const answers = await afterClientEnd([post(chainId(1)) + post(chainId(2)).slice(0, 40)]);
+    expect(answers.map((answer) => answer.statusLine)).to.deep.equal(["HTTP/1.1 200 OK", "HTTP/1.1 400 Bad Request"]);
+  });
+
+  /**
+   * Writes `pieces` 30 ms apart, ends the client's side after the last, and reads (from
+   * `readAfterMs` after the connection) until the server closes.
+   */
+  async function afterClientEnd(pieces: readonly string[], url = server.url, readAfterMs = 0): Promise<RawAnswer[]> {
+    const { hostname, port } = new URL(url);
+    const socket = connect({ host: hostname, port: Number(port) });
+    const received: Buffer[] = [];
+    socket.on("data", (chunk: Buffer) => received.push(chunk));
+    await new Promise<void>((resolve) => socket.once("connect", resolve));
+    if (readAfterMs > 0) {
+      socket.pause();
+      setTimeout(() => socket.resume(), readAfterMs);
+    }
+    for (const [index, piece] of pieces.entries()) {
+      if (index > 0) await new Promise((resolve) => setTimeout(resolve, 30));
+      if (index === pieces.length - 1) socket.end(piece);
+      else socket.write(piece);
+    }
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error("the connection stayed open")), 5_000);
+      socket.once("close", () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    return parseAnswers(Buffer.concat(received));
+  }
 });
