@@ -182,10 +182,15 @@ class PlainPostConnection {
     return !this.answering && this.unreadBytes === 0;
   }
 
-  /** Closes now if idle, else after the answer in progress. */
+  /** Closes now if idle (after what is still being written), else after the answer in progress. */
   closeWhenIdle(): void {
-    if (this.idle) this.socket.destroy();
-    else this.closeAfterAnswer = true;
+    if (!this.idle) {
+      this.closeAfterAnswer = true;
+      return;
+    }
+    const socket = this.socket;
+    this.detachKeepingErrors();
+    socket.end();
   }
 
   private readonly onData = (chunk: Buffer): void => {
