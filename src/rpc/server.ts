@@ -1,5 +1,6 @@
-// The HTTP transport (Koa): verbs, CORS, content type, body limit. It knows nothing of JSON-RPC
-// beyond handing the body to the dispatcher and shaping its own refusals as JSON-RPC errors.
+// The HTTP transport: plain JSON-RPC POSTs answered on the socket (plainPostConnections.ts), the
+// rest through node:http and Koa (verbs, CORS, content type, body limit). It knows nothing of
+// JSON-RPC beyond handing the body to the dispatcher and shaping its own refusals as JSON-RPC errors.
 import { once } from "node:events";
 import { createServer, type IncomingMessage, type OutgoingHttpHeaders, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
@@ -215,7 +216,10 @@ export function createRpcServer(options: RpcOptions, dispatcher: Dispatcher, log
    */
   function servePlainPostsFirst(listening: Server): PlainPostConnections | undefined {
     const nodeHttpConnectionListeners = listening.listeners("connection");
-    if (nodeHttpConnectionListeners.length !== 1) return undefined;
+    if (nodeHttpConnectionListeners.length !== 1) {
+      log.warn({ listeners: nodeHttpConnectionListeners.length }, "node:http's connection handling is not one listener here: every request goes through node:http (slower)");
+      return undefined;
+    }
     const serveWithNodeHttp = nodeHttpConnectionListeners[0] as (this: Server, socket: Socket) => void;
     const plainPosts = new PlainPostConnections({
       dispatcher,

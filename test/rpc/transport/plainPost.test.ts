@@ -43,6 +43,10 @@ describe("the plain POST path", () => {
     ]);
   });
 
+  it("is in use: node:http's connection handling could be taken over", () => {
+    expect(server.logs.filter((record) => String(record.msg).includes("every request goes through node:http"))).to.deep.equal([]);
+  });
+
   it("reads a request that arrives in pieces: inside the request line, the headers and the body", async () => {
     const request = post(chainId(7));
     const bodyStart = request.indexOf("\r\n\r\n") + 4;
