@@ -21,8 +21,8 @@ export interface PlainPostOptions {
   dispatcher: Dispatcher;
   log: Logger;
   bodyLimitBytes: number;
-  /** Content types answered (lower case, without parameters); a request without one is answered too. */
-  acceptedContentTypes: ReadonlySet<string>;
+  /** The media type of a Content-Type value the node refuses, or undefined when it answers it (the same check as node:http's path). */
+  refusedContentType(headerValue: string): string | undefined;
   /** Takes over a connection from its next unanswered request on; `unread` are its bytes already read. */
   handOff(socket: Socket, unread: Buffer | undefined): void;
   /** The answer to a dispatcher failure (a bug past its own error handling): status and body. */
@@ -55,7 +55,6 @@ const headerBlockEnd = Buffer.from("\r\n\r\n");
 const plainHeaderBlock = /^POST \/[A-Za-z0-9\-._~!$&'()*+,;=:@%/?]* HTTP\/1\.1(?:\r\n[!#$%&'*+.^_`|~0-9A-Za-z-]+:[\t\x20-\x7e\x80-\xff]*)+$/;
 /** A Content-Length as llhttp takes it: whitespace before the digits, spaces only after them. */
 const contentLengthValue = /^[\t ]*([0-9]{1,10}) *$/;
-const optionalWhitespace = /^[\t ]+|[\t ]+$/g;
 
 let cachedDateSecond = -1;
 let cachedDate = "";
@@ -70,22 +69,23 @@ function httpDate(): string {
   return cachedDate;
 }
 
-/** The bytes node:http writes for the same answers, header for header. */
-function okAnswer(text: string, keepAlive: string): string {
-  return `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nDate: ${httpDate()}\r\n${keepAlive}\r\n\r\n${text}`;
+/**
+ * The bytes node:http writes for the same answer, header for header: a JSON body with its type
+ * and length, or none; the date; the connection headers of `keepAlive` (keepAliveHeaders).
+ */
+function httpAnswer(status: string, body: string | undefined, keepAlive: string): string {
+  const content = body === undefined ? "" : `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n`;
+  return `HTTP/1.1 ${status}\r\n${content}Date: ${httpDate()}\r\n${keepAlive}\r\n\r\n${body ?? ""}`;
 }
 
-function noContentAnswer(keepAlive: string): string {
-  return `HTTP/1.1 204 No Content\r\nDate: ${httpDate()}\r\n${keepAlive}\r\n\r\n`;
+/** The connection headers of a keep-alive answer, as node:http words them for its limit. */
+function keepAliveHeaders(keepAliveMs: number): string {
+  return `Connection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(keepAliveMs / 1000)}`;
 }
 
 /** node:http's answers to a request that took too long to arrive, and to one cut short by the client's end. */
 const requestTimeoutAnswer = "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n";
 const badRequestAnswer = "HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n";
-
-function internalErrorAnswer(body: string, keepAlive: string): string {
-  return `HTTP/1.1 500 Internal Server Error\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nDate: ${httpDate()}\r\n${keepAlive}\r\n\r\n${body}`;
-}
 
 /** A request this path answers: where its body starts and how long it is. */
 interface PlainRequest {
@@ -109,11 +109,10 @@ function plainRequest(buffer: Buffer, headerEnd: number, options: PlainPostOptio
     lineStart = lineEnd + 2;
     const colon = line.indexOf(":");
     const name = line.slice(0, colon).toLowerCase();
-    const rawValue = line.slice(colon + 1);
-    const value = rawValue.replace(optionalWhitespace, "");
+    const value = line.slice(colon + 1);
     switch (name) {
       case "content-length": {
-        const digits = contentLengthValue.exec(rawValue);
+        const digits = contentLengthValue.exec(value);
         if (bodyLength !== undefined || digits === null) return undefined;
         bodyLength = Number(digits[1]);
         if (bodyLength > options.bodyLimitBytes) return undefined;
@@ -123,11 +122,9 @@ function plainRequest(buffer: Buffer, headerEnd: number, options: PlainPostOptio
         if (hostSeen) return undefined;
         hostSeen = true;
         break;
-      case "content-type": {
-        const type = value.split(";")[0]!.trim().toLowerCase();
-        if (type !== "" && !options.acceptedContentTypes.has(type)) return undefined;
+      case "content-type":
+        if (options.refusedContentType(value) !== undefined) return undefined;
         break;
-      }
       // llhttp reads Proxy-Connection as Connection.
       case "connection":
       case "proxy-connection": {
@@ -159,22 +156,26 @@ class PlainPostConnection {
   private closeAfterAnswer = false;
   private peerEnded = false;
   private detached = false;
-  /** The connection headers of an answer, as node:http words them for its keep-alive limit. */
-  private readonly keepAlive: string;
+  /** What this connection listens to on its socket while it is on the plain path (set after the handlers exist). */
+  private readonly listeners: readonly [event: string, listener: Parameters<Socket["off"]>[1]][];
 
   constructor(
     readonly socket: Socket,
     private readonly options: PlainPostOptions,
+    /** keepAliveHeaders of the options' limit. */
+    private readonly keepAlive: string,
     private readonly onDetached: (connection: PlainPostConnection) => void,
   ) {
-    socket.on("data", this.onData);
-    socket.on("end", this.onEnd);
-    socket.on("error", this.onError);
-    socket.on("close", this.onClose);
-    socket.on("timeout", this.onTimeout);
-    socket.on("drain", this.onDrain);
+    this.listeners = [
+      ["data", this.onData],
+      ["end", this.onEnd],
+      ["error", this.onError],
+      ["close", this.onClose],
+      ["timeout", this.onTimeout],
+      ["drain", this.onDrain],
+    ];
+    for (const [event, listener] of this.listeners) socket.on(event, listener);
     socket.setTimeout(options.timeouts.headersMs);
-    this.keepAlive = `Connection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(options.timeouts.keepAliveMs / 1000)}`;
   }
 
   /** Nothing read, nothing being answered: the connection can be closed without losing anything. */
@@ -184,13 +185,8 @@ class PlainPostConnection {
 
   /** Closes now if idle (after what is still being written), else after the answer in progress. */
   closeWhenIdle(): void {
-    if (!this.idle) {
-      this.closeAfterAnswer = true;
-      return;
-    }
-    const socket = this.socket;
-    this.detachKeepingErrors();
-    socket.end();
+    if (this.idle) this.closeWith();
+    else this.closeAfterAnswer = true;
   }
 
   private readonly onData = (chunk: Buffer): void => {
@@ -305,11 +301,12 @@ class PlainPostConnection {
     this.armWaitLimit();
   }
 
-  /** Answers what is already written, then `finalAnswer`, and closes; nothing more is read. */
-  private closeWith(finalAnswer: string): void {
+  /** Finishes what is already written, then writes `finalAnswer` if any, and closes; nothing more is read. */
+  private closeWith(finalAnswer?: string): void {
     const socket = this.socket;
     this.detachKeepingErrors();
-    socket.end(finalAnswer);
+    if (finalAnswer === undefined) socket.end();
+    else socket.end(finalAnswer);
   }
 
   /** Detaches, still reporting the socket's errors (an unhandled 'error' event would end the process). */
@@ -352,12 +349,12 @@ class PlainPostConnection {
 
   private write(text: string | undefined): void {
     if (this.socket.destroyed) return;
-    this.socket.write(text === undefined ? noContentAnswer(this.keepAlive) : okAnswer(text, this.keepAlive));
+    this.socket.write(httpAnswer(text === undefined ? "204 No Content" : "200 OK", text, this.keepAlive));
   }
 
   private writeInternalError(error: unknown): void {
     this.options.log.error({ err: error }, "answer failed");
-    if (!this.socket.destroyed) this.socket.write(internalErrorAnswer(this.options.internalErrorBody, this.keepAlive));
+    if (!this.socket.destroyed) this.socket.write(httpAnswer("500 Internal Server Error", this.options.internalErrorBody, this.keepAlive));
   }
 
   private handOff(): void {
@@ -366,8 +363,7 @@ class PlainPostConnection {
       // The client has sent its last byte and the stream has ended: node:http cannot read from it
       // any more (nor does it answer after a client's end). Finish the answers written, and close.
       this.options.log.debug("a request after the client's end was not plain: closing after the answers written");
-      this.detachKeepingErrors();
-      socket.end();
+      this.closeWith();
       return;
     }
     const unread = this.unreadBytes === 0 ? undefined : this.joinedUnread();
@@ -380,14 +376,8 @@ class PlainPostConnection {
     this.detached = true;
     this.unread = [];
     this.unreadBytes = 0;
-    const socket = this.socket;
-    socket.off("data", this.onData);
-    socket.off("end", this.onEnd);
-    socket.off("error", this.onError);
-    socket.off("close", this.onClose);
-    socket.off("timeout", this.onTimeout);
-    socket.off("drain", this.onDrain);
-    socket.setTimeout(0);
+    for (const [event, listener] of this.listeners) this.socket.off(event, listener);
+    this.socket.setTimeout(0);
     this.onDetached(this);
   }
 }
@@ -395,12 +385,15 @@ class PlainPostConnection {
 /** The connections on the plain path, for a stopping server. */
 export class PlainPostConnections {
   private readonly open = new Set<PlainPostConnection>();
+  private readonly keepAlive: string;
 
-  constructor(private readonly options: PlainPostOptions) {}
+  constructor(private readonly options: PlainPostOptions) {
+    this.keepAlive = keepAliveHeaders(options.timeouts.keepAliveMs);
+  }
 
   /** Serves a new connection. */
   accept(socket: Socket): void {
-    this.open.add(new PlainPostConnection(socket, this.options, (connection) => this.open.delete(connection)));
+    this.open.add(new PlainPostConnection(socket, this.options, this.keepAlive, (connection) => this.open.delete(connection)));
   }
 
   /** Closes idle connections now and the others after their answer in progress. */

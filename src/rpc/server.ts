@@ -13,6 +13,15 @@ import { PlainPostConnections } from "./plainPostConnections.js";
 
 const acceptedContentTypes = new Set(["application/json", "application/json-rpc", "application/jsonrequest"]);
 
+/** The media type of a Content-Type value the node does not answer; undefined for an accepted one or none. */
+function refusedContentType(headerValue: string): string | undefined {
+  const type = headerValue.split(";")[0]!.trim().toLowerCase();
+  return type === "" || acceptedContentTypes.has(type) ? undefined : type;
+}
+
+/** node:http's handler of a request, as Koa's callback() makes one. */
+type RequestHandler = (request: IncomingMessage, response: ServerResponse) => Promise<void>;
+
 /** Time a stopping server gives open requests before it closes their connections. */
 const shutdownGraceMs = 5_000;
 
@@ -110,9 +119,9 @@ export function createRpcServer(options: RpcOptions, dispatcher: Dispatcher, log
    */
   function answerRpcPost(request: IncomingMessage, response: ServerResponse, allowOrigin: string | undefined): void {
     const corsHeaders: OutgoingHttpHeaders = allowOrigin === undefined ? {} : { "access-control-allow-origin": allowOrigin, vary: "Origin" };
-    const contentType = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
-    if (contentType !== "" && !acceptedContentTypes.has(contentType)) {
-      return writeRefusal(response, 415, RpcErrorCode.InvalidRequest, `content type ${contentType} is not accepted: use application/json`, corsHeaders);
+    const refusedType = refusedContentType(request.headers["content-type"] ?? "");
+    if (refusedType !== undefined) {
+      return writeRefusal(response, 415, RpcErrorCode.InvalidRequest, `content type ${refusedType} is not accepted: use application/json`, corsHeaders);
     }
     // The rest of an oversized body is not read: answer, then close the connection.
     const refuseTooLarge = () => writeRefusal(response, 413, RpcErrorCode.InvalidRequest, tooLargeMessage, { ...corsHeaders, connection: "close" });
@@ -139,7 +148,7 @@ export function createRpcServer(options: RpcOptions, dispatcher: Dispatcher, log
 
   // Koa serves everything but same-origin JSON-RPC POSTs: CORS (preflight, origin checks and
   // cross-origin POSTs), the GET health check and refusals of other verbs.
-  const koaHandler = (KoaApplication: typeof Koa): ((request: IncomingMessage, response: ServerResponse) => Promise<void>) => {
+  const koaHandler = (KoaApplication: typeof Koa): RequestHandler => {
     const app = new KoaApplication();
     app.silent = true;
     app.on("error", reportConnectionError);
@@ -187,8 +196,8 @@ export function createRpcServer(options: RpcOptions, dispatcher: Dispatcher, log
    * tenth of the start-up time, and clients that are not browsers never need it. Until it is
    * loaded, its requests wait (their bodies stay unread in the paused request).
    */
-  let handleWithKoa: ((request: IncomingMessage, response: ServerResponse) => Promise<void>) | undefined;
-  let loadingKoa: Promise<(request: IncomingMessage, response: ServerResponse) => Promise<void>> | undefined;
+  let handleWithKoa: RequestHandler | undefined;
+  let loadingKoa: Promise<RequestHandler> | undefined;
   const serveWithKoa = (request: IncomingMessage, response: ServerResponse): void => {
     if (handleWithKoa !== undefined) {
       void handleWithKoa(request, response);
@@ -225,7 +234,7 @@ export function createRpcServer(options: RpcOptions, dispatcher: Dispatcher, log
       dispatcher,
       log,
       bodyLimitBytes: options.bodyLimitBytes,
-      acceptedContentTypes,
+      refusedContentType,
       internalErrorBody: refusalBody(RpcErrorCode.InternalError, "Internal error"),
       reportConnectionError,
       timeouts: { keepAliveMs: listening.keepAliveTimeout, headersMs: listening.headersTimeout, requestMs: listening.requestTimeout, idleMs: listening.timeout },

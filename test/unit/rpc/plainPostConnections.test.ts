@@ -18,7 +18,7 @@ describe("rpc/plainPostConnections time limits", () => {
       dispatcher: { handle: (body) => (body === "big" ? JSON.stringify("x".repeat(8 * 1024 * 1024)) : body) },
       log: createLogger("silent"),
       bodyLimitBytes: 1024,
-      acceptedContentTypes: new Set(["application/json"]),
+      refusedContentType: (value) => (value === "" || value.trim() === "application/json" ? undefined : value.trim()),
       handOff: (socket) => {
         handedOff.push(socket);
         socket.destroy();
