@@ -40,19 +40,26 @@ export function parseAnswers(bytes: Buffer): RawAnswer[] {
 }
 
 /**
- * Writes `pieces` on one connection (with a pause between them), then reads until `answerCount`
- * answers arrived or the server closed the connection. `closed` tells which.
+ * Writes `pieces` on one connection (with a pause between them), then reads until `until` answers
+ * arrived or the server closed the connection (`closed` tells which); with `until` "close", only
+ * the close ends the wait, within `timeoutMs` (10 s). `endAfterLast` ends the client's side with the
+ * last piece; `readAfterMs` holds the client's reading back for that long after connecting.
  */
-export async function exchange(url: string, pieces: readonly (string | Buffer)[], answerCount: number): Promise<{ answers: RawAnswer[]; closed: boolean }> {
+export async function exchange(
+  url: string,
+  pieces: readonly (string | Buffer)[],
+  until: number | "close",
+  options: { endAfterLast?: boolean; readAfterMs?: number; timeoutMs?: number } = {},
+): Promise<{ answers: RawAnswer[]; closed: boolean }> {
   const { hostname, port } = new URL(url);
   const socket = connect({ host: hostname, port: Number(port), noDelay: true });
   const received: Buffer[] = [];
   let closed = false;
   const done = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no ${answerCount} answers in time: ${Buffer.concat(received).toString("latin1")}`)), 10_000);
+    const timer = setTimeout(() => reject(new Error(until === "close" ? "the connection stayed open" : `no ${until} answers in time: ${Buffer.concat(received).toString("latin1")}`)), options.timeoutMs ?? 10_000);
     const check = () => {
       try {
-        if (closed || parseAnswers(Buffer.concat(received)).length >= answerCount) {
+        if (closed || (until !== "close" && parseAnswers(Buffer.concat(received)).length >= until)) {
           clearTimeout(timer);
           resolve();
         }
@@ -71,9 +78,14 @@ export async function exchange(url: string, pieces: readonly (string | Buffer)[]
     socket.on("error", () => undefined);
   });
   await new Promise<void>((resolve) => socket.once("connect", resolve));
+  if (options.readAfterMs !== undefined) {
+    socket.pause();
+    setTimeout(() => socket.resume(), options.readAfterMs);
+  }
   for (const [index, piece] of pieces.entries()) {
     if (index > 0) await sleep(30);
-    socket.write(piece);
+    if (options.endAfterLast === true && index === pieces.length - 1) socket.end(piece);
+    else socket.write(piece);
   }
   await done;
   socket.destroy();

@@ -1,8 +1,7 @@
 // The plain POST path (src/rpc/plainPostConnections.ts) and its hand-over to node:http, seen from a
 // raw socket: exact bytes in, exact answers out.
-import { connect } from "node:net";
 import { expect } from "chai";
-import { exchange, parseAnswers, type RawAnswer } from "../../helpers/rawHttp.js";
+import { exchange, type RawAnswer } from "../../helpers/rawHttp.js";
 import { startServerWithHandlers } from "../../helpers/testNode.js";
 
 type Server = Awaited<ReturnType<typeof startServerWithHandlers>>;
@@ -161,32 +160,10 @@ describe("the plain POST path", () => {
     expect(answers.map((answer) => answer.statusLine)).to.deep.equal(["HTTP/1.1 200 OK", "HTTP/1.1 400 Bad Request"]);
   });
 
-  /**
-   * Writes `pieces` 30 ms apart, ends the client's side after the last, and reads (from
-   * `readAfterMs` after the connection) until the server closes.
-   */
-  async function afterClientEnd(pieces: readonly string[], url = server.url, readAfterMs = 0): Promise<RawAnswer[]> {
-    const { hostname, port } = new URL(url);
-    const socket = connect({ host: hostname, port: Number(port) });
-    const received: Buffer[] = [];
-    socket.on("data", (chunk: Buffer) => received.push(chunk));
-    await new Promise<void>((resolve) => socket.once("connect", resolve));
-    if (readAfterMs > 0) {
-      socket.pause();
-      setTimeout(() => socket.resume(), readAfterMs);
-    }
-    for (const [index, piece] of pieces.entries()) {
-      if (index > 0) await new Promise((resolve) => setTimeout(resolve, 30));
-      if (index === pieces.length - 1) socket.end(piece);
-      else socket.write(piece);
-    }
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error("the connection stayed open")), 5_000);
-      socket.once("close", () => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
-    return parseAnswers(Buffer.concat(received));
+  /** Writes `pieces` 30 ms apart, ends the client's side with the last, and reads until the server closes. */
+  async function afterClientEnd(pieces: readonly string[], url = server.url, readAfterMs?: number): Promise<RawAnswer[]> {
+    const { answers, closed } = await exchange(url, pieces, "close", { endAfterLast: true, readAfterMs, timeoutMs: 5_000 });
+    expect(closed, "the server closed the connection").to.equal(true);
+    return answers;
   }
 });
