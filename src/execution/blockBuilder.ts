@@ -1,6 +1,7 @@
 // Builds a block on a parent: runs candidate transactions through @ethereumjs/vm on the state at
 // the parent's root, skips those the block cannot hold, and assembles the header with real
 // transaction and receipt trie roots, the logs bloom, the fees paid and the new state root.
+import type { Block as EngineBlock } from "@ethereumjs/block";
 import type { Common } from "@ethereumjs/common";
 import type { MerkleStateManager } from "@ethereumjs/statemanager";
 import { Address } from "@ethereumjs/util";
@@ -12,6 +13,7 @@ import { encodeReceiptForTrie, type ChainReceipt } from "../chain/receipts.js";
 import type { ChainTransaction } from "../chain/transactions.js";
 import { bytesToUnprefixedHex } from "../common/hex.js";
 import { createExecutionBlock, createExecutionEngine, creditMinimumGasPriceShare, type CanonicalHashLookup, type ExecutionEngine } from "./engine.js";
+import { plainTransfersApply, runPlainTransfer, type PlainTransferContext } from "./plainTransfers.js";
 
 export interface BlockTemplate {
   parent: Block;
@@ -43,6 +45,15 @@ function orBloom(target: Uint8Array, source: Uint8Array): void {
   for (let index = 0; index < target.length; index++) target[index]! |= source[index]!;
 }
 
+/** What one included transaction did. */
+interface TransactionOutcome {
+  gasUsed: bigint;
+  success: boolean;
+  logsBloom: Uint8Array;
+  logs: ChainReceipt["logs"];
+  contractAddress: Uint8Array | undefined;
+}
+
 /** What running a block's candidates produced. */
 interface Execution {
   included: ChainTransaction[];
@@ -60,6 +71,8 @@ export class BlockBuilder {
 
   private readonly vm: VM;
   private readonly state: MerkleStateManager;
+  /** Whether plain value transfers skip the EVM (execution/plainTransfers.ts). */
+  private readonly plainTransfers: boolean;
 
   private constructor(
     /** The engine the builder executes on; a simulation's state is readable and callable through it. */
@@ -67,6 +80,7 @@ export class BlockBuilder {
   ) {
     this.vm = engine.vm;
     this.state = engine.state;
+    this.plainTransfers = plainTransfersApply(engine.vm.common);
   }
 
   static async create(common: Common, state: MerkleStateManager, canonicalHash: CanonicalHashLookup): Promise<BlockBuilder> {
@@ -133,15 +147,21 @@ export class BlockBuilder {
   private async execute(template: BlockTemplate, candidates: Iterable<ChainTransaction>): Promise<Execution> {
     const common = this.vm.common;
     const coinbase = new Address(template.coinbase);
-    const executionBlock = createExecutionBlock(common, {
-      number: template.parent.number + 1n,
-      coinbase: template.coinbase,
-      timestamp: template.timestamp,
-      gasLimit: template.gasLimit,
-      baseFee: template.minimumGasPrice,
-      difficulty: template.difficulty,
-    });
+    // The engine's block costs a header: made only when a transaction needs the engine.
+    let executionBlock: EngineBlock | undefined;
+    const engineBlock = () =>
+      (executionBlock ??= createExecutionBlock(common, {
+        number: template.parent.number + 1n,
+        coinbase: template.coinbase,
+        timestamp: template.timestamp,
+        gasLimit: template.gasLimit,
+        baseFee: template.minimumGasPrice,
+        difficulty: template.difficulty,
+      }));
 
+    const plainTransfer: PlainTransferContext | undefined = this.plainTransfers
+      ? { state: this.state, precompiles: this.vm.evm.precompiles, coinbase, baseFee: template.minimumGasPrice }
+      : undefined;
     const execution: Execution = { included: [], receipts: [], skipped: [], logsBloom: new Uint8Array(256), gasUsed: 0n, paidFees: 0n };
     /** Senders with a skipped transaction: their later nonces cannot run in this block. */
     const blockedSenders = new Set<string>();
@@ -161,29 +181,53 @@ export class BlockBuilder {
         skip(transaction, "not enough gas left in the block", true);
         continue;
       }
-      let result;
+      let outcome: TransactionOutcome;
       try {
-        result = await runTx(this.vm, { tx, block: executionBlock, blockGasUsed: execution.gasUsed, skipHardForkValidation: true });
+        outcome = await this.run(transaction, engineBlock, execution.gasUsed, plainTransfer);
       } catch (error) {
         skip(transaction, (error as Error).message.replace(/ \(tx type=.*$/s, ""), false);
         continue;
       }
-      const transactionGas = result.totalGasSpent;
-      execution.gasUsed += transactionGas;
-      execution.paidFees += transactionGas * tx.gasPrice;
-      await creditMinimumGasPriceShare(this.state, coinbase, transactionGas, template.minimumGasPrice);
-      orBloom(execution.logsBloom, result.bloom.bitvector);
+      execution.gasUsed += outcome.gasUsed;
+      execution.paidFees += outcome.gasUsed * tx.gasPrice;
+      orBloom(execution.logsBloom, outcome.logsBloom);
       execution.included.push(transaction);
       execution.receipts.push({
-        success: result.execResult.exceptionError === undefined,
-        gasUsed: transactionGas,
+        success: outcome.success,
+        gasUsed: outcome.gasUsed,
         cumulativeGasUsed: execution.gasUsed,
-        logsBloom: result.bloom.bitvector,
-        logs: result.execResult.logs?.map(([address, topics, data]) => ({ address, topics, data })) ?? [],
-        contractAddress: result.createdAddress?.bytes,
+        logsBloom: outcome.logsBloom,
+        logs: outcome.logs,
+        contractAddress: outcome.contractAddress,
       });
     }
     return execution;
+  }
+
+  /**
+   * Runs one transaction: a plain value transfer directly on the state when it can, else through
+   * the engine, with the block's minimum-gas-price share of the fee paid to the miner after it.
+   * Throws the engine's refusal when the block cannot hold the transaction.
+   */
+  private async run(
+    transaction: ChainTransaction,
+    engineBlock: () => EngineBlock,
+    blockGasUsed: bigint,
+    plainTransfer: PlainTransferContext | undefined,
+  ): Promise<TransactionOutcome> {
+    const plainGas = plainTransfer === undefined ? undefined : await runPlainTransfer(plainTransfer, transaction);
+    if (plainGas !== undefined) return { gasUsed: plainGas, success: true, logsBloom: new Uint8Array(256), logs: [], contractAddress: undefined };
+    const block = engineBlock();
+    const result = await runTx(this.vm, { tx: transaction.tx, block, blockGasUsed, skipHardForkValidation: true });
+    const gasUsed = result.totalGasSpent;
+    await creditMinimumGasPriceShare(this.state, block.header.coinbase, gasUsed, block.header.baseFeePerGas ?? 0n);
+    return {
+      gasUsed,
+      success: result.execResult.exceptionError === undefined,
+      logsBloom: result.bloom.bitvector,
+      logs: result.execResult.logs?.map(([address, topics, data]) => ({ address, topics, data })) ?? [],
+      contractAddress: result.createdAddress?.bytes,
+    };
   }
 
   /** Puts the working state back on a committed root (after a block that was not written). */

@@ -61,14 +61,23 @@ describe("execution: the node's fast path against the engine's defaults", functi
     const probeAddress = getCreateAddress({ from: wallets[1]!.address, nonce: 0 });
     const framesAddress = getCreateAddress({ from: wallets[2]!.address, nonce: 0 });
     const pick = (count: number) => next() % count;
+    const coinbaseHex = "0x00000000000000000000000000000000000000cb";
 
     /** One generated transaction: transfers, token moves, storage loops, reverts, nested frames, creations. */
     const generate = async (): Promise<ChainTransaction> => {
       const sender = pick(wallets.length);
       const other = wallets[pick(wallets.length)]!.address;
       switch (pick(8)) {
-        case 0:
-          return sign(sender, { to: other, value: BigInt(pick(1_000_000)), gasLimit: 21_000n, gasPrice: BigInt(pick(3)) });
+        case 0: {
+          // Value transfers, which the node runs without the EVM when it can (execution/plainTransfers.ts):
+          // to another account, to itself, to the miner, to fresh accounts (a zero value leaves them
+          // absent), to a precompile, to a contract; with room to spare in the gas limit.
+          const gasPrice = BigInt(pick(3));
+          const value = BigInt(pick(3)) * BigInt(pick(1_000_000));
+          const gasLimit = pick(4) === 0 ? 30_000n : 21_000n;
+          const recipients = [other, wallets[sender]!.address, coinbaseHex, `0x${(0xf000 + pick(40)).toString(16).padStart(40, "0")}`, `0x${(1 + pick(9)).toString(16).padStart(40, "0")}`, tokenAddress];
+          return sign(sender, { to: recipients[pick(recipients.length)], value, gasLimit, gasPrice });
+        }
         case 1:
           return sign(0, { to: tokenAddress, data: tokenInterface.encodeFunctionData("transfer", [other, BigInt(pick(1000))]), gasLimit: 100_000n });
         case 2:
@@ -108,7 +117,7 @@ describe("execution: the node's fast path against the engine's defaults", functi
       }
       const template = {
         parent,
-        coinbase: hexToBytes("0x00000000000000000000000000000000000000cb"),
+        coinbase: hexToBytes(coinbaseHex),
         timestamp: parent.header.fields.timestamp + 1n + BigInt(pick(20)),
         gasLimit: parent.header.fields.gasLimit,
         minimumGasPrice: 0n,
