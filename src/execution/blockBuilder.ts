@@ -77,14 +77,16 @@ export class BlockBuilder {
   private constructor(
     /** The engine the builder executes on; a simulation's state is readable and callable through it. */
     readonly engine: ExecutionEngine<MerkleStateManager>,
+    plainTransfers: boolean,
   ) {
     this.vm = engine.vm;
     this.state = engine.state;
-    this.plainTransfers = plainTransfersApply(engine.vm.common);
+    this.plainTransfers = plainTransfers;
   }
 
-  static async create(common: Common, state: MerkleStateManager, canonicalHash: CanonicalHashLookup): Promise<BlockBuilder> {
-    return new BlockBuilder(await createExecutionEngine(common, state, canonicalHash));
+  /** `options.plainTransfers: false` runs every transaction through the engine (the tests compare both). */
+  static async create(common: Common, state: MerkleStateManager, canonicalHash: CanonicalHashLookup, options: { plainTransfers?: boolean } = {}): Promise<BlockBuilder> {
+    return new BlockBuilder(await createExecutionEngine(common, state, canonicalHash), options.plainTransfers ?? plainTransfersApply(common));
   }
 
   /**

@@ -8,18 +8,22 @@
 // Only a transaction whose outcome is certain takes this path; any other goes to the engine, which
 // runs or refuses it as before. To the engine go: a sender without the balance, with another
 // nonce or with code (EIP-3607); a recipient with code or that is a precompile; a gas price below
-// the block's base fee; less gas than the intrinsic gas; and the cases where the engine's touch
-// and clean-up (EIP-161) deletes an existing account: a zero-value transfer to an empty account, a
-// zero fee to an empty miner account. (An absent account the engine touches is created and deleted
-// again: here it is left absent.) The differential test (test/unit/execution/
+// the block's base fee; less gas than the intrinsic gas; a value that would take the recipient's
+// balance past 2^256 - 1 (the engine fails the transfer); and the cases where the engine's touch
+// and clean-up (EIP-161) deletes an existing account: a zero-value transfer to an empty account, no
+// fee beyond the base fee to an empty miner account (the engine deletes it, storage and all, then
+// pays the base-fee share to a new one). An absent account the engine touches is created and
+// deleted again: here it is left absent. The differential test (test/unit/execution/
 // differential.test.ts) holds the two paths to the same state roots and receipts.
 import type { Common, StateManagerInterface } from "@ethereumjs/common";
 import { Account, Address, KECCAK256_NULL, equalsBytes } from "@ethereumjs/util";
 import type { ChainTransaction } from "../chain/transactions.js";
 import { bytesToUnprefixedHex } from "../common/hex.js";
 
-/** EIPs that change what a plain transfer costs or touches: with any of them on, the engine runs every transaction. */
-const eipsChangingTransfers = [2780, 6800, 7702, 7864, 7928, 8037] as const;
+/** EIPs that change what a plain transfer costs, touches or logs: with any of them on, the engine runs every transaction. */
+const eipsChangingTransfers = [2780, 6800, 7702, 7708, 7864, 7928, 8037] as const;
+
+const maxBalance = 2n ** 256n - 1n;
 
 /** Whether the rule set leaves plain transfers as this module runs them. */
 export function plainTransfersApply(common: Common): boolean {
@@ -57,11 +61,15 @@ export async function runPlainTransfer(context: PlainTransferContext, transactio
   const recipient = await state.getAccount(tx.to);
   if (recipient !== undefined && hasCode(recipient)) return undefined;
   if (tx.value === 0n && recipient?.isEmpty() === true) return undefined;
-  const fee = gasUsed * tx.gasPrice;
-  if (fee === 0n) {
+  // The engine refuses to credit past 2^256 - 1: the value stays with the sender, status 0.
+  if ((recipient?.balance ?? 0n) + tx.value > maxBalance) return undefined;
+  // With no fee beyond the base fee the engine touches the miner with nothing, and an empty miner
+  // account is deleted, storage and all, before the base fee's share is paid to a new one.
+  if (tx.gasPrice === context.baseFee) {
     const miner = await state.getAccount(context.coinbase);
     if (miner !== undefined && miner.isEmpty()) return undefined;
   }
+  const fee = gasUsed * tx.gasPrice;
 
   // Every check passed: nothing below can refuse. Each account is read again after the previous
   // write, so a sender that is also the recipient or the miner ends up as the engine leaves it.

@@ -1,13 +1,15 @@
-// Plain value transfers applied without the EVM (execution/plainTransfers.ts): what they change, and
-// every case left to the engine, which must find the state untouched. That both paths reach the
-// same state is the differential test's (differential.test.ts).
+// Plain value transfers applied without the EVM (execution/plainTransfers.ts): what they change,
+// every case left to the engine, which must find the state untouched, and blocks of edge cases
+// built with and without them, which must reach the same state and receipts. The differential
+// test (differential.test.ts) compares generated blocks with the engine as it comes.
 import { expect } from "chai";
 import { Account, Address, bytesToHex } from "@ethereumjs/util";
 import { Wallet, keccak256, toUtf8Bytes } from "ethers";
-import { buildGenesisBlock } from "../../../src/chain/genesis.js";
+import { buildGenesisBlock, type GenesisAccount } from "../../../src/chain/genesis.js";
 import { findNetworkProfile } from "../../../src/chain/networks.js";
 import { decodeRawTransaction, type ChainTransaction } from "../../../src/chain/transactions.js";
-import { hexToBytes } from "../../../src/common/hex.js";
+import { bytesToUnprefixedHex, hexToBytes } from "../../../src/common/hex.js";
+import { BlockBuilder } from "../../../src/execution/blockBuilder.js";
 import { createExecutionEngine } from "../../../src/execution/engine.js";
 import { plainTransfersApply, runPlainTransfer, type PlainTransferContext } from "../../../src/execution/plainTransfers.js";
 import { createExecutionRules } from "../../../src/execution/rules.js";
@@ -102,6 +104,16 @@ describe("execution/plainTransfers", () => {
         async () => state.putAccount(new Address(hexToBytes("0x000000000000000000000000000000000000beef")), new Account()),
       ],
       [
+        "a value that would take the recipient past 2^256 - 1",
+        () => sign({ to: recipient.address, value: 2n }),
+        async () => state.putAccount(new Address(hexToBytes(recipient.address)), new Account(0n, 2n ** 256n - 1n)),
+      ],
+      [
+        "no fee beyond the base fee to an empty miner account",
+        () => sign({ to: recipient.address, value: 1n, gasPrice: 1n }),
+        async () => state.putAccount(coinbase, new Account()),
+      ],
+      [
         "no fee to an empty miner account",
         () => sign({ to: recipient.address, value: 1n, gasPrice: 0n }),
         async () => {
@@ -119,4 +131,103 @@ describe("execution/plainTransfers", () => {
       });
     }
   });
+});
+
+describe("execution/plainTransfers: blocks built with and without them", () => {
+  const common = createExecutionRules(chainId);
+  const maxBalance = 2n ** 256n - 1n;
+  const slotOne = new Map([["00".repeat(31) + "01", hexToBytes("0x2a")]]);
+  const miner = "0x00000000000000000000000000000000000000cc";
+  const [first, second] = wallets.map((wallet) => wallet.address.toLowerCase()) as [string, string];
+  const fresh = "0x000000000000000000000000000000000000f00d";
+  const emptyWithStorage = "0x000000000000000000000000000000000000e111";
+
+  interface Scenario {
+    name: string;
+    /** Accounts added to the development genesis. */
+    accounts?: [address: string, account: GenesisAccount][];
+    minimumGasPrice?: bigint;
+    transfers: { from: 0 | 1; to: string; value?: bigint; gasPrice?: bigint; gasLimit?: bigint }[];
+  }
+
+  const scenarios: Scenario[] = [
+    { name: "a recipient whose balance would pass 2^256 - 1", accounts: [[fresh, { balance: maxBalance }]], transfers: [{ from: 0, to: fresh, value: 1n }] },
+    {
+      name: "an empty miner holding storage, paid nothing beyond the base fee",
+      accounts: [[miner, { balance: 0n, storage: slotOne }]],
+      minimumGasPrice: 1n,
+      transfers: [{ from: 0, to: second, value: 5n, gasPrice: 1n }],
+    },
+    {
+      name: "an empty miner holding storage, paid more than the base fee",
+      accounts: [[miner, { balance: 0n, storage: slotOne }]],
+      minimumGasPrice: 1n,
+      transfers: [{ from: 0, to: second, value: 5n, gasPrice: 3n }],
+    },
+    { name: "an empty miner holding storage, with no fee", accounts: [[miner, { balance: 0n, storage: slotOne }]], transfers: [{ from: 0, to: second, value: 5n }] },
+    {
+      name: "an empty account holding storage, sent value and nothing",
+      accounts: [[emptyWithStorage, { balance: 0n, storage: slotOne }]],
+      transfers: [
+        { from: 0, to: emptyWithStorage },
+        { from: 1, to: emptyWithStorage, value: 3n },
+      ],
+    },
+    {
+      name: "the miner as sender and as recipient, and a transfer to oneself",
+      accounts: [[miner, { balance: 10n ** 18n }]],
+      minimumGasPrice: 1n,
+      transfers: [
+        { from: 0, to: miner, value: 7n, gasPrice: 2n },
+        { from: 0, to: first, value: 9n, gasPrice: 1n, gasLimit: 30_000n },
+        { from: 1, to: fresh, value: 1n, gasPrice: 4n },
+        { from: 1, to: fresh, gasPrice: 1n },
+      ],
+    },
+    {
+      name: "a sender with all it has",
+      accounts: [[fresh, { balance: 21_000n * 2n + 5n }]],
+      minimumGasPrice: 2n,
+      transfers: [{ from: 0, to: fresh, value: 1n, gasPrice: 2n }],
+    },
+  ];
+
+  const runBlock = async (scenario: Scenario, plainTransfers: boolean) => {
+    const alloc = new Map(network.genesis.alloc);
+    for (const [address, account] of scenario.accounts ?? []) alloc.set(address.slice(2), account);
+    const database = new StateDatabase(createMemoryStore(), common);
+    const genesis = await buildGenesisBlock({ ...network.genesis, alloc }, database);
+    const builder = await BlockBuilder.create(common, database.at(genesis.header.fields.stateRoot), async () => undefined, { plainTransfers });
+    const nonces = [0, 0];
+    const transactions: ChainTransaction[] = [];
+    for (const { from, to, value = 0n, gasPrice = 0n, gasLimit = 21_000n } of scenario.transfers) {
+      const raw = await wallets[from]!.signTransaction({ type: 0, chainId, nonce: nonces[from]!++, to, value, gasPrice, gasLimit });
+      transactions.push(decodeRawTransaction(hexToBytes(raw), common));
+    }
+    const built = await builder.build(
+      {
+        parent: genesis,
+        coinbase: hexToBytes(miner),
+        timestamp: genesis.header.fields.timestamp + 1n,
+        gasLimit: genesis.header.fields.gasLimit,
+        minimumGasPrice: scenario.minimumGasPrice ?? 0n,
+        difficulty: genesis.header.fields.difficulty,
+        extraData: new Uint8Array(),
+      },
+      transactions,
+    );
+    return {
+      stateRoot: bytesToUnprefixedHex(built.block.header.fields.stateRoot),
+      receipts: built.receipts.map(({ success, gasUsed, cumulativeGasUsed, logs }) => ({ success, gasUsed, cumulativeGasUsed, logs: logs.length })),
+      skipped: built.skipped.map(({ reason }) => reason),
+    };
+  };
+
+  for (const scenario of scenarios) {
+    it(scenario.name, async () => {
+      const withPlainTransfers = await runBlock(scenario, true);
+      expect(withPlainTransfers.skipped).to.deep.equal([]);
+      expect(withPlainTransfers).to.deep.equal(await runBlock(scenario, false));
+    });
+  }
 });
