@@ -7,7 +7,7 @@ import type { MerkleStateManager } from "@ethereumjs/statemanager";
 import { Address } from "@ethereumjs/util";
 import { runTx, type VM } from "@ethereumjs/vm";
 import { Block } from "../chain/block.js";
-import { BlockHeader, emptyBytes, emptyListHash } from "../chain/header.js";
+import { BlockHeader, emptyBloom, emptyBytes, emptyListHash } from "../chain/header.js";
 import { indexedTrieRoot } from "../chain/indexedTrie.js";
 import { encodeReceiptForTrie, type ChainReceipt } from "../chain/receipts.js";
 import type { ChainTransaction } from "../chain/transactions.js";
@@ -218,7 +218,7 @@ export class BlockBuilder {
     plainTransfer: PlainTransferContext | undefined,
   ): Promise<TransactionOutcome> {
     const plainGas = plainTransfer === undefined ? undefined : await runPlainTransfer(plainTransfer, transaction);
-    if (plainGas !== undefined) return { gasUsed: plainGas, success: true, logsBloom: new Uint8Array(256), logs: [], contractAddress: undefined };
+    if (plainGas !== undefined) return { gasUsed: plainGas, success: true, logsBloom: emptyBloom, logs: [], contractAddress: undefined };
     const block = engineBlock();
     const result = await runTx(this.vm, { tx: transaction.tx, block, blockGasUsed, skipHardForkValidation: true });
     const gasUsed = result.totalGasSpent;
