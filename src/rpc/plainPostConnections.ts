@@ -25,7 +25,7 @@ export interface PlainPostOptions {
   refusedContentType(headerValue: string): string | undefined;
   /** Takes over a connection from its next unanswered request on; `unread` are its bytes already read. */
   handOff(socket: Socket, unread: Buffer | undefined): void;
-  /** The answer to a dispatcher failure (a bug past its own error handling): status and body. */
+  /** The body of the 500 answer to a dispatcher failure (a bug past its own error handling). */
   internalErrorBody: string;
   reportConnectionError(error: NodeJS.ErrnoException): void;
   /** node:http's own limits, applied the same way here (see createRpcServer). */
