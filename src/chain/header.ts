@@ -32,6 +32,7 @@ export interface HeaderFields {
 
 export const emptyBytes = new Uint8Array(0);
 export const zeroHash = new Uint8Array(32);
+/** The bloom with no bit set, shared by blocks, receipts and log records without logs: never written into. */
 export const emptyBloom = new Uint8Array(256);
 /** keccak-256 of RLP([]): the uncles hash of a block without uncles. */
 export const emptyListHash = keccak256(RLP.encode([]));

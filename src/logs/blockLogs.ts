@@ -2,6 +2,7 @@
 // emitted logs its hash, receipt bloom, logs and the block-wide index of its first log. Held for
 // recent blocks by BlockLogIndex, so a query over them does not decode blocks or receipts again.
 import type { Block } from "../chain/block.js";
+import { emptyBloom } from "../chain/header.js";
 import type { ChainLog, ChainReceipt } from "../chain/receipts.js";
 
 export interface TransactionLogs {
@@ -34,15 +35,13 @@ export function blockLogsOf(block: Block, receipts: readonly ChainReceipt[]): Bl
   return { number: block.number, hash: block.hash, bloom: block.header.fields.logsBloom, transactions, logCount };
 }
 
-/** The bloom of a block without logs (no bit set): one array shared by every such record, never written. */
-const emptyBloom = new Uint8Array(256);
 const noTransactions: readonly TransactionLogs[] = [];
 
 /**
  * The same record in fewer objects, for holding thousands of blocks (BlockLogIndex): a block
- * without logs shares one empty bloom and transaction list, and the bytes of a block with logs
- * (hashes, blooms, addresses, topics, data) are copied into one buffer of which each field is a
- * view. A Uint8Array with a buffer of its own costs about 200 bytes of heap and an allocation
+ * without logs shares the empty bloom (chain/header.ts; nothing writes into it) and one
+ * transaction list, and the bytes of a block with logs (hashes, blooms, addresses, topics, data)
+ * are copied into one buffer of which each field is a view. A Uint8Array with a buffer of its own costs about 200 bytes of heap and an allocation
  * besides its bytes, a view about 100; a block's only transaction with logs shares its bloom with
  * the block (the block's bloom is the union of its receipts' blooms).
  */
