@@ -7,6 +7,7 @@ import { RLP } from "@ethereumjs/rlp";
 import { createLegacyTxFromBytesArray, type LegacyTx } from "@ethereumjs/tx";
 import { Address, bytesToBigInt } from "@ethereumjs/util";
 import { keccak256, recoverPublicKey } from "../common/crypto.js";
+import { engineErrorMessage } from "../common/engineErrors.js";
 import { bigIntToMinimalBytes } from "../common/hex.js";
 import { emptyBytes } from "./header.js";
 
@@ -87,7 +88,7 @@ function decodeChecked(raw: Uint8Array, common: Common, knownSender: Uint8Array 
     const message = (error as Error).message;
     if (/signature|recover|invalid [rsv]/i.test(message)) throw new MalformedTransactionError("signature", "invalid transaction signature");
     if (/initcode size/i.test(message)) throw new MalformedTransactionError("initCode", "transaction's init code size is invalid");
-    throw new MalformedTransactionError("undecodable", message.replace(/ \(tx type=.*$/s, ""));
+    throw new MalformedTransactionError("undecodable", engineErrorMessage(error));
   }
   return { tx, raw, hash, sender };
 }

@@ -11,6 +11,7 @@ import { BlockHeader, emptyBloom, emptyBytes, emptyListHash } from "../chain/hea
 import { indexedTrieRoot } from "../chain/indexedTrie.js";
 import { encodeReceiptForTrie, type ChainReceipt } from "../chain/receipts.js";
 import type { ChainTransaction } from "../chain/transactions.js";
+import { engineErrorMessage } from "../common/engineErrors.js";
 import { bytesToUnprefixedHex } from "../common/hex.js";
 import { createExecutionBlock, createExecutionEngine, creditMinimumGasPriceShare, type CanonicalHashLookup, type ExecutionEngine } from "./engine.js";
 import { plainTransfersApply, runPlainTransfer, type PlainTransferContext } from "./plainTransfers.js";
@@ -187,7 +188,7 @@ export class BlockBuilder {
       try {
         outcome = await this.run(transaction, engineBlock, execution.gasUsed, plainTransfer);
       } catch (error) {
-        skip(transaction, (error as Error).message.replace(/ \(tx type=.*$/s, ""), false);
+        skip(transaction, engineErrorMessage(error), false);
         continue;
       }
       execution.gasUsed += outcome.gasUsed;

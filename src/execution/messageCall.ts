@@ -7,6 +7,7 @@ import type { Common, StateManagerInterface } from "@ethereumjs/common";
 import { createLegacyTx } from "@ethereumjs/tx";
 import { Account, Address, bytesToBigInt, bytesToUnprefixedHex, equalsBytes, KECCAK256_NULL, setLengthLeft } from "@ethereumjs/util";
 import { runTx } from "@ethereumjs/vm";
+import { engineErrorMessage } from "../common/engineErrors.js";
 import { ExecutionTimeoutError, type ExecutionEngine, type GasSlack } from "./engine.js";
 
 export interface MessageCall {
@@ -71,10 +72,6 @@ async function applyStateOverrides(state: StateManagerInterface, overrides: Stat
 }
 
 /** The engine's words for a failed transaction, without its debugging suffix. */
-function engineReason(error: unknown): string {
-  return (error as Error).message.replace(/ \(tx type=.*$/s, "").replace(/ \(hardfork=.*$/s, "");
-}
-
 /**
  * Runs `call` in `block` on the engine's current state, with `overrides` applied first, and
  * reverts everything afterwards. Throws CallNotExecutableError when the engine refuses the
@@ -137,7 +134,7 @@ async function measured(engine: ExecutionEngine, execute: () => Promise<RunOutco
     else outcome = await engine.withTimeLimit(timeLimitMs, execute);
   } catch (error) {
     if (error instanceof ExecutionTimeoutError) throw error;
-    throw new CallNotExecutableError(engineReason(error));
+    throw new CallNotExecutableError(engineErrorMessage(error));
   }
   const { execResult } = outcome;
   const gas: GasFigures = { gasUsed: outcome.gasUsed, gasConsumed: execResult.executionGasUsed + outcome.intrinsicGas, slack };

@@ -29,6 +29,11 @@ export interface TransactionPoolOptions {
 export const maxTransactionBytes = 131_072;
 /** Largest contract-creation code (EIP-3860). */
 export const maxInitCodeBytes = 49_152;
+/**
+ * Highest gas price over the block minimum a transaction may offer, when the minimum is above zero
+ * (the reference's cap, RSKIP252: a price far above the minimum is most likely a mistake).
+ */
+export const maxGasPriceOverMinimum = 80n;
 /** A transaction may run this many nonces ahead of its sender's account (reference: 16 slots). */
 export const maxNonceGap = 16n;
 /** A replacement must raise the gas price by this many percent. */
@@ -111,6 +116,7 @@ export class TransactionPool {
     }
     if (tx.getIntrinsicGas() > tx.gasLimit) throw new TransactionRejectedError("transaction's basic cost is above the gas limit");
     if (tx.gasPrice < minimumGasPrice) throw new TransactionRejectedError("transaction's gas price lower than block's minimum");
+    if (minimumGasPrice > 0n && tx.gasPrice > minimumGasPrice * maxGasPriceOverMinimum) throw new TransactionRejectedError("transaction's gas price exceeds cap");
 
     const senderKey = bytesToUnprefixedHex(transaction.sender);
     const hashKey = bytesToUnprefixedHex(transaction.hash);

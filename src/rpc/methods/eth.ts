@@ -25,6 +25,9 @@ import { createTransactionSending } from "./transactionSending.js";
 /** Version of the peer protocol this node speaks (62, as the reference node). */
 export const protocolVersion = 62;
 
+/** eth_gasPrice suggests the best block's minimum gas price times 1.1 (the reference's default multiplier), rounded down. */
+const gasPriceMultiplier = { numerator: 11n, denominator: 10n } as const;
+
 export { defaultSendGas, defaultSendGasPrice } from "./transactionSending.js";
 
 export interface EthDependencies extends EthCallDependencies, EthFilterDependencies {
@@ -89,7 +92,7 @@ export function createEthHandlers(deps: EthDependencies): NamespaceHandlers<"eth
     eth_mining: () => miner.isMining,
     // Blocks are sealed without proof-of-work search: no hashes are computed.
     eth_hashrate: () => "0x0",
-    eth_gasPrice: () => toQuantity(chain.head.header.fields.minimumGasPrice),
+    eth_gasPrice: () => toQuantity((chain.head.header.fields.minimumGasPrice * gasPriceMultiplier.numerator) / gasPriceMultiplier.denominator),
     // A lone node is never behind a peer.
     eth_syncing: () => false,
     eth_blockNumber: () => toQuantity(chain.head.number),

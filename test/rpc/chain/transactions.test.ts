@@ -160,9 +160,13 @@ describe("chain: pool rules without automine", () => {
     await rm(directory, { recursive: true, force: true });
   });
 
-  it("refuses a gas price under the block minimum, and a replacement without a 40 % bump", async () => {
-    expect(await node.client.eth_gasPrice()).to.equal("0x3b9aca00");
+  it("refuses a gas price under the block minimum or over 80 times it, and a replacement without a 40 % bump", async () => {
+    // The minimum (10^9) times 1.1.
+    expect(await node.client.eth_gasPrice()).to.equal("0x4190ab00");
     await expectRpcError(node.client.eth_sendRawTransaction(await signed({ nonce: 0, gasPrice: 999_999_999n })), -32010, "transaction's gas price lower than block's minimum");
+    await expectRpcError(node.client.eth_sendRawTransaction(await signed({ nonce: 0, gasPrice: 80_000_000_001n })), -32010, "transaction's gas price exceeds cap");
+    await expectRpcError(node.client.eth_sendTransaction({ from: cow, to: cow, gasPrice: "0x12a05f2001" }), -32010, "transaction's gas price exceeds cap");
+    expect(await node.client.eth_pendingTransactions()).to.deep.equal([]);
     const first = await node.client.eth_sendRawTransaction(await signed({ nonce: 0, gasPrice: 1_000_000_000n }));
     expect((await node.client.eth_getTransactionByHash(first))!.blockHash).to.equal(null);
     expect((await node.client.eth_pendingTransactions()).map((transaction) => transaction.hash)).to.deep.equal([first]);
@@ -170,6 +174,8 @@ describe("chain: pool rules without automine", () => {
     const replacement = await node.client.eth_sendRawTransaction(await signed({ nonce: 0, gasPrice: 1_400_000_000n }));
     expect(await node.client.eth_getTransactionByHash(first)).to.equal(null);
     expect((await node.client.eth_getTransactionByHash(replacement))!.gasPrice).to.equal("0x53724e00");
+    const atTheCap = await node.client.eth_sendRawTransaction(await signed({ nonce: 0, gasPrice: 80_000_000_000n }));
+    expect((await node.client.eth_getTransactionByHash(atTheCap))!.gasPrice).to.equal("0x12a05f2000");
     expect(await node.client.eth_getBlockTransactionCountByNumber("pending")).to.equal("0x1");
     expect(await node.client.eth_blockNumber()).to.equal("0x0");
   });
@@ -185,6 +191,11 @@ describe("chain: pool rules without automine", () => {
     expect(await node.client.eth_getTransactionCount(cow, "latest")).to.equal("0x0");
     expect(await node.client.eth_getTransactionCount(cow, "pending")).to.equal(`0x${(nonce + 1).toString(16)}`);
     expect(await node.client.eth_getStorageAt(recipient, "0x0", "pending")).to.equal(`0x${"0".repeat(64)}`);
+  });
+
+  it("words a call under the block minimum gas price in the chain's terms", async () => {
+    // The engine calls the minimum the block's baseFeePerGas and appends its own context.
+    await expectRpcError(node.client.eth_call({ from: cow, to: stranger, gasPrice: "0x1" }, "latest"), -32000, "transaction's gas price (1) lower than block's minimum (1000000000)");
   });
 
   it("works with ethers' JsonRpcProvider", async () => {

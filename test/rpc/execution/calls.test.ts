@@ -158,7 +158,8 @@ describe("execution: eth_call and eth_estimateGas", function () {
       await expectRpcError(node.client.eth_call({ ...call, input: "0x01" }, "latest"), -32602, 'invalid argument 0: "data" and "input" are both given and differ');
       await expectRpcError(node.client.eth_call({ ...call, gas: "0x2faf081" }, "latest"), -32602, "invalid argument 0: gas 50000001 exceeds the call gas cap of 50000000");
       await expectRpcError(node.client.eth_call(call, "0x3e8"), -32602, "Invalid block number 1000");
-      await expectRpcError(node.client.eth_call({ from: pauper, ...call, value: "0x1" }, "latest"), -32000, /^sender doesn't have enough funds/);
+      // The engine's message without the context it appends ("(vm hf=... -> block number=... -> tx type=...)").
+      await expectRpcError(node.client.eth_call({ from: pauper, ...call, value: "0x1" }, "latest"), -32000, /^sender doesn't have enough funds to send tx\. The upfront cost is: 1 and the sender's account \(0x0{38}aa\) only has: 0$/);
       expect(BigInt(await node.client.eth_call(call, "latest"))).to.equal(7n);
     });
 
@@ -239,7 +240,7 @@ describe("execution: eth_call and eth_estimateGas", function () {
         "VM Exception while processing transaction: revert no estimate",
       );
       expect(reverted.data).to.equal(deployment.iface.encodeErrorResult("Error", ["no estimate"]));
-      await expectRpcError(node.client.eth_estimateGas({ from: pauper, to: cow, value: "0x1" }), -32010, /^sender doesn't have enough funds/);
+      await expectRpcError(node.client.eth_estimateGas({ from: pauper, to: cow, value: "0x1" }), -32010, /^sender doesn't have enough funds to send tx\. The upfront cost is: 1 and the sender's account \(0x0{38}aa\) only has: 0$/);
       await expectRpcError(node.client.eth_estimateGas({ from: cow, to: deployment.address, data: data("spin", [100_000]), gas: "0x100000" }), -32010, "gas required exceeds allowance (1048576)");
       await expectRpcError(node.client.eth_estimateGas({ from: cow, to: cow }, "0x3e8"), -32602, "Invalid block number 1000");
     });
