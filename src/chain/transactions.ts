@@ -4,7 +4,7 @@
 // answers it without recovering again.
 import type { Common } from "@ethereumjs/common";
 import { RLP } from "@ethereumjs/rlp";
-import { createLegacyTxFromBytesArray, type LegacyTx } from "@ethereumjs/tx";
+import { createLegacyTx, createLegacyTxFromBytesArray, type LegacyTx } from "@ethereumjs/tx";
 import { Address, bytesToBigInt } from "@ethereumjs/util";
 import { keccak256, recoverPublicKey } from "../common/crypto.js";
 import { engineErrorMessage } from "../common/engineErrors.js";
@@ -85,12 +85,40 @@ function decodeChecked(raw: Uint8Array, common: Common, knownSender: Uint8Array 
     }
     withKnownHashAndSender(tx, hash, sender);
   } catch (error) {
-    const message = (error as Error).message;
-    if (/signature|recover|invalid [rsv]/i.test(message)) throw new MalformedTransactionError("signature", "invalid transaction signature");
-    if (/initcode size/i.test(message)) throw new MalformedTransactionError("initCode", "transaction's init code size is invalid");
-    throw new MalformedTransactionError("undecodable", engineErrorMessage(error));
+    throw malformedTransaction(error);
   }
   return { tx, raw, hash, sender };
+}
+
+/** The fields of a legacy transaction before it is signed. */
+export interface LegacyTransactionFields {
+  nonce: bigint;
+  gasPrice: bigint;
+  gasLimit: bigint;
+  to: Uint8Array | undefined;
+  value: bigint;
+  data: Uint8Array;
+}
+
+/**
+ * Checks fields the node is about to sign (eth_sendTransaction, personal_sendTransaction) as a
+ * received transaction's are checked: a nonce of 2^64 - 1 or more, gas limit times gas price past
+ * 2^256 - 1, init code over the limit. Throws MalformedTransactionError.
+ */
+export function checkTransactionFields(fields: LegacyTransactionFields, common: Common): void {
+  try {
+    createLegacyTx({ ...fields, to: fields.to === undefined ? undefined : new Address(fields.to) }, { common });
+  } catch (error) {
+    throw malformedTransaction(error);
+  }
+}
+
+/** The engine's refusal of a transaction's fields or signature, in the node's words. */
+function malformedTransaction(error: unknown): MalformedTransactionError {
+  const message = engineErrorMessage(error);
+  if (/signature|recover|invalid [rsv]/i.test(message)) return new MalformedTransactionError("signature", "invalid transaction signature");
+  if (/initcode size/i.test(message)) return new MalformedTransactionError("initCode", "transaction's init code size is invalid");
+  return new MalformedTransactionError("undecodable", message);
 }
 
 /**

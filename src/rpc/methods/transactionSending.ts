@@ -5,7 +5,7 @@
 import type { Common } from "@ethereumjs/common";
 import type { TransactionSubmission } from "../../../generated/types.js";
 import type { UnsignedTransaction } from "../../accounts/wallet.js";
-import { decodeOwnTransaction, decodeRawTransaction, MalformedTransactionError, type ChainTransaction } from "../../chain/transactions.js";
+import { checkTransactionFields, decodeOwnTransaction, decodeRawTransaction, MalformedTransactionError, type ChainTransaction } from "../../chain/transactions.js";
 import { bytesToHex, hexToBytes } from "../../common/hex.js";
 import type { Miner } from "../../mining/miner.js";
 import { TransactionRejectedError, type TransactionPool } from "../../txpool/transactionPool.js";
@@ -48,10 +48,10 @@ export function createTransactionSending(deps: TransactionSendingDependencies): 
     return bytesToHex(transaction.hash);
   }
 
-  /** Decodes a signed transaction; `signer` when the node signed it (no sender recovery then). */
-  function decode(raw: Uint8Array, signer?: Uint8Array): ChainTransaction {
+  /** Runs a decoding or check, with its refusals as the RPC answers them. */
+  function checked<T>(check: () => T): T {
     try {
-      return signer === undefined ? decodeRawTransaction(raw, common) : decodeOwnTransaction(raw, signer, common);
+      return check();
     } catch (error) {
       if (!(error instanceof MalformedTransactionError)) throw error;
       switch (error.reason) {
@@ -65,13 +65,18 @@ export function createTransactionSending(deps: TransactionSendingDependencies): 
     }
   }
 
+  /** Decodes a signed transaction; `signer` when the node signed it (no sender recovery then). */
+  function decode(raw: Uint8Array, signer?: Uint8Array): ChainTransaction {
+    return checked(() => (signer === undefined ? decodeRawTransaction(raw, common) : decodeOwnTransaction(raw, signer, common)));
+  }
+
   return {
     async prepare(submission) {
       if (submission.data !== undefined && submission.input !== undefined && submission.data.toLowerCase() !== submission.input.toLowerCase()) {
         throw invalidParamsError('invalid argument 0: "data" and "input" are both given and differ');
       }
       const from = hexToBytes(submission.from);
-      return {
+      const unsigned: UnsignedTransaction = {
         nonce: submission.nonce === undefined ? await pool.nextNonce(from) : BigInt(submission.nonce),
         gasPrice: submission.gasPrice === undefined ? defaultSendGasPrice : BigInt(submission.gasPrice),
         gasLimit: BigInt(submission.gas ?? submission.gasLimit ?? defaultSendGas),
@@ -79,6 +84,9 @@ export function createTransactionSending(deps: TransactionSendingDependencies): 
         value: submission.value === undefined ? 0n : BigInt(submission.value),
         data: hexToBytes(submission.input ?? submission.data ?? "0x"),
       };
+      // What signing would refuse is refused as a received transaction would be.
+      checked(() => checkTransactionFields(unsigned, common));
+      return unsigned;
     },
     submitRaw: (raw) => submit(decode(raw)),
     submitOwn: (raw, signer) => submit(decode(raw, signer)),

@@ -135,6 +135,14 @@ describe("chain: sending and reading transactions", () => {
     expect(await node.client.eth_blockNumber()).to.equal("0x1");
   });
 
+  it("refuses what it cannot sign for eth_sendTransaction as it refuses the same transaction sent raw", async () => {
+    const before = await node.client.eth_blockNumber();
+    await expectRpcError(node.client.eth_sendTransaction({ from: cow, to: stranger, gasPrice: `0x${"f".repeat(64)}` }), -32602, /^Invalid input: gas limit \* gasPrice cannot exceed MAX_INTEGER/);
+    await expectRpcError(node.client.eth_sendTransaction({ from: cow, to: stranger, nonce: "0xffffffffffffffff" }), -32602, /^Invalid input: .*nonce cannot equal or exceed MAX_UINT64/);
+    await expectRpcError(node.client.eth_sendTransaction({ from: cow, gas: "0x989680", data: `0x${"00".repeat(50_000)}` }), -32010, "transaction's init code size is invalid");
+    expect(await node.client.eth_blockNumber()).to.equal(before);
+  });
+
   it("queues a transaction behind a nonce gap and mines both once the gap is filled", async () => {
     const later = await node.client.eth_sendRawTransaction(await signed({ nonce: 1 }));
     expect(await node.client.eth_blockNumber()).to.equal("0x0");
