@@ -7,6 +7,7 @@ import type { EVM, EVMMockBlockchainInterface } from "@ethereumjs/evm";
 import { Account, Address, bigIntToBytes, setLengthLeft } from "@ethereumjs/util";
 import { createVM, type VM } from "@ethereumjs/vm";
 import { installInterpreterFastPaths } from "./interpreterFastPaths.js";
+import { guardLongPrecompiles } from "./precompileTimeGuard.js";
 
 /** Hash of a canonical block by number, for the BLOCKHASH opcode. */
 export type CanonicalHashLookup = (blockNumber: bigint) => Promise<Uint8Array | undefined>;
@@ -98,6 +99,7 @@ export async function createExecutionEngine<State extends StateManagerInterface>
   // internal, hence the cast) to look at the clock every few thousand jumps while a limit is set.
   let deadline = Number.POSITIVE_INFINITY;
   let jumpsLeft = jumpsPerClockCheck;
+  guardLongPrecompiles(vm.evm as EVM, () => deadline, () => new ExecutionTimeoutError("execution time limit reached"));
   const opcodeMap = (vm.evm as unknown as { _opcodeMap: OpcodeEntry[] })._opcodeMap;
   for (const opcode of jumpOpcodes) {
     const entry = opcodeMap[opcode]!;

@@ -177,6 +177,38 @@ describe("execution: eth_call and eth_estimateGas", function () {
         await limited.stop();
       }
     });
+
+    it("stops a BLAKE2f or pairing precompile call that cannot end within the time limit", async () => {
+      const limited = await startTestNode({ chain: { calls: { gasCap: 50_000_000n, timeLimitMs: 300 } } });
+      try {
+        // 48 million rounds at 1 gas each: one synchronous step of some 30 s here, without the guard.
+        const blake2f = (rounds: number) => ({ to: "0x0000000000000000000000000000000000000009", data: `0x${rounds.toString(16).padStart(8, "0")}${"00".repeat(208)}01`, gas: "0x2faf080" });
+        const started = performance.now();
+        await expectRpcError(limited.client.eth_call(blake2f(48_000_000), "latest"), -32011, "Execution has got timeout out.");
+        expect(performance.now() - started).to.be.lessThan(5_000);
+        // Calls that can end in time still run: EIP-152's test vector 5 (12 rounds), and 30,000 rounds.
+        const h = "48c9bdf267e6096a3ba7ca8485ae67bb2bf894fe72f36e3cf1361d5f3af54fa5d182e6ad7f520e511f6c3e2b8c68059b6bbd41fbabd9831f79217e1319cde05b";
+        const vector5 = `0x0000000c${h}${"616263".padEnd(256, "0")}${"03".padEnd(32, "0")}01`;
+        expect(await limited.client.eth_call({ to: "0x0000000000000000000000000000000000000009", data: vector5 }, "latest")).to.equal(
+          "0xba80a53f981c4d0d6a2797b69f12f6e94c212f14685ac4b74b12bb6fdbffa2d17d87c5392aab792dc252d5de4533cc9518d38aa8dbf1925ab92386edd4009923",
+        );
+        expect(await limited.client.eth_call(blake2f(30_000), "latest")).to.match(/^0x[0-9a-f]{128}$/);
+
+        // The bn254 pairing check at 34,000 gas a pair: 1,400 pairs are some 15 s of work here.
+        const g1 = `${"0".repeat(63)}1${"0".repeat(63)}2`;
+        const g2 =
+          "198e9393920d483a7260bfb731fb5d25f1aa493335a9e71297e485b7aef312c21800deef121f1e76426a00665e5c4479674322d4f75edadd46debd5cd992f6ed" +
+          "090689d0585ff075ec9e99ad690c3395bc4b313370b38ef355acdadcd122975b12c85ea5db8c6deb4aab71808dcb408fe3d1e7690c43d37b4ce6cc0166fa7daa";
+        const pairing = (pairs: number) => ({ to: "0x0000000000000000000000000000000000000008", data: `0x${(g1 + g2).repeat(pairs)}`, gas: "0x2faf080" });
+        const pairingStarted = performance.now();
+        await expectRpcError(limited.client.eth_call(pairing(1_400), "latest"), -32011, "Execution has got timeout out.");
+        expect(performance.now() - pairingStarted).to.be.lessThan(5_000);
+        // e(G1, G2) is not 1: the check answers false.
+        expect(await limited.client.eth_call(pairing(1), "latest")).to.equal(`0x${"0".repeat(64)}`);
+      } finally {
+        await limited.stop();
+      }
+    });
   });
 
   describe("eth_estimateGas", () => {
