@@ -6,8 +6,9 @@
 //   - LevelDB holds every batch the store has acknowledged (the worker does not see the batches
 //     still on their way from the write-ahead log, so while blocks are being written calls stay
 //     on the main thread);
-//   - the call does not come alone: with the worker idle, the first call of a turn of the event
-//     loop runs on the main thread (the trip there and back would double its latency);
+//   - the call or estimate does not come alone: with the worker idle, the first of a turn of the
+//     event loop is first tried on the main thread for up to 50 ms (the trip there and back would
+//     double a small call's latency), and comes here only if that was not enough (CallService);
 //   - it holds fewer than `maxOutstanding` calls (past that the main thread runs calls as well).
 // Results and the execution errors come back as the same values and error classes; work the worker
 // held when it stopped on its own goes back to the main thread (OffloadLostError), work it held
@@ -150,6 +151,16 @@ export class CallWorkers implements CallOffload {
   }
 
   /**
+   * A call or estimate alone (the worker idle, no other in this turn of the event loop) is first
+   * tried on the main thread (CallService): a trip to the other thread and back would double the
+   * latency of a small call (0.29 -> 0.45 ms, from a client that waits for each answer).
+   */
+  callComesAlone(): boolean {
+    if (this.callsThisTurn++ === 0) setImmediate(() => (this.callsThisTurn = 0));
+    return this.status === "ready" && this.store.settled && this.outstanding.size === 0 && this.callsThisTurn === 1;
+  }
+
+  /**
    * Stops the worker (it closes its database handle first) and waits until it has exited. Work it
    * still held fails: the node is stopping, and the store closes next.
    */
@@ -169,11 +180,6 @@ export class CallWorkers implements CallOffload {
       return undefined;
     }
     if (this.outstanding.size >= maxOutstanding || !this.store.settled) return undefined;
-    // A call alone (the worker idle, no other call in this turn of the event loop) runs here: a
-    // trip to the other thread and back would double its latency (0.29 -> 0.45 ms for a small call
-    // from a client that waits for each answer). Calls that come together go to the worker.
-    if (this.callsThisTurn++ === 0) setImmediate(() => (this.callsThisTurn = 0));
-    if (this.outstanding.size === 0 && this.callsThisTurn === 1) return undefined;
     const id = ++this.lastId;
     const requests = this.requests!;
     return new Promise<T>((resolve, reject) => {

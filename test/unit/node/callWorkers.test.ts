@@ -77,25 +77,46 @@ describe("node/callWorkers: calls on a second thread", function () {
 
   /**
    * Runs `run` on the main thread's own service, then twice in one turn of the event loop on the
-   * node's (a call alone runs on the main thread, the second of two that come together goes to the
-   * worker): all three outcomes are the same, and the worker answered one of them.
+   * node's: all three outcomes are the same, and the worker answered `byWorker` of them (of two
+   * calls that come together the first is tried on the main thread, the second goes to the worker).
    */
-  async function expectWorkerToAnswerAsMainThread(run: (service: CallService) => Promise<unknown>): Promise<void> {
+  async function expectWorkerToAnswerAsMainThread(run: (service: CallService) => Promise<unknown>, byWorker: number): Promise<void> {
     const answeredBefore = services.callWorkers!.answered;
     const expected = await outcomeOf(() => run(local));
     expect(await Promise.all([outcomeOf(() => run(services.calls)), outcomeOf(() => run(services.calls))])).to.deep.equal([expected, expected]);
-    expect(services.callWorkers!.answered, "answered by the worker").to.equal(answeredBefore + 1);
+    expect(services.callWorkers!.answered, "answered by the worker").to.equal(answeredBefore + byWorker);
   }
 
   for (const [name, make] of Object.entries(cases)) {
-    it(`eth_call: ${name}`, () => expectWorkerToAnswerAsMainThread((service) => service.call(target, make())));
+    // A call past the main thread's first try (the time limit's endless loop) goes to the worker too.
+    it(`eth_call: ${name}`, () => expectWorkerToAnswerAsMainThread((service) => service.call(target, make()), name === "the time limit" ? 2 : 1));
   }
 
-  it("runs a call that comes alone on the main thread (no trip to the worker and back)", async () => {
+  it("runs a small call that comes alone on the main thread (no trip to the worker and back)", async () => {
     const answeredBefore = services.callWorkers!.answered;
     const single = call(probe.encodeFunctionData("divide", [10n, 3n]));
     expect(await outcomeOf(() => services.calls.call(target, single))).to.deep.equal(await outcomeOf(() => local.call(target, single)));
     expect(services.callWorkers!.answered).to.equal(answeredBefore);
+  });
+
+  it("moves a call that comes alone to the worker when it runs past the main thread's first try", async () => {
+    // A service and worker of their own, with room for the call: a loop until 20 million gas run
+    // out, some 400 ms here, far past the main thread's 50 ms try.
+    const roomy = { gasCap: 50_000_000n, timeLimitMs: 10_000 };
+    const roomyService = () => new CallService(services.common, services.state, (blockNumber) => services.chain.getCanonicalHash(blockNumber), services.pendingState, roomy);
+    const service = roomyService();
+    const workers = new CallWorkers({ directory, chainId: 33n, limits: roomy }, { settled: true } as LevelStore, createLogger("silent"));
+    try {
+      expect(await workers.whenReady()).to.equal(true);
+      service.offloadTo(workers);
+      const heavy = call(probe.encodeFunctionData("spinForever"), { gasLimit: 20_000_000n });
+      const expected = await outcomeOf(() => roomyService().call(target, heavy));
+      expect(expected).to.deep.include({ kind: "halt", reason: "out of gas" });
+      expect(await outcomeOf(() => service.call(target, heavy))).to.deep.equal(expected);
+      expect(workers.answered).to.equal(1);
+    } finally {
+      await workers.close();
+    }
   });
 
   const estimates: Record<string, () => EstimateCall> = {
@@ -106,7 +127,7 @@ describe("node/callWorkers: calls on a second thread", function () {
   };
 
   for (const [name, make] of Object.entries(estimates)) {
-    it(`eth_estimateGas: ${name}`, () => expectWorkerToAnswerAsMainThread((service) => service.estimateGas(target, make())));
+    it(`eth_estimateGas: ${name}`, () => expectWorkerToAnswerAsMainThread((service) => service.estimateGas(target, make()), 1));
   }
 
   it("reports a worker that cannot start, and closes at once after it", async () => {
@@ -135,8 +156,8 @@ describe("node/callWorkers: calls on a second thread", function () {
     expect(await workers.whenReady()).to.equal(true);
     const block = services.chain.head;
     const endless = call(probe.encodeFunctionData("spinForever"), { gasLimit: 50_000_000n });
-    expect(workers.call(block, endless, undefined), "the first call of a turn stays on the main thread").to.equal(undefined);
     const held = workers.call(block, endless, undefined)!;
+    expect(held, "taken").to.not.equal(undefined);
     const outcome = outcomeOf(() => held);
     await workers.close();
     expect(await outcome).to.deep.include({ refused: "Error", message: "the node is stopping" });
