@@ -57,7 +57,7 @@ function decodeChecked(raw: Uint8Array, common: Common, knownSender: Uint8Array 
   try {
     values = RLP.decode(raw);
   } catch (error) {
-    throw new MalformedTransactionError("undecodable", (error as Error).message);
+    throw new MalformedTransactionError("undecodable", engineErrorMessage(error));
   }
   if (!Array.isArray(values) || values.length !== 9 || !values.every((value) => value instanceof Uint8Array)) {
     throw new MalformedTransactionError("undecodable", "a legacy transaction is an RLP list of 9 byte strings");

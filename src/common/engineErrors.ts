@@ -12,8 +12,18 @@ const appendedContext = / \((?:vm hf=|block number=|tx type=|hardfork=)[\s\S]*$/
  */
 const belowBaseFee = /^Transaction's gasPrice \((\d+)\) is less than the block's baseFeePerGas \((\d+)\)/;
 
+/** Some messages open with the package's error code, e.g. "INTRINSIC_GAS_TOO_LOW: tx gas limit 0 is ...". */
+const errorCodePrefix = /^[A-Z][A-Z0-9_]+: /;
+
+/** The RLP decoder names its internal helper when an item runs past the end of the input. */
+const rlpCutShort = /^invalid RLP \(safeSlice\): end slice of Uint8Array out-of-bounds$/;
+
 /** The message of an error from @ethereumjs, without the context it appends, in this chain's terms. */
 export function engineErrorMessage(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
-  return message.replace(appendedContext, "").replace(belowBaseFee, "transaction's gas price ($1) lower than block's minimum ($2)");
+  return message
+    .replace(appendedContext, "")
+    .replace(errorCodePrefix, "")
+    .replace(rlpCutShort, "invalid RLP: the input ends inside an item")
+    .replace(belowBaseFee, "transaction's gas price ($1) lower than block's minimum ($2)");
 }

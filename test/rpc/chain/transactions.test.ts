@@ -111,6 +111,7 @@ describe("chain: sending and reading transactions", () => {
 
   it("rejects malformed, typed and foreign-chain transactions with clear errors", async () => {
     await expectRpcError(node.client.eth_sendRawTransaction("0xc0"), -32602, "Invalid input: a legacy transaction is an RLP list of 9 byte strings");
+    await expectRpcError(node.client.eth_sendRawTransaction("0xf8"), -32602, "Invalid input: invalid RLP: the input ends inside an item");
     const typed = await new Wallet(cowKey).signTransaction({ type: 2, chainId: 33n, nonce: 0, gasLimit: 21_000n, maxFeePerGas: 1n, maxPriorityFeePerGas: 1n, to: stranger });
     await expectRpcError(node.client.eth_sendRawTransaction(typed), -32602, /^Invalid input: typed transactions are not supported \(type 0x02\)/);
     await expectRpcError(node.client.eth_sendRawTransaction(await signed({ nonce: 0, chainId: 5n })), -32010, "Invalid chainId: 5");

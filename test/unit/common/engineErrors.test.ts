@@ -12,11 +12,19 @@ describe("common: engine error messages", () => {
       "gasLimit is too low. given 0, need at least 21000",
     );
     expect(engineErrorMessage(new Error("invalid chain id (hardfork=shanghai)"))).to.equal("invalid chain id");
+    expect(engineErrorMessage(new Error("INTRINSIC_GAS_TOO_LOW: tx gas limit 0 is lower than the minimum gas limit of 21000 (vm hf=shanghai -> block number=8)"))).to.equal(
+      "tx gas limit 0 is lower than the minimum gas limit of 21000",
+    );
   });
 
   it("keeps a message without that context, parentheses and all", () => {
     expect(engineErrorMessage(new Error("the sender's account (0x01) only has: 0"))).to.equal("the sender's account (0x01) only has: 0");
     expect(engineErrorMessage("not an Error")).to.equal("not an Error");
+  });
+
+  it("words the RLP decoder's message for an input cut short without its helper's name", () => {
+    expect(engineErrorMessage(new Error("invalid RLP (safeSlice): end slice of Uint8Array out-of-bounds"))).to.equal("invalid RLP: the input ends inside an item");
+    expect(engineErrorMessage(new Error("invalid RLP: extra zeros"))).to.equal("invalid RLP: extra zeros");
   });
 
   it("names the engine's base fee as the block's minimum gas price", () => {
