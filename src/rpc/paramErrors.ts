@@ -45,6 +45,11 @@ function describeAt(value: unknown, errors: readonly SchemaError[]): string {
       return `${quote(value)} is not one of: ${words}${pattern !== undefined ? ", or a hex number" : ""}`;
     }
   }
+  // A value of a type no branch takes fails a word list (enum) as well: the type is the mistake.
+  const type = byKeyword("type");
+  if (type !== undefined && typeof value !== "string" && errors.every((error) => error.keyword === "type" || error.keyword === "enum" || error.keyword === "const")) {
+    return explain(type, value, errors);
+  }
   for (const keyword of keywordPreference) {
     const error = byKeyword(keyword);
     if (error !== undefined) return explain(error, value, errors);
