@@ -99,14 +99,27 @@ function describeExtraKey(key: string, parentSchema: unknown): string {
   return problem === undefined ? `unknown field ${quote(key)}` : `invalid key ${quote(key)}: ${problem}`;
 }
 
-/** For hex patterns without an x-hex format: the prefix and the digits, at least. */
+/** A pattern's count of hex digits at its end: "[0-9a-fA-F]{64}$" or "[0-9a-fA-F]{1,64}$". */
+const digitCount = /\[0-9a-fA-F\]\{(\d+)(?:,(\d+))?\}\$$/;
+
+/** For hex patterns without an x-hex format: the prefix, the digits and their count. */
 function describeOtherHexProblem(value: string, regex: string): string | undefined {
-  const wantsPrefix = regex.startsWith("^0x");
-  if (!wantsPrefix && !regex.includes("0-9a-fA-F")) return undefined;
+  const prefix = regex.startsWith("^0x") ? "required" : regex.startsWith("^(0x)?") ? "optional" : "refused";
+  if (prefix === "refused" && !regex.includes("0-9a-fA-F")) return undefined;
   const hasPrefix = value.startsWith("0x");
-  if (wantsPrefix && !hasPrefix) return "hex string without 0x prefix";
-  if (!wantsPrefix && hasPrefix) return "hex string with a 0x prefix, where plain hex digits are expected";
-  if (!/^[0-9a-fA-F]*$/.test(hasPrefix ? value.slice(2) : value)) return "invalid hex string";
+  if (prefix === "required" && !hasPrefix) return "hex string without 0x prefix";
+  if (prefix === "refused" && hasPrefix) return "hex string with a 0x prefix, where plain hex digits are expected";
+  const digits = hasPrefix ? value.slice(2) : value;
+  if (!/^[0-9a-fA-F]*$/.test(digits)) return "invalid hex string";
+  const count = digitCount.exec(regex);
+  if (count === null) return undefined;
+  const least = Number(count[1]);
+  const most = count[2] === undefined ? least : Number(count[2]);
+  if (least === most && digits.length !== least) {
+    return least % 2 === 0 && digits.length % 2 === 0 ? `wrong length: want ${least / 2} bytes, got ${digits.length / 2}` : `want ${least} hex digits, got ${digits.length}`;
+  }
+  if (digits.length > most) return most % 2 === 0 ? `hex number longer than ${most / 2} bytes` : `more than ${most} hex digits`;
+  if (digits.length < least) return `fewer than ${least} hex digits`;
   return undefined;
 }
 

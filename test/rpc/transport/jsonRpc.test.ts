@@ -181,6 +181,8 @@ describe("JSON-RPC 2.0 transport", () => {
       { name: "a 0x prefix where plain hex is expected", method: "mnr_submitParentBlock", params: ["0x1234"], message: "invalid argument 0: hex string with a 0x prefix, where plain hex digits are expected" },
       { name: "an empty block selector", method: "eth_getBalance", params: [address, {}], message: 'invalid argument 1: missing field "blockHash" or "blockNumber"' },
       { name: "a JSON number as block", method: "eth_getBalance", params: [address, 0], message: "invalid argument 1: expected string or object, got integer" },
+      { name: "a storage position over 32 bytes", method: "eth_getStorageAt", params: [address, `0x${"01".repeat(33)}`, "latest"], message: "invalid argument 1: hex number longer than 32 bytes" },
+      { name: "a private key of 2 bytes", method: "personal_importRawKey", params: ["0x1234", "passphrase"], message: "invalid argument 0: wrong length: want 32 bytes, got 2" },
       { name: "an array as block", method: "eth_getBalance", params: [address, []], message: "invalid argument 1: expected string or object, got array" },
       { name: "a block selector object where only a number or tag is taken", method: "eth_call", params: [{ to: address }, { blockHash: `0x${"ab".repeat(32)}` }], message: "invalid argument 1: expected string, got object" },
     ];
