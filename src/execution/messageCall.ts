@@ -71,7 +71,6 @@ async function applyStateOverrides(state: StateManagerInterface, overrides: Stat
   }
 }
 
-/** The engine's words for a failed transaction, without its debugging suffix. */
 /**
  * Runs `call` in `block` on the engine's current state, with `overrides` applied first, and
  * reverts everything afterwards. Throws CallNotExecutableError when the engine refuses the

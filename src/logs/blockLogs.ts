@@ -41,9 +41,10 @@ const noTransactions: readonly TransactionLogs[] = [];
  * The same record in fewer objects, for holding thousands of blocks (BlockLogIndex): a block
  * without logs shares the empty bloom (chain/header.ts; nothing writes into it) and one
  * transaction list, and the bytes of a block with logs (hashes, blooms, addresses, topics, data)
- * are copied into one buffer of which each field is a view. A Uint8Array with a buffer of its own costs about 200 bytes of heap and an allocation
- * besides its bytes, a view about 100; a block's only transaction with logs shares its bloom with
- * the block (the block's bloom is the union of its receipts' blooms).
+ * are copied into one buffer of which each field is a view. A Uint8Array with a buffer of its own
+ * costs about 200 bytes of heap and an allocation besides its bytes, a view about 100; a block's
+ * only transaction with logs shares its bloom with the block (the block's bloom is the union of
+ * its receipts' blooms).
  */
 export function compactBlockLogs(logs: BlockLogs): BlockLogs {
   if (logs.logCount === 0) return { number: logs.number, hash: logs.hash, bloom: emptyBloom, transactions: noTransactions, logCount: 0 };
