@@ -36,6 +36,11 @@ export const flagTable: readonly FlagSpec[] = [
   { flag: "--filter-timeout", value: "SECONDS", help: `A filter not polled with eth_getFilterChanges for SECONDS is removed (default ${defaultNodeOptions.chain.logs.filterTimeoutMs / 1000}).` },
   { flag: "--keystore-kdf", value: "COST", help: `scrypt cost of the key files this node writes: light (n=2^14, about 0.1 s per unlock) or standard (geth's n=2^18, about 2 s); default ${defaultNodeOptions.chain.keyStoreKdf}. Files of any cost are read.` },
   { flag: "--cors", value: "ORIGINS", help: "Comma-separated origins allowed to call from a browser, or * for any (default: none)." },
+  {
+    flag: "--vhosts",
+    value: "HOSTS",
+    help: `Comma-separated host names the node answers in the Host header, or * for any (default: ${defaultNodeOptions.rpc.allowedHosts.join(",")}); IP addresses always pass; others get HTTP 403 (a defence against DNS rebinding).`,
+  },
   { flag: "--log-level", value: "LEVEL", help: `One of ${logLevels.join(", ")} (default ${defaultNodeOptions.logLevel}); debug logs one line per JSON-RPC call.` },
   { flag: "--help", help: "Print this help and exit." },
   { flag: "--version", help: "Print the version and exit." },
@@ -46,6 +51,14 @@ export function helpText(): string {
   const width = Math.max(...lefts.map((left) => left.length)) + 2;
   const lines = flagTable.map(({ help }, index) => `${lefts[index]!.padEnd(width)}${help}`);
   return `Usage: chain-node [options]\n\nA blockchain node served over JSON-RPC 2.0.\n\nOptions:\n${lines.join("\n")}\n`;
+}
+
+/** The entries of a comma-separated list, trimmed, without empty ones. */
+function commaSeparated(text: string): string[] {
+  return text
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter((entry) => entry.length > 0);
 }
 
 function parsePositiveInteger(flag: string, text: string, { allowZero = false } = {}): number {
@@ -97,6 +110,7 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
         "filter-timeout": { type: "string" },
         "keystore-kdf": { type: "string" },
         cors: { type: "string" },
+        vhosts: { type: "string" },
         "log-level": { type: "string" },
         help: { type: "boolean", short: "h" },
         version: { type: "boolean", short: "v" },
@@ -157,7 +171,8 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
         host,
         port,
         modules: flags["rpc-modules"],
-        corsOrigins: (flags.cors ?? "").split(",").map((origin) => origin.trim()).filter((origin) => origin.length > 0),
+        corsOrigins: commaSeparated(flags.cors ?? ""),
+        allowedHosts: flags.vhosts === undefined ? defaults.rpc.allowedHosts : commaSeparated(flags.vhosts),
         batchLimit: flags["rpc-batch-limit"] === undefined ? defaults.rpc.batchLimit : parsePositiveInteger("--rpc-batch-limit", flags["rpc-batch-limit"]),
         bodyLimitBytes: flags["rpc-body-limit"] === undefined ? defaults.rpc.bodyLimitBytes : parsePositiveInteger("--rpc-body-limit", flags["rpc-body-limit"]),
         responseLimitBytes:

@@ -8,6 +8,8 @@ export interface RpcOptions {
   modules: string | undefined;
   /** Origins allowed to call from a browser; "*" allows any. Empty: none. */
   corsOrigins: string[];
+  /** Host header names answered besides IP literals (DNS rebinding defence); "*" allows any. */
+  allowedHosts: string[];
   /** Largest request body in bytes. */
   bodyLimitBytes: number;
   /** Most requests in one batch. */
@@ -21,6 +23,7 @@ export const defaultRpcOptions: RpcOptions = {
   port: 4444,
   modules: undefined,
   corsOrigins: [],
+  allowedHosts: ["localhost"],
   bodyLimitBytes: 5 * 1024 * 1024,
   batchLimit: 100,
   responseLimitBytes: 10 * 1024 * 1024,

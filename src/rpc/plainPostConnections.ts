@@ -5,14 +5,14 @@
 // reached 32,300-34,900 (see docs/design.md, "The POST path").
 //
 // Only a narrow, strictly checked form of request is taken: "POST <target> HTTP/1.1", header lines
-// that are plain tokens and visible characters, one Host, exactly one decimal Content-Length within
-// the body limit, an accepted content type or none, and no Transfer-Encoding, Expect, Upgrade,
-// Origin or "Connection: close". At the first request that is anything else (a browser's CORS
-// request, a chunked body, an oversized one, HTTP/1.0, a malformed line), the connection with every
-// byte not yet answered goes to node:http, which serves it from there on exactly as it serves a
-// connection from the start. Every request this path answers is one node:http would parse the same
-// way, so no request can be read two ways (no smuggling between the two parsers). node:http's
-// time limits apply here as well (PlainPostTimeouts).
+// that are plain tokens and visible characters, one Host that the node answers, exactly one decimal
+// Content-Length within the body limit, an accepted content type or none, and no Transfer-Encoding,
+// Expect, Upgrade, Origin or "Connection: close". At the first request that is anything else (a
+// browser's CORS request, a chunked body, an oversized one, a refused Host, HTTP/1.0, a malformed
+// line), the connection with every byte not yet answered goes to node:http, which serves it from
+// there on exactly as it serves a connection from the start. Every request this path answers is
+// one node:http would parse the same way, so no request can be read two ways (no smuggling between
+// the two parsers). node:http's time limits apply here as well (PlainPostTimeouts).
 import type { Socket } from "node:net";
 import type { Logger } from "../common/logger.js";
 import type { Dispatcher } from "./dispatch.js";
@@ -23,6 +23,8 @@ export interface PlainPostOptions {
   bodyLimitBytes: number;
   /** The media type of a Content-Type value the node refuses, or undefined when it answers it (the same check as node:http's path). */
   refusedContentType(headerValue: string): string | undefined;
+  /** Whether a Host header value is one the node answers (node:http's path refuses the others). */
+  hostAllowed(headerValue: string): boolean;
   /** Takes over a connection from its next unanswered request on; `unread` are its bytes already read. */
   handOff(socket: Socket, unread: Buffer | undefined): void;
   /** The body of the 500 answer to a dispatcher failure (a bug past its own error handling). */
@@ -119,7 +121,7 @@ function plainRequest(buffer: Buffer, headerEnd: number, options: PlainPostOptio
         break;
       }
       case "host":
-        if (hostSeen) return undefined;
+        if (hostSeen || !options.hostAllowed(value)) return undefined;
         hostSeen = true;
         break;
       case "content-type":

@@ -8,6 +8,7 @@ import type Koa from "koa";
 import type { Logger } from "../common/logger.js";
 import type { Dispatcher } from "./dispatch.js";
 import { RpcErrorCode } from "./errors.js";
+import { createHostCheck, hostnameOf } from "./hostCheck.js";
 import type { RpcOptions } from "./options.js";
 import { PlainPostConnections } from "./plainPostConnections.js";
 
@@ -98,6 +99,7 @@ export function createRpcServer(options: RpcOptions, dispatcher: Dispatcher, log
   const tooLargeMessage = `request body larger than the limit of ${options.bodyLimitBytes} bytes`;
   const anyOrigin = options.corsOrigins.includes("*");
   const allowedOrigins = new Set(options.corsOrigins);
+  const hostAllowed = createHostCheck(options.allowedHosts);
 
   const reportConnectionError = (error: NodeJS.ErrnoException) => {
     // A client that goes away mid-request is routine; anything else is worth a warning.
@@ -215,6 +217,10 @@ export function createRpcServer(options: RpcOptions, dispatcher: Dispatcher, log
    * (see docs/design.md, "The POST path").
    */
   const handleRequest = (request: IncomingMessage, response: ServerResponse): void => {
+    const host = request.headers.host;
+    if (!hostAllowed(host)) {
+      return writeRefusal(response, 403, RpcErrorCode.InvalidRequest, `invalid host specified: ${hostnameOf(host!)} (names the node answers are set with --vhosts)`);
+    }
     if (request.method === "POST" && request.headers.origin === undefined) return answerRpcPost(request, response, undefined);
     serveWithKoa(request, response);
   };
@@ -235,6 +241,7 @@ export function createRpcServer(options: RpcOptions, dispatcher: Dispatcher, log
       log,
       bodyLimitBytes: options.bodyLimitBytes,
       refusedContentType,
+      hostAllowed,
       internalErrorBody: refusalBody(RpcErrorCode.InternalError, "Internal error"),
       reportConnectionError,
       timeouts: { keepAliveMs: listening.keepAliveTimeout, headersMs: listening.headersTimeout, requestMs: listening.requestTimeout, idleMs: listening.timeout },

@@ -1,8 +1,9 @@
-// HTTP rules: verbs, content types, body limit, CORS, module gate, and internal errors.
+// HTTP rules: verbs, content types, body limit, CORS, Host names, module gate, and internal errors.
 import { request as httpRequest } from "node:http";
 import { expect } from "chai";
 import { rpcNamespaces } from "../../../generated/methods.js";
 import { postJson, postRaw } from "../../helpers/http.js";
+import { exchange } from "../../helpers/rawHttp.js";
 import { startServerWithHandlers, startTestNode, type TestNode } from "../../helpers/testNode.js";
 
 const chainIdRequest = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] });
@@ -316,6 +317,57 @@ describe("a failing handler", () => {
       expect(next.json).to.deep.equal({ jsonrpc: "2.0", id: 10, result: "0x21" });
     } finally {
       await server.stop();
+    }
+  });
+});
+
+describe("Host header check (DNS rebinding)", () => {
+  const request = (host: string, verb = "POST") =>
+    verb === "POST"
+      ? `POST / HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${chainIdRequest.length}\r\n\r\n${chainIdRequest}`
+      : `${verb} / HTTP/1.1\r\nHost: ${host}\r\n\r\n`;
+  const statuses = async (url: string, requests: string[]) => (await exchange(url, [requests.join("")], requests.length)).answers.map((answer) => answer.statusLine);
+
+  it("answers localhost and IP literals by default, and refuses other names with 403", async () => {
+    const node = await startTestNode();
+    try {
+      const port = new URL(node.url).port;
+      const answered = [`localhost:${port}`, "LocalHost", "localhost.", `127.0.0.1:${port}`, "[::1]:8545", "10.1.2.3"];
+      expect(await statuses(node.url, answered.map((host) => request(host)))).to.deep.equal(answered.map(() => "HTTP/1.1 200 OK"));
+      const refused = await exchange(node.url, [request(`rebind.evil.test:${port}`)], 1);
+      expect(refused.answers[0]!.statusLine).to.equal("HTTP/1.1 403 Forbidden");
+      expect(JSON.parse(refused.answers[0]!.body)).to.deep.equal({
+        jsonrpc: "2.0",
+        id: null,
+        error: { code: -32600, message: "invalid host specified: rebind.evil.test (names the node answers are set with --vhosts)" },
+      });
+      // The health check and a connection that started with an answered request are refused too.
+      expect(await statuses(node.url, [request("localhost"), request("evil.test"), request("evil.test", "GET")])).to.deep.equal([
+        "HTTP/1.1 200 OK",
+        "HTTP/1.1 403 Forbidden",
+        "HTTP/1.1 403 Forbidden",
+      ]);
+    } finally {
+      await node.stop();
+    }
+  });
+
+  it("answers the names --vhosts lists, or any name with *", async () => {
+    const named = await startTestNode({ rpc: { allowedHosts: ["chain.test"] } });
+    try {
+      expect(await statuses(named.url, [request("chain.test:4444"), request("localhost"), request("127.0.0.1")])).to.deep.equal([
+        "HTTP/1.1 200 OK",
+        "HTTP/1.1 403 Forbidden",
+        "HTTP/1.1 200 OK",
+      ]);
+    } finally {
+      await named.stop();
+    }
+    const any = await startTestNode({ rpc: { allowedHosts: ["*"] } });
+    try {
+      expect(await statuses(any.url, [request("anything.test"), request("localhost")])).to.deep.equal(["HTTP/1.1 200 OK", "HTTP/1.1 200 OK"]);
+    } finally {
+      await any.stop();
     }
   });
 });

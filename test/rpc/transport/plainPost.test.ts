@@ -87,22 +87,22 @@ describe("the plain POST path", () => {
   it("leaves oversized bodies, refused content types and Expect to node:http's answers", async () => {
     const oversized = await exchange(server.url, [post(" ".repeat(1025))], 1);
     expect(oversized.answers[0]!.statusLine).to.equal("HTTP/1.1 413 Payload Too Large");
-    const textPlain = await exchange(server.url, [`POST / HTTP/1.1\r\nHost: a\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\n{}`], 1);
+    const textPlain = await exchange(server.url, [`POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\n{}`], 1);
     expect(textPlain.answers[0]!.statusLine).to.equal("HTTP/1.1 415 Unsupported Media Type");
   });
 
   it("never reads a request two ways: ambiguous lengths and malformed lines get node:http's 400", async () => {
     const body = chainId(1);
     const malformed = [
-      `POST / HTTP/1.1\r\nHost: a\r\nContent-Length: ${body.length}\r\nContent-Length: 5\r\n\r\n${body}`,
-      `POST / HTTP/1.1\r\nHost: a\r\nContent-Length: ${body.length}\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`,
-      `POST / HTTP/1.1\r\nHost: a\r\nContent-Length: +${body.length}\r\n\r\n${body}`,
-      `POST / HTTP/1.1\r\nHost: a\r\nContent-Length : ${body.length}\r\n\r\n${body}`,
-      `POST / HTTP/1.1\r\nHost: a\r\n Content-Length: ${body.length}\r\n\r\n${body}`,
+      `POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: ${body.length}\r\nContent-Length: 5\r\n\r\n${body}`,
+      `POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: ${body.length}\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`,
+      `POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: +${body.length}\r\n\r\n${body}`,
+      `POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length : ${body.length}\r\n\r\n${body}`,
+      `POST / HTTP/1.1\r\nHost: localhost\r\n Content-Length: ${body.length}\r\n\r\n${body}`,
       `POST / HTTP/1.1\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
-      `POST / HTTP/1.1\r\nHost: a\r\nX-Bad: a\rb\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+      `POST / HTTP/1.1\r\nHost: localhost\r\nX-Bad: a\rb\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
       // llhttp takes spaces after the digits, not a tab.
-      `POST / HTTP/1.1\r\nHost: a\r\nContent-Length: ${body.length}\t\r\n\r\n${body}`,
+      `POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: ${body.length}\t\r\n\r\n${body}`,
     ];
     for (const request of malformed) {
       const { answers, closed } = await exchange(server.url, [request + post(chainId(2))], 2);
@@ -134,7 +134,7 @@ describe("the plain POST path", () => {
   it("finishes the answers written when a request after the client's end is not plain", async () => {
     // The second piece comes while the first answer is awaited, then the client ends its side:
     // node:http can no longer take the connection, so the GET stays unanswered.
-    const answers = await afterClientEnd([post(slowHash(1)), post(slowHash(2)) + "GET / HTTP/1.1\r\nHost: a\r\n\r\n"]);
+    const answers = await afterClientEnd([post(slowHash(1)), post(slowHash(2)) + "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n"]);
     expect(idsAndResults(answers)).to.deep.equal([
       { jsonrpc: "2.0", id: 1, result: zeroHash },
       { jsonrpc: "2.0", id: 2, result: zeroHash },
@@ -147,7 +147,7 @@ describe("the plain POST path", () => {
     const large = await startServerWithHandlers({ web3_clientVersion: () => "x".repeat(16 * 1024 * 1024) }, { rpc: { responseLimitBytes: 64 * 1024 * 1024 } });
     try {
       const clientVersion = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "web3_clientVersion", params: [] });
-      const answers = await afterClientEnd([post(clientVersion) + "GET / HTTP/1.1\r\nHost: a\r\n\r\n" + post(chainId(2))], large.url, 300);
+      const answers = await afterClientEnd([post(clientVersion) + "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n" + post(chainId(2))], large.url, 300);
       expect(answers.map((answer) => answer.statusLine)).to.deep.equal(["HTTP/1.1 200 OK"]);
       expect((JSON.parse(answers[0]!.body) as { result: string }).result).to.have.length(16 * 1024 * 1024);
     } finally {

@@ -19,17 +19,18 @@ describe("cli/args", () => {
     expect(options.rpc.bodyLimitBytes).to.equal(5 * 1024 * 1024);
     expect(options.rpc.responseLimitBytes).to.equal(10 * 1024 * 1024);
     expect(options.rpc.corsOrigins).to.deep.equal([]);
+    expect(options.rpc.allowedHosts).to.deep.equal(["localhost"]);
     expect(options).to.deep.equal({ ...defaultNodeOptions, storage: { dataDir: undefined, inMemory: false } });
   });
 
   it("maps every flag onto the options", () => {
     const options = runOptions([
       "--host", "0.0.0.0", "--port", "8545", "--network", "31", "--data-dir", "/tmp/x", "--rpc-modules", "eth,net",
-      "--cors", "http://a.test, http://b.test", "--log-level", "debug", "--rpc-batch-limit", "7", "--rpc-body-limit", "2048",
+      "--cors", "http://a.test, http://b.test", "--vhosts", "chain.test,node.test", "--log-level", "debug", "--rpc-batch-limit", "7", "--rpc-body-limit", "2048",
       "--rpc-response-limit", "4096", "--call-gas-cap", "1000000", "--call-timeout", "250",
     ]);
     expect(options.rpc).to.deep.equal({
-      host: "0.0.0.0", port: 8545, modules: "eth,net", corsOrigins: ["http://a.test", "http://b.test"], batchLimit: 7, bodyLimitBytes: 2048, responseLimitBytes: 4096,
+      host: "0.0.0.0", port: 8545, modules: "eth,net", corsOrigins: ["http://a.test", "http://b.test"], allowedHosts: ["chain.test", "node.test"], batchLimit: 7, bodyLimitBytes: 2048, responseLimitBytes: 4096,
     });
     expect(options.networkId).to.equal(31);
     expect(options.storage).to.deep.equal({ dataDir: "/tmp/x", inMemory: false });

@@ -19,6 +19,7 @@ describe("rpc/plainPostConnections time limits", () => {
       log: createLogger("silent"),
       bodyLimitBytes: 1024,
       refusedContentType: (value) => (value === "" || value.trim() === "application/json" ? undefined : value.trim()),
+      hostAllowed: (value) => value.trim() !== "refused.test",
       handOff: (socket) => {
         handedOff.push(socket);
         socket.destroy();
@@ -91,6 +92,14 @@ describe("rpc/plainPostConnections time limits", () => {
   it("hands the connection over at a request that is not plain", async () => {
     const before = handedOff.length;
     await exchange(url, [post("1") + "GET / HTTP/1.1\r\nHost: a\r\n\r\n"], 2);
+    expect(handedOff.length).to.equal(before + 1);
+  });
+
+  it("hands the connection over at a Host it does not answer, without answering it", async () => {
+    const before = handedOff.length;
+    const refusedHost = post("2").replace("Host: a", "Host: refused.test");
+    const { answers } = await exchange(url, [post("1") + refusedHost], "close");
+    expect(answers.map((answer) => answer.body)).to.deep.equal(["1"]);
     expect(handedOff.length).to.equal(before + 1);
   });
 });
