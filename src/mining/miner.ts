@@ -13,6 +13,7 @@ import { bytesToHex, bytesToUnprefixedHex } from "../common/hex.js";
 import type { Logger } from "../common/logger.js";
 import type { BlockBuilder, BlockTemplate, BuiltBlock } from "../execution/blockBuilder.js";
 import type { TransactionPool } from "../txpool/transactionPool.js";
+import { maxBlockTimestamp } from "./clock.js";
 
 export type MiningMode = { kind: "auto" } | { kind: "interval"; blockTimeSeconds: number } | { kind: "off" };
 
@@ -34,16 +35,28 @@ export class TimestampNotAfterParentError extends Error {
   }
 }
 
+/** No block can follow the parent: its timestamp is the largest a block may carry (clock.ts). */
+export class BlockTimeExhaustedError extends Error {
+  constructor(readonly parentTimestamp: bigint) {
+    super(`no block can follow the head: its timestamp ${parentTimestamp} is the largest a block can carry; go back with evm_revert or evm_reset`);
+  }
+}
+
 /** What happened to a transaction handed to automine. */
 export type InclusionOutcome = { kind: "mined"; block: Block } | { kind: "dropped"; reason: string } | { kind: "waiting" };
 
-/** The next block on `parent`: wall-clock time (at least parent + 1), the parent's limits, our miner fields. */
+/**
+ * The next block on `parent`: `now` (at most the largest block timestamp, at least parent + 1), the
+ * parent's limits, our miner fields. After a parent at the largest timestamp the template's time is
+ * past it: the miner refuses to build such a block (a simulation of the pending state may run it).
+ */
 export function nextBlockTemplate(parent: Block, fields: Pick<MinerOptions, "coinbase" | "extraData">, now: bigint): BlockTemplate {
   const parentFields = parent.header.fields;
+  const clockTime = now < maxBlockTimestamp ? now : maxBlockTimestamp;
   return {
     parent,
     coinbase: fields.coinbase,
-    timestamp: now > parentFields.timestamp ? now : parentFields.timestamp + 1n,
+    timestamp: clockTime > parentFields.timestamp ? clockTime : parentFields.timestamp + 1n,
     gasLimit: parentFields.gasLimit,
     minimumGasPrice: parentFields.minimumGasPrice,
     difficulty: parentFields.difficulty,
@@ -238,8 +251,10 @@ export class Miner {
       await this.builder.resetTo(parentRoot);
       this.builderRoot = bytesToUnprefixedHex(parentRoot);
     }
+    const template = nextBlockTemplate(parent, this.options, timestamp ?? this.now());
+    if (template.timestamp > maxBlockTimestamp) throw new BlockTimeExhaustedError(parent.header.fields.timestamp);
     try {
-      const built = await this.builder.build(nextBlockTemplate(parent, this.options, timestamp ?? this.now()), candidates);
+      const built = await this.builder.build(template, candidates);
       this.builderRoot = bytesToUnprefixedHex(built.block.header.fields.stateRoot);
       return built;
     } catch (error) {

@@ -5,7 +5,7 @@ import { AccountExistsError, AccountLockedError, InvalidPrivateKeyError, Unknown
 import { KeystoreFormatError, WrongPassphraseError } from "../accounts/keystore.js";
 import { InvalidBlockRangeError, LogBlockRangeExceededError, LogResultLimitExceededError } from "../logs/index.js";
 import { TimeOutOfRangeError } from "../mining/devChain.js";
-import { TimestampNotAfterParentError } from "../mining/miner.js";
+import { BlockTimeExhaustedError, TimestampNotAfterParentError } from "../mining/miner.js";
 import { ReplayStateMissingError, StructLogTooLargeError } from "../tracing/index.js";
 import { ExecutionTimeoutError } from "../execution/engine.js";
 
@@ -36,6 +36,8 @@ export const RpcErrorCode = {
   TooManyFilters: -32000,
   /** The reference's code for a log query over its block or result limit. */
   LogQueryLimitExceeded: -32012,
+  /** No block can follow the head: its timestamp is the largest a block can carry (openrpc EvmTimeExhausted). */
+  BlockTimeExhausted: -32000,
   /** The reference's code for tracing an unknown transaction with the callTracer. */
   TraceTransactionNotFound: -32001,
 } as const;
@@ -222,6 +224,7 @@ export function timeOutOfRangeError(argument: number, reason: string): RpcError 
 export function devChainErrorToRpc(error: unknown, argument: number): unknown {
   if (error instanceof TimestampNotAfterParentError) return timestampTooLowError(error.timestamp, error.parentTimestamp);
   if (error instanceof TimeOutOfRangeError) return timeOutOfRangeError(argument, error.message);
+  if (error instanceof BlockTimeExhaustedError) return new RpcError(RpcErrorCode.BlockTimeExhausted, error.message);
   return error;
 }
 

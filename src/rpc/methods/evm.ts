@@ -45,7 +45,7 @@ export function createEvmHandlers(deps: EvmDependencies): NamespaceHandlers<"evm
       return null;
     },
     evm_startMining: async () => {
-      await devChain.startMining();
+      await withErrorsMapped(() => devChain.startMining(), timeArgumentError);
       return null;
     },
   };

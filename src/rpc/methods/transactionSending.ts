@@ -7,7 +7,7 @@ import type { TransactionSubmission } from "../../../generated/types.js";
 import type { UnsignedTransaction } from "../../accounts/wallet.js";
 import { checkTransactionFields, decodeOwnTransaction, decodeRawTransaction, MalformedTransactionError, type ChainTransaction } from "../../chain/transactions.js";
 import { bytesToHex, hexToBytes } from "../../common/hex.js";
-import type { Miner } from "../../mining/miner.js";
+import { BlockTimeExhaustedError, type InclusionOutcome, type Miner } from "../../mining/miner.js";
 import { TransactionRejectedError, type TransactionPool } from "../../txpool/transactionPool.js";
 import { invalidParamsError, invalidRawTransactionError, transactionNotMinedError, transactionRejectedError } from "../errors.js";
 
@@ -42,7 +42,14 @@ export function createTransactionSending(deps: TransactionSendingDependencies): 
       throw error;
     }
     if (miner.isAutomining) {
-      const outcome = await miner.mineUntilIncluded(transaction);
+      let outcome: InclusionOutcome;
+      try {
+        outcome = await miner.mineUntilIncluded(transaction);
+      } catch (error) {
+        // The transaction stays pending: a block can take it once the chain went back.
+        if (error instanceof BlockTimeExhaustedError) throw transactionNotMinedError(error.message);
+        throw error;
+      }
       if (outcome.kind === "dropped") throw transactionNotMinedError(outcome.reason);
     }
     return bytesToHex(transaction.hash);

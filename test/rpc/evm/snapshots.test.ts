@@ -273,6 +273,26 @@ describe("evm: snapshots, reverts and time with a time-locked contract", functio
     expect(await revert(node.client, id)).to.equal(true);
     expect(await node.client.evm_increaseTime("0")).to.equal("0x0");
   });
+
+  it("mines no block past the largest timestamp, keeps what was sent, and mines again after a revert", async () => {
+    const id = await snapshot(node.client);
+    const largest = 2n ** 63n - 1n;
+    await node.client.evm_mine(`0x${largest.toString(16)}`);
+    const head = await node.client.eth_getBlockByNumber("latest", false);
+    expect(BigInt(head!.timestamp)).to.equal(largest);
+    const exhausted = `no block can follow the head: its timestamp ${largest} is the largest a block can carry; go back with evm_revert or evm_reset`;
+    await expectRpcError(node.client.evm_mine(), -32000, exhausted);
+    const wallet = new Wallet(cowKey);
+    const nonce = Number(await node.client.eth_getTransactionCount(owner, "latest"));
+    const sent = await wallet.signTransaction({ type: 0, chainId: 33n, nonce, gasLimit: 21_000n, gasPrice: 0n, to: "0x00000000000000000000000000000000000000cc", value: 1n });
+    await expectRpcError(node.client.eth_sendRawTransaction(sent), -32009, `Unknown error when sending transaction: ${exhausted}`);
+    // No block was made, and the transaction waits in the pool.
+    expect((await node.client.eth_getBlockByNumber("latest", false))!.hash).to.equal(head!.hash);
+    expect(await node.client.txpool_status()).to.deep.equal({ pending: 1, queued: 0 });
+    expect(await revert(node.client, id)).to.equal(true);
+    await node.client.evm_mine();
+    expect(BigInt((await node.client.eth_getBlockByNumber("latest", false))!.timestamp) < largest).to.equal(true);
+  });
 });
 
 describe("evm: requests that race a revert", function () {
