@@ -20,6 +20,11 @@ export interface NetworkProfile {
   readonly genesis: GenesisSpec;
   /** Funded at genesis and held unlocked by the node. */
   readonly developmentAccounts: readonly DevelopmentAccount[];
+  /**
+   * The reference node's miner account on this network: held unlocked and listed after the
+   * development accounts while it is the coinbase (not funded; it earns the fees of mined blocks).
+   */
+  readonly minerAccount?: DevelopmentAccount;
 }
 
 /** The ten well-known development accounts of the reference node's regtest (facts section 12). */
@@ -35,6 +40,9 @@ export const regtestDevelopmentAccounts: readonly DevelopmentAccount[] = [
   { seed: "cow8", address: "a4dea4d5c954f5fd9e87f0e9752911e83a3d18b3" },
   { seed: "cow9", address: "09a1eda29f664ac8f68106f6567276df0c65d859" },
 ];
+
+/** The reference's regtest miner: key = keccak-256 of its miner.coinbase.secret (facts section 12). */
+export const regtestMinerAccount: DevelopmentAccount = { seed: "regtest_miner_secret_please_change", address: "ec4ddeb4380ad69b3e509baad9f158cdf4e4681d" };
 
 const developmentAccountBalance = 10n ** 30n;
 
@@ -67,6 +75,7 @@ export const networkProfiles: readonly NetworkProfile[] = [
     description: "locally created network with ten funded, unlocked development accounts (the default)",
     genesis: genesisWith(new Map(regtestDevelopmentAccounts.map((account) => [account.address, { balance: developmentAccountBalance }])), "horse"),
     developmentAccounts: regtestDevelopmentAccounts,
+    minerAccount: regtestMinerAccount,
   },
 ];
 

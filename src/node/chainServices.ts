@@ -7,6 +7,7 @@ import { Wallet } from "../accounts/wallet.js";
 import { Chain } from "../chain/chain.js";
 import { GenesisFileError, parseGenesisDocument, type GenesisSpec } from "../chain/genesis.js";
 import type { NetworkProfile } from "../chain/networks.js";
+import { bytesToUnprefixedHex } from "../common/hex.js";
 import type { Logger } from "../common/logger.js";
 import { installFastRlp } from "../common/rlp.js";
 import { BlockBuilder } from "../execution/blockBuilder.js";
@@ -115,8 +116,11 @@ export async function openChainServices(network: NetworkProfile, storage: Storag
     const walletLog = log.child({ module: "wallet" });
     const scrypt = options.keyStoreKdf === "standard" ? standardScrypt : lightScrypt;
     const wallet = new Wallet(common, { keys: openKeyStorage(network, storage, walletLog), scrypt });
-    for (const account of network.developmentAccounts) wallet.addSeededAccount(account.seed, account.address);
-    const keyStoreAccounts = (await wallet.listAccounts()).length - network.developmentAccounts.length;
+    const seededAccounts = [...network.developmentAccounts];
+    const { minerAccount } = network;
+    if (minerAccount !== undefined && bytesToUnprefixedHex(options.coinbase) === minerAccount.address) seededAccounts.push(minerAccount);
+    for (const account of seededAccounts) wallet.addSeededAccount(account.seed, account.address);
+    const keyStoreAccounts = (await wallet.listAccounts()).length - seededAccounts.length;
     walletLog.info({ keyStore: wallet.keyStoreLocation, accounts: keyStoreAccounts, kdf: options.keyStoreKdf }, "key store opened");
 
     // Blocks (and "pending" reads) take their time from one clock, which the dev methods move.

@@ -1,5 +1,5 @@
 // Everything a node is built from; the CLI maps flags onto it, tests build it directly.
-import { defaultNetworkId } from "../chain/networks.js";
+import { defaultNetworkId, regtestMinerAccount } from "../chain/networks.js";
 import type { LogLevel } from "../common/logger.js";
 import type { CallLimits } from "../execution/callService.js";
 import { defaultLogOptions, type LogOptions } from "../logs/index.js";
@@ -46,8 +46,8 @@ export interface NodeOptions {
   logLevel: LogLevel;
 }
 
-/** The reference's regtest miner address: keccak-256("regtest_miner_secret_please_change") -> address (facts 12). */
-export const defaultCoinbase = "ec4ddeb4380ad69b3e509baad9f158cdf4e4681d";
+/** The reference's regtest miner address (facts 12), whose key the node holds on regtest. */
+export const defaultCoinbase = regtestMinerAccount.address;
 
 export const defaultChainOptions: ChainOptions = {
   genesisFile: undefined,

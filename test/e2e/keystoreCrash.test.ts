@@ -38,7 +38,7 @@ describe("crash safety: kill -9 after a key is stored", function () {
     try {
       const client = new RpcClient(node.url, { timeoutMs: 10_000 });
       const listed = await client.personal_listAccounts();
-      expect(listed.slice(10)).to.have.members(stored.map((entry) => entry.address));
+      expect(listed.slice(11)).to.have.members(stored.map((entry) => entry.address));
       for (const entry of stored) {
         expect(await client.personal_unlockAccount(entry.address, entry.passphrase), entry.address).to.equal(true);
         const key = await client.personal_dumpRawKey(entry.address);

@@ -24,12 +24,18 @@ describe("chain: sending and reading transactions", () => {
   beforeEach(async () => (node = await startTestNode()));
   afterEach(() => node.stop());
 
-  it("starts at genesis with the ten development accounts funded and unlocked", async () => {
+  it("starts at genesis with the ten development accounts funded and unlocked, then the miner's account", async () => {
     expect(await node.client.eth_blockNumber()).to.equal("0x0");
     const accounts = await node.client.eth_accounts();
-    expect(accounts).to.have.length(10);
+    expect(accounts).to.have.length(11);
     expect(accounts[0]).to.equal(cow);
     expect(await node.client.eth_getBalance(accounts[9]!, "latest")).to.equal(`0x${(10n ** 30n).toString(16)}`);
+    // The coinbase, as the reference lists it: unlocked, not funded.
+    expect(accounts[10]).to.equal(await node.client.eth_coinbase());
+    expect(accounts[10]).to.equal("0xec4ddeb4380ad69b3e509baad9f158cdf4e4681d");
+    expect(await node.client.eth_getBalance(accounts[10]!, "latest")).to.equal("0x0");
+    const signed = await node.client.eth_sendTransaction({ from: accounts[10]!, to: stranger });
+    expect((await node.client.eth_getTransactionReceipt(signed))!.status).to.equal("0x1");
     const genesis = await node.client.eth_getBlockByNumber("earliest", false);
     expectValidResult("eth_getBlockByNumber", genesis);
     expect(genesis!.number).to.equal("0x0");

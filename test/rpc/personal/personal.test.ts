@@ -33,10 +33,10 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** The development accounts eth_accounts lists on a fresh regtest node. */
+/** The accounts eth_accounts lists on a fresh regtest node: the ten development accounts and the miner's. */
 async function developmentAccounts(client: RpcClient): Promise<string[]> {
   const accounts = await client.eth_accounts();
-  expect(accounts).to.have.length(10);
+  expect(accounts).to.have.length(11);
   return accounts;
 }
 
@@ -258,7 +258,7 @@ describe("personal_ accounts with a data directory", function () {
 
     node = await startTestNode({ dataDir: directory });
     const listed = await node.client.personal_listAccounts();
-    expect(listed.slice(10)).to.have.members([created, imported]);
+    expect(listed.slice(11)).to.have.members([created, imported]);
     expect(await node.client.eth_accounts()).to.deep.equal(listed);
     // Unlocks do not survive a restart.
     await expectRpcError(node.client.personal_dumpRawKey(imported), -32002, `account ${imported} is locked`);
