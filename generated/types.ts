@@ -43,9 +43,9 @@ export type BlockSelector =
   | {
       blockHash: Hash32;
       /**
-       * When true the block must be on the canonical chain.
+       * When true the block must be on the canonical chain. The strings "true" and "false" are read as the booleans, as the reference node reads them.
        */
-      requireCanonical?: boolean;
+      requireCanonical?: boolean | ("true" | "false");
     }
   | {
       blockNumber: Uint64;

@@ -29,7 +29,8 @@ export async function resolveStateBlock(chain: Chain, parameter: BlockParameter 
   if ("blockHash" in parameter) {
     const block = await chain.getBlockByHash(hexToBytes(parameter.blockHash));
     if (block === undefined) throw blockHashNotFoundError(parameter.blockHash);
-    if (parameter.requireCanonical === true && !(await chain.isCanonical(block))) throw blockNotCanonicalError(parameter.blockHash);
+    const requireCanonical = parameter.requireCanonical === true || parameter.requireCanonical === "true";
+    if (requireCanonical && !(await chain.isCanonical(block))) throw blockNotCanonicalError(parameter.blockHash);
     return block;
   }
   const block = await chain.getBlockByNumber(BigInt(parameter.blockNumber));

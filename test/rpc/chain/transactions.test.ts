@@ -5,6 +5,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { JsonRpcProvider, Transaction, Wallet, keccak256, toUtf8Bytes } from "ethers";
+import { postJson } from "../../helpers/http.js";
 import { expectValidResult } from "../../helpers/results.js";
 import { expectRpcError } from "../../helpers/rpcErrors.js";
 import { startTestNode, type TestNode } from "../../helpers/testNode.js";
@@ -67,6 +68,12 @@ describe("chain: sending and reading transactions", () => {
     expect(await node.client.eth_getBalance(stranger, "latest")).to.equal("0x2a");
     expect(await node.client.eth_getBalance(stranger, "0x0")).to.equal("0x0");
     expect(await node.client.eth_getBalance(stranger, { blockHash: receipt!.blockHash, requireCanonical: true })).to.equal("0x2a");
+    // The reference node reads requireCanonical as the strings "true" and "false".
+    for (const requireCanonical of ["true", "false", false] as const) {
+      expect(await node.client.eth_getBalance(stranger, { blockHash: receipt!.blockHash, requireCanonical })).to.equal("0x2a");
+    }
+    const otherString = postJson(node.url, { jsonrpc: "2.0", id: 1, method: "eth_getBalance", params: [stranger, { blockHash: receipt!.blockHash, requireCanonical: "yes" }] });
+    expect(((await otherString).json as { error: unknown }).error).to.deep.equal({ code: -32602, message: 'invalid argument 1: field requireCanonical: "yes" is not one of: "true", "false"' });
     expect(await node.client.eth_getTransactionCount(cow, "latest")).to.equal("0x1");
     expect(await node.client.eth_getTransactionCount(cow, "earliest")).to.equal("0x0");
     expect(await node.client.eth_getTransactionCount(cow, "pending")).to.equal("0x1");
