@@ -87,15 +87,15 @@ export type AccessList = {
   storageKeys: Bytes32[];
 }[];
 /**
- * One contract address, or a list of addresses of which any may match. An empty list matches any address.
+ * One contract address, or a list of at most 1,000 addresses of which any may match (as geth). An empty list matches any address.
  */
 export type FilterAddress = Address | Address[];
 /**
- * One position of a topic filter: null matches anything, a 32-byte value must match exactly, an array matches any of its values (null inside the array matches anything).
+ * One position of a topic filter: null matches anything, a 32-byte value must match exactly, an array of at most 1,000 values matches any of them (null inside the array matches anything; as geth, more are refused).
  */
 export type TopicFilterEntry = null | Hash32 | (Hash32 | null)[];
 /**
- * Order-dependent topic filter with at most 4 positions (a log has at most 4 topics). With a log of topics [A, B]: [] matches anything; [A] matches A first and anything after; [null, B] matches anything first and B second; [A, B] matches A first and B second; [[A, B], [A, B]] matches (A or B) first and (A or B) second.
+ * Order-dependent topic filter with at most 4 positions (a log has at most 4 topics). With a log of topics [A, B]: [] matches anything; [A] matches A first and anything after; [null, B] matches anything first and B second; [A, B] matches A first and B second; [[A, B], [A, B]] matches (A or B) first and (A or B) second. As in geth and the reference node, a log with fewer topics than the filter has positions does not match ([null, null, null] needs at least three topics).
  *
  * @maxItems 4
  */

@@ -8,9 +8,9 @@ export interface LogCriteria {
   /** Any of these addresses; empty: any address. */
   readonly addresses: readonly Uint8Array[];
   /**
-   * Per position, the topics allowed there (any of them); null or an empty list allows anything.
-   * Positions past the end allow anything; a log with fewer topics than positions that constrain
-   * does not match.
+   * Per position, the topics allowed there (any of them); null or an empty list allows any topic
+   * there. As in geth and the reference node, a log with fewer topics than there are positions
+   * does not match (so [null, null] needs two topics); topics past the last position are free.
    */
   readonly topics: readonly (readonly Uint8Array[] | null)[];
 }
@@ -91,6 +91,7 @@ export class LogMatcher {
   /** The exact test (spec 2.10 table). */
   matches(log: ChainLog): boolean {
     if (this.criteria.addresses.length > 0 && !includesBytes(this.criteria.addresses, log.address)) return false;
+    if (log.topics.length < this.criteria.topics.length) return false;
     for (const { position, allowed } of this.topicConstraints) {
       const topic = log.topics[position];
       if (topic === undefined || !includesBytes(allowed, topic)) return false;

@@ -74,6 +74,19 @@ describe("eth_getLogs", function () {
       expect(topicsOf(await getLogs({ ...all, address: events.address, topics: [null, null, C] }))).to.deep.equal([[A, B, C, A]]);
       expect(topicsOf(await getLogs({ ...all, address: events.address, topics: [[C, null], B] }))).to.deep.equal([[A, B], [C, B], [A, B, C, A], [B, B]]);
     });
+
+    it("a log with fewer topics than the filter has positions does not match, as in geth and the reference", async () => {
+      expect(topicsOf(await getLogs({ ...all, address: events.address, topics: [null, null, null, null] }))).to.deep.equal([[A, B, C, A]]);
+      expect(topicsOf(await getLogs({ ...all, address: events.address, topics: [null] }))).to.deep.equal([[A, B], [B, A], [A, C], [C, B], [A, B, C, A], [A, A], [B, B], [C, C]]);
+    });
+
+    it("refuses more than 1,000 addresses or topics in one position, as geth", async () => {
+      const addresses = Array.from({ length: 1_001 }, (_, index) => `0x${(index + 1).toString(16).padStart(40, "0")}`);
+      await expectRpcError(getLogs({ ...all, address: addresses }), -32602, "invalid argument 0: field address: too many entries: at most 1000");
+      const topics = Array.from({ length: 1_001 }, (_, index) => topic(index + 1));
+      await expectRpcError(getLogs({ ...all, topics: [null, topics] }), -32602, "invalid argument 0: field topics[1]: too many entries: at most 1000");
+      expect(await getLogs({ ...all, address: addresses.slice(0, 1_000), topics: [topics.slice(0, 1_000)] })).to.deep.equal([]);
+    });
   });
 
   describe("addresses", () => {

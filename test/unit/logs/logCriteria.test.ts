@@ -45,7 +45,8 @@ describe("logs/logCriteria", () => {
       ["[[A, B], [A, B]]", [[A, B], [A, B]], true],
       ["[[C], [A, B]]", [[C], [A, B]], false],
       ["[A, B, C]: a third topic the log lacks", [[A], [B], [C]], false],
-      ["[A, B, null]: a wildcard past the log's topics", [[A], [B], null], true],
+      ["[A, B, null]: a wildcard past the log's topics (geth and the reference)", [[A], [B], null], false],
+      ["[null, null]: as many wildcards as the log has topics", [null, null], true],
       ["[[], B]: an empty list allows anything", [[], [B]], true],
     ];
     for (const [name, topics, expected] of rows) {
