@@ -2,10 +2,13 @@
 // collecting what happened since its previous poll. Fed by the chain's head events (blocks on disk,
 // and blocks removed, whose logs come back with removed = true) and by the pool's pending
 // transactions. A filter not polled for the timeout is removed; the sweep timer never keeps the
-// process alive.
+// process alive. What filters hold between polls is bounded: each keeps its newest changes up to
+// a share of one budget for all (a filter nobody polls cannot fill the memory), and a log
+// delivered to many filters is one object they share.
 import { randomBytes } from "node:crypto";
 import type { Chain } from "../chain/chain.js";
 import type { BlockWithReceipts, ChainHeadListener } from "../chain/events.js";
+import type { ChainLog } from "../chain/receipts.js";
 import type { ChainTransaction } from "../chain/transactions.js";
 import type { TransactionPool } from "../txpool/transactionPool.js";
 import { blockLogsOf } from "./blockLogs.js";
@@ -20,9 +23,15 @@ export interface LogFilterQuery {
   readonly to: BlockBound;
 }
 
+interface FilterState {
+  lastPolledAt: number;
+  /** Changes dropped (the oldest) since the filter was last polled. */
+  dropped: number;
+}
+
 type InstalledFilter =
-  | { readonly kind: "logs"; readonly query: LogFilterQuery; lastPolledAt: number; logs: LocatedLog[] }
-  | { readonly kind: "blocks" | "pendingTransactions"; lastPolledAt: number; hashes: Uint8Array[] };
+  | ({ readonly kind: "logs"; readonly query: LogFilterQuery; logs: LocatedLog[] } & FilterState)
+  | ({ readonly kind: "blocks" | "pendingTransactions"; hashes: Uint8Array[] } & FilterState);
 
 /** What a filter collected since its previous poll. */
 export type FilterChanges = { readonly kind: "logs"; readonly logs: readonly LocatedLog[] } | { readonly kind: "hashes"; readonly hashes: readonly Uint8Array[] };
@@ -34,10 +43,25 @@ export interface FilterManagerOptions extends Pick<LogOptions, "filterTimeoutMs"
   newId?: () => string;
   /** Where a failure while delivering to filters is reported (the chain and the pool go on). */
   reportError: (error: unknown) => void;
+  /** Told once per poll interval when a filter starts dropping its oldest changes. */
+  reportDropping?: (filterId: string, kept: number) => void;
 }
 
 /** Most filters installed at once: each one is matched against every new block. */
 export const maxInstalledFilters = 10_000;
+
+/**
+ * Most changes (logs or hashes) one filter holds between polls; past it the oldest are dropped, as
+ * Erigon does. A poll after a drop answers the newest ones.
+ */
+export const maxChangesPerFilter = 10_000;
+
+/**
+ * Most changes all filters hold together: with more than 200 filters installed, each keeps its
+ * equal share (10,000 filters keep 200 each). A held change costs a reference, plus one shared
+ * object per log.
+ */
+export const maxChangesHeld = 2_000_000;
 
 /** Installing one more filter would pass maxInstalledFilters. */
 export class TooManyFiltersError extends Error {
@@ -81,15 +105,15 @@ export class FilterManager implements ChainHeadListener {
   }
 
   installLogFilter(query: LogFilterQuery): string {
-    return this.install({ kind: "logs", query, lastPolledAt: this.now(), logs: [] });
+    return this.install({ kind: "logs", query, lastPolledAt: this.now(), dropped: 0, logs: [] });
   }
 
   installBlockFilter(): string {
-    return this.install({ kind: "blocks", lastPolledAt: this.now(), hashes: [] });
+    return this.install({ kind: "blocks", lastPolledAt: this.now(), dropped: 0, hashes: [] });
   }
 
   installPendingTransactionFilter(): string {
-    return this.install({ kind: "pendingTransactions", lastPolledAt: this.now(), hashes: [] });
+    return this.install({ kind: "pendingTransactions", lastPolledAt: this.now(), dropped: 0, hashes: [] });
   }
 
   /** Hands over what the filter collected and starts collecting anew; undefined for an unknown or expired id. */
@@ -97,6 +121,7 @@ export class FilterManager implements ChainHeadListener {
     const filter = this.find(id);
     if (filter === undefined) return undefined;
     filter.lastPolledAt = this.now();
+    filter.dropped = 0;
     if (filter.kind === "logs") {
       const logs = filter.logs;
       filter.logs = [];
@@ -105,6 +130,17 @@ export class FilterManager implements ChainHeadListener {
     const hashes = filter.hashes;
     filter.hashes = [];
     return { kind: "hashes", hashes };
+  }
+
+  /**
+   * Gives back the changes of a poll whose answer carried only the first `sent` of them: the rest
+   * are the first of the next poll. Nothing happens for a filter removed meanwhile.
+   */
+  returnUnsent(id: string, changes: FilterChanges, sent: number): void {
+    const filter = this.find(id);
+    if (filter === undefined) return;
+    if (filter.kind === "logs" && changes.kind === "logs") filter.logs = [...changes.logs.slice(sent), ...filter.logs];
+    else if (filter.kind !== "logs" && changes.kind === "hashes") filter.hashes = [...changes.hashes.slice(sent), ...filter.hashes];
   }
 
   /** The query of a log filter; undefined for an unknown or expired id or another kind of filter. */
@@ -144,21 +180,40 @@ export class FilterManager implements ChainHeadListener {
   private deliverBlocks(blocks: readonly BlockWithReceipts[], removed: boolean): void {
     if (this.filters.size === 0) return;
     const blockLogs = blocks.map(({ block, receipts }) => blockLogsOf(block, receipts));
-    for (const filter of this.filters.values()) {
+    const sharedLogs = new Map<ChainLog, LocatedLog>();
+    const keep = this.changesKeptPerFilter();
+    for (const [id, filter] of this.filters) {
       if (filter.kind === "logs") {
         const { matcher, from, to } = filter.query;
-        for (const logs of blockLogs) if (isWithinBounds(logs.number, from, to)) collectBlockLogs(matcher, logs, removed, filter.logs);
+        for (const logs of blockLogs) if (isWithinBounds(logs.number, from, to)) collectBlockLogs(matcher, logs, removed, filter.logs, sharedLogs);
+        if (filter.logs.length > keep) filter.logs = this.newest(id, filter, filter.logs, keep);
       } else if (filter.kind === "blocks" && !removed) {
         // Block filters report new blocks only, as geth's: a removed block's hash is not news.
         for (const { block } of blocks) filter.hashes.push(block.hash);
+        if (filter.hashes.length > keep) filter.hashes = this.newest(id, filter, filter.hashes, keep);
       }
     }
   }
 
   private pendingTransactionsAdded(transactions: readonly ChainTransaction[]): void {
-    for (const filter of this.filters.values()) {
-      if (filter.kind === "pendingTransactions") for (const transaction of transactions) filter.hashes.push(transaction.hash);
+    const keep = this.changesKeptPerFilter();
+    for (const [id, filter] of this.filters) {
+      if (filter.kind !== "pendingTransactions") continue;
+      for (const transaction of transactions) filter.hashes.push(transaction.hash);
+      if (filter.hashes.length > keep) filter.hashes = this.newest(id, filter, filter.hashes, keep);
     }
+  }
+
+  /** How many changes each filter may hold now: its share of maxChangesHeld, at most maxChangesPerFilter. */
+  private changesKeptPerFilter(): number {
+    return Math.min(maxChangesPerFilter, Math.floor(maxChangesHeld / Math.max(1, this.filters.size)));
+  }
+
+  /** The newest `keep` of a filter's changes; the first drop since its last poll is reported. */
+  private newest<T>(id: string, filter: InstalledFilter, changes: T[], keep: number): T[] {
+    if (filter.dropped === 0) this.options.reportDropping?.(id, keep);
+    filter.dropped += changes.length - keep;
+    return changes.slice(changes.length - keep);
   }
 
   private install(filter: InstalledFilter): string {

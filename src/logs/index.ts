@@ -17,5 +17,5 @@ export {
 } from "./logQuery.js";
 export { blockLogsOf, compactBlockLogs, type BlockLogs, type TransactionLogs } from "./blockLogs.js";
 export { BlockLogIndex, defaultBlockLogIndexOptions, type BlockLogIndexOptions } from "./blockLogIndex.js";
-export { FilterManager, maxInstalledFilters, TooManyFiltersError, type FilterChanges, type FilterManagerOptions, type LogFilterQuery } from "./filterManager.js";
+export { FilterManager, maxChangesHeld, maxChangesPerFilter, maxInstalledFilters, TooManyFiltersError, type FilterChanges, type FilterManagerOptions, type LogFilterQuery } from "./filterManager.js";
 export { defaultLogOptions, type LogOptions } from "./options.js";

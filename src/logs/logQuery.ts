@@ -69,15 +69,24 @@ export function isWithinBounds(blockNumber: bigint, from: BlockBound, to: BlockB
   return (from.kind === "head" || blockNumber >= from.number) && (to.kind === "head" || blockNumber <= to.number);
 }
 
-/** Appends the block's logs that match to `found`, in block order. */
-export function collectBlockLogs(matcher: LogMatcher, block: BlockLogs, removed: boolean, found: LocatedLog[]): void {
+/**
+ * Appends the block's logs that match to `found`, in block order. With `shared`, a log already
+ * located for another filter of the same delivery is the same object.
+ */
+export function collectBlockLogs(matcher: LogMatcher, block: BlockLogs, removed: boolean, found: LocatedLog[], shared?: Map<ChainLog, LocatedLog>): void {
   if (block.transactions.length === 0 || !matcher.bloomMayMatch(block.bloom)) return;
   for (const transaction of block.transactions) {
     if (!matcher.bloomMayMatch(transaction.bloom)) continue;
     const logs = transaction.logs;
     for (let offset = 0; offset < logs.length; offset++) {
       const log = logs[offset]!;
-      if (matcher.matches(log)) found.push({ log, block, transaction, logIndex: transaction.firstLogIndex + offset, removed });
+      if (!matcher.matches(log)) continue;
+      let located = shared?.get(log);
+      if (located === undefined) {
+        located = { log, block, transaction, logIndex: transaction.firstLogIndex + offset, removed };
+        shared?.set(log, located);
+      }
+      found.push(located);
     }
   }
 }

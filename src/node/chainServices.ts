@@ -138,7 +138,11 @@ export async function openChainServices(network: NetworkProfile, storage: Storag
     const logsLog = log.child({ module: "logs" });
     const reportLogsError = (error: unknown) => logsLog.error({ err: error }, "following the chain failed");
     const logIndex = new BlockLogIndex(chain, reportLogsError);
-    const filters = new FilterManager(chain, pool, { filterTimeoutMs: options.logs.filterTimeoutMs, reportError: reportLogsError });
+    const filters = new FilterManager(chain, pool, {
+      filterTimeoutMs: options.logs.filterTimeoutMs,
+      reportError: reportLogsError,
+      reportDropping: (filterId, kept) => logsLog.warn({ filterId, kept }, "filter not polled: it keeps its newest changes and drops older ones until the next poll"),
+    });
     const tracer = new TraceService(common, state, chain, { ...defaultTraceServiceOptions, timeLimitMs: options.calls.timeLimitMs });
     log.info({ location: store.location, head: Number(chain.head.number), mining: options.mining.kind }, "chain opened");
     return {

@@ -42,7 +42,7 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
     throw error;
   }
   const peers = createStandaloneNetwork();
-  const handlers = createHandlers({ clientVersion: clientVersionString(), network, peers, ...services });
+  const handlers = createHandlers({ clientVersion: clientVersionString(), network, peers, responseLimitBytes: options.rpc.responseLimitBytes, ...services });
   const dispatcher = createDispatcher({
     handlers,
     enabledModules,

@@ -86,10 +86,12 @@ export class TransactionPool {
 
   /**
    * Replaces what the pool holds with `transactions` (from contents()), each checked again against
-   * the current tip state; pending-transaction listeners are not told again of transactions they
-   * have seen. Answers the transactions the rules refuse now, with the reason.
+   * the current tip state. Pending-transaction listeners are told of those pending now that were
+   * not pending before (as geth announces the transactions a reorganisation puts back). Answers the
+   * transactions the rules refuse now, with the reason.
    */
   async restore(transactions: readonly ChainTransaction[]): Promise<{ transaction: ChainTransaction; reason: string }[]> {
+    const pendingBefore = new Set(this.pending());
     this.senders.clear();
     this.byHash.clear();
     const refused: { transaction: ChainTransaction; reason: string }[] = [];
@@ -101,6 +103,8 @@ export class TransactionPool {
         refused.push({ transaction, reason: error.message });
       }
     }
+    const newlyPending = this.pending().filter((transaction) => !pendingBefore.has(transaction));
+    if (newlyPending.length > 0) this.notifyPending(newlyPending);
     return refused;
   }
 

@@ -17,7 +17,7 @@ import {
   type LocatedLog,
   type LogQueryLimits,
 } from "../../logs/index.js";
-import type { RpcCallContext } from "../dispatch.js";
+import { EncodedJson, type RpcCallContext } from "../dispatch.js";
 import { blockHashNotFoundError, filterNotFoundError, logQueryErrorToRpc, tooManyFiltersError, withErrorsMapped } from "../errors.js";
 import { formatLocatedLogs } from "../format.js";
 
@@ -26,6 +26,30 @@ export interface EthFilterDependencies {
   filters: FilterManager;
   logIndex: BlockLogIndex;
   logLimits: LogQueryLimits;
+  /** The largest answer the dispatcher sends (--rpc-response-limit). */
+  responseLimitBytes: number;
+}
+
+/** Room left in an answer for its envelope ({"jsonrpc":"2.0","id":…,"result":…}) besides the result. */
+const answerEnvelopeBytes = 1024;
+
+/**
+ * The result of a poll as JSON text, with as many of `items` (in order) as fit in `budgetBytes`;
+ * answers the text and how many it holds. Each item is encoded once, and the text is not encoded
+ * again by the dispatcher.
+ */
+function encodeFitting(items: readonly unknown[], budgetBytes: number): { json: EncodedJson; count: number } {
+  const parts: string[] = [];
+  let bytes = 2;
+  for (const item of items) {
+    const part = JSON.stringify(item);
+    // Byte length: logs and hashes are ASCII, so characters are bytes. The first item always goes:
+    // one larger than the whole limit could never be answered (the dispatcher refuses it).
+    if (parts.length > 0 && bytes + part.length + 1 > budgetBytes) break;
+    parts.push(part);
+    bytes += part.length + 1;
+  }
+  return { json: new EncodedJson(`[${parts.join(",")}]`), count: parts.length };
 }
 
 type EthFilterMethod =
@@ -80,7 +104,7 @@ function installing(install: () => string): string {
 }
 
 export function createEthFilterHandlers(deps: EthFilterDependencies): Pick<NamespaceHandlers<"eth", RpcCallContext>, EthFilterMethod> {
-  const { chain, filters, logIndex, logLimits } = deps;
+  const { chain, filters, logIndex, logLimits, responseLimitBytes } = deps;
 
   /** Runs a query over a range judged at the current head; domain errors become their JSON-RPC errors. */
   function logsInRange(matcher: LogMatcher, from: BlockBound, to: BlockBound): Promise<LocatedLog[]> {
@@ -119,7 +143,12 @@ export function createEthFilterHandlers(deps: EthFilterDependencies): Pick<Names
     eth_getFilterChanges: ([filterId]) => {
       const changes = filters.takeChanges(filterId);
       if (changes === undefined) throw filterNotFoundError();
-      return changes.kind === "logs" ? formatLocatedLogs(changes.logs) : changes.hashes.map(bytesToHex);
+      const items = changes.kind === "logs" ? formatLocatedLogs(changes.logs) : changes.hashes.map(bytesToHex);
+      // The changes have left the filter: an answer over the response limit would lose them. So
+      // the answer takes what fits, and the rest stays for the next poll.
+      const { json, count } = encodeFitting(items, responseLimitBytes - answerEnvelopeBytes);
+      if (count < items.length) filters.returnUnsent(filterId, changes, count);
+      return json as unknown as typeof items;
     },
     eth_getFilterLogs: async ([filterId]) => {
       const query = filters.logFilterQuery(filterId);

@@ -165,6 +165,47 @@ describe("filters", function () {
         await stopped.stop();
       }
     });
+
+    it("deliver the transactions a revert puts back into the pool, also to filters installed after they first arrived", async () => {
+      const stopped = await startTestNode({ chain: { mining: { kind: "off" } } });
+      try {
+        const beforeSend = await stopped.client.evm_snapshot();
+        const sent = await stopped.client.eth_sendTransaction({ from: cow, to: stranger, value: "0x1" });
+        const holdingIt = await stopped.client.evm_snapshot();
+        await stopped.client.evm_mine();
+        const id = await stopped.client.eth_newPendingTransactionFilter();
+        expect(await stopped.client.evm_revert(holdingIt)).to.equal(true);
+        expect(await stopped.client.eth_getFilterChanges(id)).to.deep.equal([sent]);
+        // A revert that leaves the pool as it was announces nothing.
+        expect(await stopped.client.evm_revert(holdingIt)).to.equal(true);
+        expect(await stopped.client.eth_getFilterChanges(id)).to.deep.equal([]);
+        expect(await stopped.client.evm_revert(beforeSend)).to.equal(true);
+        expect(await stopped.client.eth_getFilterChanges(id)).to.deep.equal([]);
+      } finally {
+        await stopped.stop();
+      }
+    });
+  });
+
+  describe("limits", () => {
+    it("an answer past the response limit carries the oldest changes that fit; the rest come at the next poll", async () => {
+      const small = await startTestNode({ rpc: { responseLimitBytes: 20_000 } });
+      try {
+        const emitter = await deployEvents(small.client);
+        const id = await small.client.eth_newFilter({ address: emitter.address });
+        // 60 logs of about 600 bytes each: some 36 KB of changes.
+        const hash = await emitter.emitPairs(Array.from({ length: 30 }, (_, index): [string, string] => [topic(index), topic(index + 100)]));
+        const first = await small.client.eth_getFilterChanges(id);
+        const second = await small.client.eth_getFilterChanges(id);
+        expect(first.length).to.be.within(1, 59);
+        expect(JSON.stringify(first).length).to.be.below(20_000);
+        expect(await small.client.eth_getFilterChanges(id)).to.deep.equal([]);
+        const receipt = await small.client.eth_getTransactionReceipt(hash);
+        expect([...first, ...second]).to.deep.equal(receipt!.logs);
+      } finally {
+        await small.stop();
+      }
+    });
   });
 
   describe("uninstalling and expiry", () => {

@@ -7,7 +7,16 @@ import type { BlockWithReceipts, ChainHeadListener } from "../../../src/chain/ev
 import type { ChainLog, ChainReceipt } from "../../../src/chain/receipts.js";
 import type { ChainTransaction } from "../../../src/chain/transactions.js";
 import type { PendingTransactionsListener } from "../../../src/txpool/transactionPool.js";
-import { FilterManager, LogMatcher, maxInstalledFilters, TooManyFiltersError, type FilterChanges, type LocatedLog } from "../../../src/logs/index.js";
+import {
+  FilterManager,
+  LogMatcher,
+  maxChangesHeld,
+  maxChangesPerFilter,
+  maxInstalledFilters,
+  TooManyFiltersError,
+  type FilterChanges,
+  type LocatedLog,
+} from "../../../src/logs/index.js";
 
 const emitter = new Uint8Array(20).fill(1);
 const A = new Uint8Array(32).fill(0xa);
@@ -45,6 +54,11 @@ class StandIns {
 function placesOf(changes: FilterChanges | undefined): [bigint, number, number, boolean][] {
   expect(changes?.kind).to.equal("logs");
   return (changes as unknown as { logs: LocatedLog[] }).logs.map((log) => [log.block.number, log.transaction.index, log.logIndex, log.removed]);
+}
+
+function hashChanges(changes: FilterChanges | undefined): Extract<FilterChanges, { kind: "hashes" }> {
+  expect(changes?.kind).to.equal("hashes");
+  return changes as Extract<FilterChanges, { kind: "hashes" }>;
 }
 
 describe("logs/filterManager", () => {
@@ -152,6 +166,46 @@ describe("logs/filterManager", () => {
     // Once the installed ones expire, there is room again.
     standIns.clock += 1001;
     expect(manager.installBlockFilter()).to.be.a("string");
+    manager.close();
+  });
+
+  it("keeps a filter's newest changes up to maxChangesPerFilter and reports the first drop since a poll", () => {
+    const standIns = new StandIns();
+    const dropping: [string, number][] = [];
+    const manager = new FilterManager(standIns.chain, standIns.pool, { filterTimeoutMs: 1000, now: () => standIns.clock, reportError: () => undefined, reportDropping: (id, kept) => dropping.push([id, kept]) });
+    const id = manager.installPendingTransactionFilter();
+    const hashes = (from: number, count: number) => Array.from({ length: count }, (_, index) => ({ hash: new Uint8Array([from + index]) }) as unknown as ChainTransaction);
+    standIns.poolListener!(hashes(0, maxChangesPerFilter));
+    standIns.poolListener!(hashes(maxChangesPerFilter, 3));
+    standIns.poolListener!(hashes(maxChangesPerFilter + 3, 2));
+    expect(dropping).to.deep.equal([[id, maxChangesPerFilter]]);
+    const kept = hashChanges(manager.takeChanges(id)).hashes;
+    expect(kept).to.have.length(maxChangesPerFilter);
+    expect(kept[0]).to.deep.equal(new Uint8Array([5]));
+    standIns.poolListener!(hashes(0, maxChangesPerFilter + 1));
+    expect(dropping).to.have.length(2);
+    manager.close();
+  });
+
+  it("shares maxChangesHeld among the filters when many are installed", () => {
+    const standIns = new StandIns();
+    const manager = standIns.manager();
+    const filterCount = Math.floor(maxChangesHeld / maxChangesPerFilter) * 2;
+    const ids = Array.from({ length: filterCount }, () => manager.installPendingTransactionFilter());
+    standIns.poolListener!(Array.from({ length: maxChangesPerFilter }, () => ({ hash: new Uint8Array(32) }) as unknown as ChainTransaction));
+    for (const id of [ids[0]!, ids[filterCount - 1]!]) expect(hashChanges(manager.takeChanges(id)).hashes).to.have.length(maxChangesPerFilter / 2);
+    manager.close();
+  });
+
+  it("gives the unsent part of a poll back as the first changes of the next", () => {
+    const standIns = new StandIns();
+    const manager = standIns.manager();
+    const id = manager.installBlockFilter();
+    standIns.chainListener!.blocksAdded([blockWith(1n, []), blockWith(2n, []), blockWith(3n, [])]);
+    const taken = manager.takeChanges(id)!;
+    standIns.chainListener!.blocksAdded([blockWith(4n, [])]);
+    manager.returnUnsent(id, taken, 1);
+    expect(hashChanges(manager.takeChanges(id)).hashes.map((hash) => hash[0])).to.deep.equal([2, 3, 4]);
     manager.close();
   });
 
