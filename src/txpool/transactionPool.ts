@@ -38,6 +38,13 @@ export const maxGasPriceOverMinimum = 80n;
 export const maxNonceGap = 16n;
 /** A replacement must raise the gas price by this many percent. */
 export const replacementBumpPercent = 40n;
+/**
+ * Most transactions the pool holds, pending and queued (geth: 5,120 + 1,024 slots; more here, for
+ * a dev chain whose mining is paused while a test sends).
+ */
+export const maxPoolTransactions = 10_000;
+/** Most bytes of signed transactions the pool holds (geth: 5,120 slots of 32 KiB, 160 MiB). */
+export const maxPoolBytes = 64 * 1024 * 1024;
 
 function upfrontCost(transaction: ChainTransaction): bigint {
   return transaction.tx.gasLimit * transaction.tx.gasPrice + transaction.tx.value;
@@ -58,6 +65,8 @@ export class TransactionPool {
   /** Senders in order of first arrival; each with its transactions by nonce. */
   private readonly senders = new Map<string, SenderQueue>();
   private readonly byHash = new Map<string, ChainTransaction>();
+  /** Bytes of the signed transactions in byHash. */
+  private heldBytes = 0;
   private readonly pendingListeners = new Map<PendingTransactionsListener, (error: unknown) => void>();
 
   constructor(private readonly options: TransactionPoolOptions) {}
@@ -94,6 +103,7 @@ export class TransactionPool {
     const pendingBefore = new Set(this.pending());
     this.senders.clear();
     this.byHash.clear();
+    this.heldBytes = 0;
     const refused: { transaction: ChainTransaction; reason: string }[] = [];
     for (const transaction of transactions) {
       try {
@@ -146,11 +156,15 @@ export class TransactionPool {
       if (tx.gasPrice <= oldPrice || tx.gasPrice * 100n < oldPrice * (100n + replacementBumpPercent)) {
         throw new TransactionRejectedError("gas price not enough to bump transaction");
       }
-      this.byHash.delete(bytesToUnprefixedHex(replaced.hash));
     }
+    const countAfter = this.byHash.size + (replaced === undefined ? 1 : 0);
+    const bytesAfter = this.heldBytes - (replaced?.raw.length ?? 0) + transaction.raw.length;
+    if (countAfter > maxPoolTransactions || bytesAfter > maxPoolBytes) throw new TransactionRejectedError("txpool is full");
+    if (replaced !== undefined) this.release(replaced);
     queue.byNonce.set(tx.nonce, transaction);
     this.senders.set(senderKey, queue);
     this.byHash.set(hashKey, transaction);
+    this.heldBytes += transaction.raw.length;
     if (!this.isExecutable(queue, tx.nonce)) return "queued";
     // A replacement takes a pending place; a new nonce may also release the queued ones behind it.
     const newlyPending = [transaction];
@@ -213,7 +227,7 @@ export class TransactionPool {
     for (const transaction of transactions) {
       const senderKey = bytesToUnprefixedHex(transaction.sender);
       const queue = this.senders.get(senderKey);
-      this.byHash.delete(bytesToUnprefixedHex(transaction.hash));
+      this.release(transaction);
       if (queue === undefined) continue;
       if (transaction.tx.nonce + 1n > queue.accountNonce) queue.accountNonce = transaction.tx.nonce + 1n;
       this.dropStale(queue);
@@ -224,13 +238,18 @@ export class TransactionPool {
   /** Drops a transaction the chain cannot take any more (skipped by the block builder as invalid). */
   remove(transaction: ChainTransaction): void {
     const queue = this.senders.get(bytesToUnprefixedHex(transaction.sender));
-    this.byHash.delete(bytesToUnprefixedHex(transaction.hash));
+    this.release(transaction);
     if (queue?.byNonce.get(transaction.tx.nonce) === transaction) queue.byNonce.delete(transaction.tx.nonce);
     if (queue?.byNonce.size === 0) this.senders.delete(bytesToUnprefixedHex(transaction.sender));
   }
 
   get size(): number {
     return this.byHash.size;
+  }
+
+  /** Forgets a held transaction's hash and bytes (its sender queue is the caller's business). */
+  private release(transaction: ChainTransaction): void {
+    if (this.byHash.delete(bytesToUnprefixedHex(transaction.hash))) this.heldBytes -= transaction.raw.length;
   }
 
   private isExecutable(queue: SenderQueue, nonce: bigint): boolean {
@@ -242,7 +261,7 @@ export class TransactionPool {
     for (const [nonce, transaction] of queue.byNonce) {
       if (nonce < queue.accountNonce) {
         queue.byNonce.delete(nonce);
-        this.byHash.delete(bytesToUnprefixedHex(transaction.hash));
+        this.release(transaction);
       }
     }
   }
