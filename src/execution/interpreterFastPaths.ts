@@ -519,6 +519,41 @@ function rememberJumpAnalysis(prototype: { _getValidJumpDestinations: JumpAnalys
   };
 }
 
+/** Messages a STATICCALL made (the other frames inside a static frame are static as well). */
+const staticCallMessages = new WeakSet<object>();
+
+/**
+ * Whether a STATICCALL made this message: a CALL made inside a static frame is static too, and
+ * only the opcode tells them apart (tracers name a frame by it). Known once the fast loop is in.
+ */
+export function madeByStaticCall(message: object): boolean {
+  return staticCallMessages.has(message);
+}
+
+type BaseCall = (this: object, message: object) => Promise<unknown>;
+type CallStatic = (this: object, ...args: unknown[]) => Promise<unknown>;
+
+/**
+ * Marks the messages of STATICCALL: the package's callStatic builds the message and hands it to
+ * _baseCall in the same synchronous stretch, so a flag on the interpreter set by the one and read
+ * by the other cannot meet another call's.
+ */
+function markStaticCallMessages(prototype: { callStatic: CallStatic; _baseCall: BaseCall }): void {
+  const packageCallStatic = prototype.callStatic;
+  const packageBaseCall = prototype._baseCall;
+  prototype.callStatic = function (this: { makingStaticCall?: boolean }, ...args) {
+    this.makingStaticCall = true;
+    return packageCallStatic.apply(this, args);
+  };
+  prototype._baseCall = function (this: { makingStaticCall?: boolean }, message) {
+    if (this.makingStaticCall === true) {
+      this.makingStaticCall = false;
+      staticCallMessages.add(message);
+    }
+    return packageBaseCall.call(this, message);
+  };
+}
+
 type StepListener = ((step: unknown) => void) | ((step: unknown, done: () => void) => void);
 
 /**
@@ -587,7 +622,7 @@ class StepEvent {
   }
 }
 
-type InterpreterPrototype = { run: InterpreterRun; _getValidJumpDestinations: JumpAnalysis };
+type InterpreterPrototype = { run: InterpreterRun; _getValidJumpDestinations: JumpAnalysis; callStatic: CallStatic; _baseCall: BaseCall };
 
 const stopOpcode = 0x00;
 const returnOpcode = 0xf3;
@@ -601,6 +636,7 @@ const frameEndHandlers = new WeakSet<object>();
 
 function installFastLoop(prototype: InterpreterPrototype): void {
   rememberJumpAnalysis(prototype);
+  markStaticCallMessages(prototype);
   const packageRun = prototype.run;
   prototype.run = async function (code, options = {}) {
     const evm = this._evm;

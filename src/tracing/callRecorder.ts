@@ -3,6 +3,7 @@
 import type { EVMResult, Message } from "@ethereumjs/evm";
 import type { Address } from "@ethereumjs/util";
 import type { ExecutionEngine } from "../execution/engine.js";
+import { madeByStaticCall } from "../execution/interpreterFastPaths.js";
 
 export type FrameKind = "CALL" | "CALLCODE" | "DELEGATECALL" | "STATICCALL" | "CREATE" | "CREATE2" | "SELFDESTRUCT";
 
@@ -104,7 +105,7 @@ function frameKind(message: Message, parent: RecordedFrame | undefined): FrameKi
   if (parent === undefined) return "CALL";
   if (message.delegatecall) return "DELEGATECALL";
   if ((message as unknown as { _codeAddress?: Address })._codeAddress !== undefined) return "CALLCODE";
-  if (message.isStatic && !parent.isStatic) return "STATICCALL";
+  if (madeByStaticCall(message) || (message.isStatic && !parent.isStatic)) return "STATICCALL";
   return "CALL";
 }
 

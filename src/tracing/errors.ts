@@ -29,12 +29,23 @@ const flatTraceWords = new Map<string, string>([
   ["invalid bytecode deployed", "Invalid code"],
 ]);
 
+/**
+ * The engine's error without the location it appends to some ("invalid JUMP at <code hash>/<address>:<pc>"):
+ * that is the engine's debugging aid, not part of the error.
+ */
+function withoutLocation(engineError: string): string {
+  const at = engineError.indexOf(" at 0x");
+  return at < 0 ? engineError : engineError.slice(0, at);
+}
+
 export function callTracerError(engineError: string): string {
-  return callTracerWords.get(engineError) ?? engineError;
+  const error = withoutLocation(engineError);
+  return callTracerWords.get(error) ?? error;
 }
 
 export function flatTraceError(engineError: string): string {
-  const words = flatTraceWords.get(engineError);
+  const error = withoutLocation(engineError);
+  const words = flatTraceWords.get(error);
   if (words !== undefined) return words;
-  return engineError.charAt(0).toUpperCase() + engineError.slice(1);
+  return error.charAt(0).toUpperCase() + error.slice(1);
 }

@@ -214,4 +214,53 @@ describe("tracing: call trees and flat traces", function () {
     expectValidResult("debug_wireProtocolQueueSize", size);
     expect(size).to.equal("0x0");
   });
+
+  describe("frames named by the opcode that made them, errors in each format's words", () => {
+    // A node of its own: the blocks here would move the blocks the other tests count on.
+    let own: TestNode;
+    before(async () => (own = await startTestNode()));
+    after(() => own.stop());
+
+    /** Deploys `runtime` (hex without 0x) with a minimal init code; answers its address. */
+    async function deployRuntime(runtime: string): Promise<string> {
+      const length = (runtime.length / 2).toString(16).padStart(4, "0");
+      const initCode = `0x61${length}600e60003961${length}6000f3${runtime}`;
+      const hash = await own.client.eth_sendTransaction({ from: cow, data: initCode, gas: "0x100000" });
+      return (await own.client.eth_getTransactionReceipt(hash))!.contractAddress!;
+    }
+    const staticCallTo = (target: string) => `6000600060006000${"73"}${target.slice(2)}5afa50`;
+    const callTo = (target: string) => `60006000600060006000${"73"}${target.slice(2)}5af150`;
+
+    it("a STATICCALL inside a static frame is a STATICCALL, a CALL there a CALL", async () => {
+      const leaf = await deployRuntime("00");
+      const middle = await deployRuntime(`${staticCallTo(leaf)}${callTo(leaf)}00`);
+      const top = await deployRuntime(`${staticCallTo(middle)}00`);
+      const hash = await own.client.eth_sendTransaction({ from: cow, to: top, gas: "0x100000" });
+      const tree = (await own.client.debug_traceTransaction(hash, { tracer: "callTracer" })) as CallFrame;
+      expectValidResult("debug_traceTransaction", tree);
+      expect(tree.calls!.map((frame) => [frame.type, frame.to])).to.deep.equal([["STATICCALL", middle]]);
+      expect(tree.calls![0]!.calls!.map((frame) => [frame.type, frame.to])).to.deep.equal([
+        ["STATICCALL", leaf],
+        ["CALL", leaf],
+      ]);
+      const flat = (await own.client.trace_transaction(hash)) as FlatTrace[];
+      expect(flat.map((trace) => [trace.traceAddress, (trace.action as { callType: string }).callType])).to.deep.equal([
+        [[], "call"],
+        [[0], "staticcall"],
+        [[0, 0], "staticcall"],
+        [[0, 1], "call"],
+      ]);
+    });
+
+    it("an invalid jump is \"invalid jump destination\" (geth) and \"Bad jump destination\" (flat), without the engine's location", async () => {
+      const jumper = await deployRuntime("600056");
+      const hash = await own.client.eth_sendTransaction({ from: cow, to: jumper, gas: "0x100000" });
+      const tree = (await own.client.debug_traceTransaction(hash, { tracer: "callTracer" })) as CallFrame;
+      expect(tree.error).to.equal("invalid jump destination");
+      const flat = (await own.client.trace_transaction(hash)) as FlatTrace[];
+      expect(flat[0]!.error).to.equal("Bad jump destination");
+      const steps = (await own.client.debug_traceTransaction(hash, { disableStack: true, disableMemory: true, disableStorage: true })) as { error: string };
+      expect(steps.error).to.equal("invalid jump destination");
+    });
+  });
 });
