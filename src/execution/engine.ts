@@ -28,6 +28,18 @@ export class ExecutionTimeoutError extends Error {}
 
 /** Jumps between two looks at the clock: a loop cannot run long without jumping. */
 const jumpsPerClockCheck = 4096;
+
+/**
+ * While a time limit is set, an execution gives the event loop a turn after running this long, so
+ * the node answers other requests while a long call or trace runs (the executions that have a time
+ * limit run on engines no other work uses meanwhile: calls queue per engine, a replay has its own).
+ */
+export const executionSliceMs = 10;
+
+/** Resolves after a turn of the event loop: the I/O callbacks waiting now run first. */
+export function nextEventLoopTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
 const jumpOpcodes = [0x56, 0x57] as const;
 
 /** An opcode handler takes the run state and the rules (the EVM's opcode table is internal). */
@@ -70,7 +82,9 @@ export interface ExecutionEngine<State extends StateManagerInterface = StateMana
   readonly state: State;
   /**
    * Runs `execute` with a time limit: past it the execution throws ExecutionTimeoutError from
-   * inside the EVM, leaving its state manager mid-checkpoint. Without a limit: no clock checks.
+   * inside the EVM, leaving its state manager mid-checkpoint. Every executionSliceMs it lets the
+   * event loop turn: nothing else may use the engine until it is done. Without a limit: no clock
+   * checks, no pauses.
    */
   withTimeLimit<T>(timeLimitMs: number | undefined, execute: () => Promise<T>): Promise<T>;
   /** Runs `execute` while watching the gas slack of the top frame (see GasSlack). */
@@ -98,7 +112,15 @@ export async function createExecutionEngine<State extends StateManagerInterface>
   // The engine has no time limit of its own. JUMP and JUMPI are wrapped (the EVM's opcode table is
   // internal, hence the cast) to look at the clock every few thousand jumps while a limit is set.
   let deadline = Number.POSITIVE_INFINITY;
+  /** When the running slice ends (see executionSliceMs); never without a time limit. */
+  let sliceEndsAt = Number.POSITIVE_INFINITY;
   let jumpsLeft = jumpsPerClockCheck;
+  const pause = (): Promise<void> => {
+    sliceEndsAt = Number.POSITIVE_INFINITY;
+    return nextEventLoopTurn().then(() => {
+      if (deadline !== Number.POSITIVE_INFINITY) sliceEndsAt = performance.now() + executionSliceMs;
+    });
+  };
   guardLongPrecompiles(vm.evm as EVM, () => deadline, () => new ExecutionTimeoutError("execution time limit reached"));
   const opcodeMap = (vm.evm as unknown as { _opcodeMap: OpcodeEntry[] })._opcodeMap;
   for (const opcode of jumpOpcodes) {
@@ -110,7 +132,12 @@ export async function createExecutionEngine<State extends StateManagerInterface>
       opHandler(runState, common) {
         if (--jumpsLeft === 0) {
           jumpsLeft = jumpsPerClockCheck;
-          if (performance.now() > deadline) throw new ExecutionTimeoutError("execution time limit reached");
+          const now = performance.now();
+          if (now > deadline) throw new ExecutionTimeoutError("execution time limit reached");
+          if (now >= sliceEndsAt) {
+            jump(runState, common);
+            return pause();
+          }
         }
         return jump(runState, common);
       },
@@ -149,7 +176,11 @@ export async function createExecutionEngine<State extends StateManagerInterface>
       gasHandler(runState, gas, common) {
         if (slack !== undefined) slack.nestedFrames = true;
         // Calls and creations can burn time without a jump (a chain of calls, costly precompiles).
-        if (deadline !== Number.POSITIVE_INFINITY && performance.now() > deadline) throw new ExecutionTimeoutError("execution time limit reached");
+        if (deadline !== Number.POSITIVE_INFINITY) {
+          const now = performance.now();
+          if (now > deadline) throw new ExecutionTimeoutError("execution time limit reached");
+          if (now >= sliceEndsAt) return pause().then(() => frameGas(runState, gas, common));
+        }
         return frameGas(runState, gas, common);
       },
     };
@@ -170,11 +201,13 @@ export async function createExecutionEngine<State extends StateManagerInterface>
     async withTimeLimit(timeLimitMs, execute) {
       if (timeLimitMs === undefined) return execute();
       deadline = performance.now() + timeLimitMs;
+      sliceEndsAt = performance.now() + executionSliceMs;
       jumpsLeft = jumpsPerClockCheck;
       try {
         return await execute();
       } finally {
         deadline = Number.POSITIVE_INFINITY;
+        sliceEndsAt = Number.POSITIVE_INFINITY;
       }
     },
   };

@@ -692,7 +692,12 @@ function installFastLoop(prototype: InterpreterPrototype): void {
           break;
         }
         if (info.isAsync) await entry.opHandler(runState, common);
-        else entry.opHandler(runState, common);
+        else {
+          // A synchronous handler answers a promise only when the execution gives the event loop
+          // a turn (the engine's time-limit wrapper of JUMP and JUMPI, engine.ts).
+          const pause = entry.opHandler(runState, common);
+          if (pause !== undefined) await pause;
+        }
       } catch (error) {
         if (!isEvmError(error)) throw error;
         if (error.error !== EVMError.errorMessages.STOP) exceptionError = error;

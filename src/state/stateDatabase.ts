@@ -10,6 +10,7 @@ import { proveAccount, type AccountProof } from "./stateProof.js";
 import { ChainStateManager } from "./chainStateManager.js";
 import { OverlayStateManager } from "./overlayStateManager.js";
 import { StateTrie } from "./stateTrie.js";
+import { countTrieLeaves } from "./trieLeafCount.js";
 
 /** Read views kept, most recent roots first (the head and the few blocks before it). */
 const readViewCount = 8;
@@ -80,6 +81,15 @@ export class StateDatabase {
   async prove(root: Uint8Array, address: Uint8Array, slots: readonly Uint8Array[]): Promise<AccountProof | undefined> {
     if (!this.hasRoot(root)) return undefined;
     return proveAccount((trieRoot) => this.trieAt(trieRoot), root, address, slots);
+  }
+
+  /**
+   * How many storage slots the account at `address` holds in the state at `root` (0 for no
+   * account); `pause` is awaited every few hundred trie nodes (see countTrieLeaves).
+   */
+  async countStorageSlots(root: Uint8Array, address: Uint8Array, pause: () => Promise<void> | void): Promise<number> {
+    const account = await this.readAccount(root, address);
+    return account === undefined ? 0 : countTrieLeaves(this.nodes, account.storageRoot, pause);
   }
 
   /** Whether the trie root node of `root` is stored (the empty trie needs none). */

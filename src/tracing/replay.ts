@@ -1,12 +1,20 @@
 // Replays a stored block's transactions on the state its parent committed, so that any of them can
 // be traced as it ran: same block context, same order, same block gas, same miner credit.
 import type { Common } from "@ethereumjs/common";
-import type { MerkleStateManager } from "@ethereumjs/statemanager";
 import { Address } from "@ethereumjs/util";
 import { runTx, type RunTxResult } from "@ethereumjs/vm";
 import type { Block } from "../chain/block.js";
 import type { ChainTransaction } from "../chain/transactions.js";
-import { createExecutionBlock, createExecutionEngine, creditMinimumGasPriceShare, ExecutionTimeoutError, type CanonicalHashLookup, type ExecutionEngine } from "../execution/engine.js";
+import {
+  createExecutionBlock,
+  createExecutionEngine,
+  creditMinimumGasPriceShare,
+  executionSliceMs,
+  ExecutionTimeoutError,
+  nextEventLoopTurn,
+  type CanonicalHashLookup,
+  type ExecutionEngine,
+} from "../execution/engine.js";
 import type { StateDatabase } from "../state/stateDatabase.js";
 
 /** What running one transaction again produced. */
@@ -20,10 +28,11 @@ export interface ReplayedTransaction {
 /** Where a replay runs. */
 export interface ReplayContext {
   /**
-   * Read-only state of the parent block, for reads that must not touch the engine's state (a
-   * storage count on the engine would flush its uncommitted changes into the shared trie store).
+   * The number of storage slots of an account in the parent block's state (read from the stored
+   * tries, not through the engine, whose uncommitted changes a count would flush). It counts
+   * within the replay's time limit and lets the event loop turn while it walks.
    */
-  readonly parentState: MerkleStateManager;
+  countStorageSlots(address: Uint8Array): Promise<number>;
 }
 
 /** Watches one transaction while it runs again, then makes its trace. */
@@ -72,9 +81,18 @@ export async function replayBlock<T>(
   if (block.transactions.length === 0 || lastIndex < 0) return traces;
   const parent = await deps.getBlockByHash(block.header.fields.parentHash);
   const parentRoot = parent?.header.fields.stateRoot;
-  const parentState = parentRoot === undefined ? undefined : deps.state.reader(parentRoot);
-  if (parentRoot === undefined || parentState === undefined) throw new ReplayStateMissingError(block.hash);
-  const context: ReplayContext = { parentState };
+  if (parentRoot === undefined || !deps.state.hasRoot(parentRoot)) throw new ReplayStateMissingError(block.hash);
+  let sliceEndsAt = performance.now() + executionSliceMs;
+  const withinTimeLimit = async () => {
+    const now = performance.now();
+    if (now > deadline) throw new ExecutionTimeoutError("tracing time limit reached");
+    if (now < sliceEndsAt) return;
+    await nextEventLoopTurn();
+    sliceEndsAt = performance.now() + executionSliceMs;
+  };
+  const context: ReplayContext = {
+    countStorageSlots: (address) => deps.state.countStorageSlots(parentRoot, address, withinTimeLimit),
+  };
   // The overlay state: a replay's changes are thrown away, so none is encoded or hashed.
   const engine = await createExecutionEngine(deps.common, deps.state.overlayAt(parentRoot), deps.canonicalHash);
   const fields = block.header.fields;

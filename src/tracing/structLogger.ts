@@ -144,9 +144,7 @@ export class StructLogger implements TransactionTracer<StructLogTraceJson> {
     this.contract = bytesToUnprefixedHex(contract);
     // The state trie hashes slot keys: the slots cannot be listed, but they can be counted (in the
     // parent block's state: earlier transactions of the block are not counted).
-    if (tx.to !== undefined && (await context.parentState.getAccount(new Address(contract))) !== undefined) {
-      this.initialSlotCount = Object.keys(await context.parentState.dumpStorage(new Address(contract))).length;
-    }
+    if (tx.to !== undefined) this.initialSlotCount = await context.countStorageSlots(contract);
     engine.vm.evm.events!.on("step", this.onStep);
   }
 

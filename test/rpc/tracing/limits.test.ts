@@ -51,6 +51,28 @@ describe("tracing: limits", function () {
     expect(trace).to.have.length(1);
   });
 
+  it("the node answers other requests while long traces and calls run", async () => {
+    const { node, send } = (started = await startWithProbe(1_500));
+    const heavy = await send(iface.encodeFunctionData("spin", [12_000]), 9_500_000n);
+    const finished: string[] = [];
+    const traces = [0, 1].map((index) =>
+      node.client.debug_traceTransaction(heavy, { disableMemory: true, disableStack: true, disableStorage: true }).then(
+        () => finished.push(`trace ${index}`),
+        () => finished.push(`trace ${index}`),
+      ),
+    );
+    const call = node.client.eth_call({ to: (await node.client.eth_getTransactionReceipt(heavy))!.to!, data: iface.encodeFunctionData("spin", [12_000]), gas: "0x2faf080" }, "latest").then(
+      () => finished.push("call"),
+      () => finished.push("call"),
+    );
+    // Sent after the long work started: answered while it runs, not after it.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await node.client.eth_blockNumber();
+    finished.push("blockNumber");
+    await Promise.all([...traces, call]);
+    expect(finished[0]).to.equal("blockNumber");
+  });
+
   it("a struct log past its size cap answers -32011; without memory the same trace is served", async () => {
     const { node, send } = (started = await startWithProbe(30_000));
     const wide = await send(iface.encodeFunctionData("churn", [300]), 5_000_000n);
