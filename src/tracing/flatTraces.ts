@@ -57,14 +57,15 @@ interface TracePlace {
 
 export class FlatTracer implements TransactionTracer<FlatTrace[]> {
   private readonly recorder = new CallRecorder();
-  /** A call to an account without code runs nothing: its action shows no gas. */
+  /** A call to an account without code (and not a precompile) runs nothing: its action shows no gas. */
   private plainTransfer = false;
 
   constructor(private readonly block: Block) {}
 
   async start(engine: ExecutionEngine, transaction: ChainTransaction): Promise<void> {
     const to = transaction.tx.to;
-    this.plainTransfer = to !== undefined && (await engine.state.getCode(new Address(to.bytes))).length === 0;
+    const recipient = to === undefined ? undefined : new Address(to.bytes);
+    this.plainTransfer = recipient !== undefined && engine.vm.evm.getPrecompile?.(recipient) === undefined && (await engine.state.getCode(recipient)).length === 0;
     this.recorder.start(engine);
   }
 

@@ -148,14 +148,18 @@ export class StructLogger implements TransactionTracer<StructLogTraceJson> {
     engine.vm.evm.events!.on("step", this.onStep);
   }
 
-  finish(replayed: ReplayedTransaction | undefined): StructLogTraceJson {
-    this.engine?.vm.evm.events!.off("step", this.onStep);
+  async finish(replayed: ReplayedTransaction | undefined): Promise<StructLogTraceJson> {
+    const engine = this.engine;
+    engine?.vm.evm.events!.off("step", this.onStep);
     this.completePending(undefined);
     this.engine = undefined;
     if (this.overflowed) throw new StructLogTooLargeError(maxStructLogBytes);
     const execResult = replayed?.result.execResult;
     const error = execResult?.exceptionError?.error;
     const known = this.storages.get(this.contract)?.slots ?? new Map<string, string>();
+    // The steps saw every write, also those a revert or a failed step undid: the summary reads the
+    // slots back from the state after the transaction.
+    if (replayed !== undefined && engine !== undefined) await this.settleFromState(engine, known);
     const originals = this.originals.get(this.contract) ?? new Map<string, string>();
     const initStorage: StorageMap = {};
     let storageSize = this.initialSlotCount;
@@ -211,6 +215,12 @@ export class StructLogger implements TransactionTracer<StructLogTraceJson> {
     }
     this.steps.push(text + "}");
   };
+
+  /** Sets each slot of `known` (the contract's) to its value in the engine's state. */
+  private async settleFromState(engine: ExecutionEngine, known: Map<string, string>): Promise<void> {
+    const contract = new Address(Buffer.from(this.contract, "hex"));
+    for (const slot of known.keys()) known.set(slot, storedValueHex(await engine.state.getStorage(contract, Buffer.from(slot, "hex"))));
+  }
 
   private accountHex(address: Address): string {
     if (this.lastAccount.address !== address) this.lastAccount = { address, hex: bytesToUnprefixedHex(address.bytes) };

@@ -215,7 +215,7 @@ describe("tracing: call trees and flat traces", function () {
     expect(size).to.equal("0x0");
   });
 
-  describe("frames named by the opcode that made them, errors in each format's words", () => {
+  describe("hand-written contracts: frame types, error words, undone writes, precompiles", () => {
     // A node of its own: the blocks here would move the blocks the other tests count on.
     let own: TestNode;
     before(async () => (own = await startTestNode()));
@@ -261,6 +261,35 @@ describe("tracing: call trees and flat traces", function () {
       expect(flat[0]!.error).to.equal("Bad jump destination");
       const steps = (await own.client.debug_traceTransaction(hash, { disableStack: true, disableMemory: true, disableStorage: true })) as { error: string };
       expect(steps.error).to.equal("invalid jump destination");
+    });
+
+    it("the struct-log summary has the storage after the transaction: writes a revert undid are not in it", async () => {
+      const slot = (value: number) => value.toString(16).padStart(64, "0");
+      // Stores 7 in slot 1, then calls `reverter`, which stores 9 in slot 5 of its own and reverts.
+      const reverter = await deployRuntime("600960055560006000fd");
+      const writer = await deployRuntime(`6007600155${callTo(reverter)}00`);
+      const calling = await own.client.eth_sendTransaction({ from: cow, to: writer, gas: "0x100000" });
+      const reverting = await own.client.eth_sendTransaction({ from: cow, to: reverter, gas: "0x100000" });
+      const options = { disableStack: true, disableMemory: true } as const;
+      const outer = (await own.client.debug_traceTransaction(calling, options)) as { currentStorage: Record<string, string>; storageSize: number; reverted: boolean };
+      expect(outer).to.include({ storageSize: 1, reverted: false });
+      expect(outer.currentStorage).to.deep.equal({ [slot(1)]: slot(7) });
+      const undone = (await own.client.debug_traceTransaction(reverting, options)) as { currentStorage: Record<string, string>; storageSize: number; reverted: boolean; structLogs: { op: string; storage: Record<string, string> }[] };
+      expect(undone).to.include({ storageSize: 0, reverted: true });
+      expect(undone.currentStorage).to.deep.equal({ [slot(5)]: slot(0) });
+      // The steps still show the write while it stood.
+      expect(undone.structLogs.at(-1)!.storage).to.deep.equal({ [slot(5)]: slot(9) });
+      expect(await own.client.eth_getStorageAt(reverter, "0x5", "latest")).to.equal(`0x${slot(0)}`);
+    });
+
+    it("a transaction straight to a precompile shows the gas it was given and used", async () => {
+      const identity = "0x0000000000000000000000000000000000000004";
+      const hash = await own.client.eth_sendTransaction({ from: cow, to: identity, data: `0x${"ab".repeat(64)}`, gas: "0x10000" });
+      const [top] = (await own.client.trace_transaction(hash)) as FlatTrace[];
+      const receiptGas = BigInt((await own.client.eth_getTransactionReceipt(hash))!.gasUsed);
+      // Identity: 15 + 3 per word of input.
+      expect((top!.result as { gasUsed: string }).gasUsed).to.equal("0x15");
+      expect(BigInt((top!.action as { gas: string }).gas)).to.equal(0x10000n - (receiptGas - 0x15n));
     });
   });
 });
