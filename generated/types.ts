@@ -126,6 +126,10 @@ export type UnprefixedWord = string;
  */
 export type BlockNumberTagOrHash = Uint64 | BlockTag | Hash32;
 /**
+ * true or false; the strings "true" and "false" are read as the booleans, as the reference node reads them.
+ */
+export type TracerSwitch = boolean | ("true" | "false");
+/**
  * StructLogTrace for the default tracer, CallFrame (the top frame) for callTracer.
  */
 export type DebugTransactionTrace = StructLogTrace | CallFrame;
@@ -559,26 +563,11 @@ export interface BridgeState {
  * Tracer switches. The same keys are accepted at the top level of the trace options; a key given in both places takes its value from here. Other keys are accepted and ignored.
  */
 export interface TracerConfig {
-  /**
-   * Struct-log tracer: omit stack from every step. Default false.
-   */
-  disableStack?: boolean;
-  /**
-   * Struct-log tracer: omit memory from every step. Default false.
-   */
-  disableMemory?: boolean;
-  /**
-   * Struct-log tracer: omit storage from every step. Default false.
-   */
-  disableStorage?: boolean;
-  /**
-   * Call tracer: return the top-level frame only, without calls. Default false.
-   */
-  onlyTopCall?: boolean;
-  /**
-   * Call tracer: attach the logs emitted by each frame as logs. Default false.
-   */
-  withLog?: boolean;
+  disableStack?: TracerSwitch;
+  disableMemory?: TracerSwitch;
+  disableStorage?: TracerSwitch;
+  onlyTopCall?: TracerSwitch;
+  withLog?: TracerSwitch;
   [k: string]: unknown;
 }
 /**
@@ -586,30 +575,15 @@ export interface TracerConfig {
  */
 export interface TraceOptions {
   /**
-   * structLogTracer (default): one entry per executed opcode. callTracer: the tree of calls and creations.
+   * structLogTracer (default; also named rskTracer, as the reference node names it): one entry per executed opcode. callTracer: the tree of calls and creations. Names are matched without regard to case; another name is an invalid argument.
    */
-  tracer?: "structLogTracer" | "callTracer";
+  tracer?: string;
   tracerConfig?: TracerConfig;
-  /**
-   * As in tracerConfig.
-   */
-  disableStack?: boolean;
-  /**
-   * As in tracerConfig.
-   */
-  disableMemory?: boolean;
-  /**
-   * As in tracerConfig.
-   */
-  disableStorage?: boolean;
-  /**
-   * As in tracerConfig.
-   */
-  onlyTopCall?: boolean;
-  /**
-   * As in tracerConfig.
-   */
-  withLog?: boolean;
+  disableStack?: TracerSwitch;
+  disableMemory?: TracerSwitch;
+  disableStorage?: TracerSwitch;
+  onlyTopCall?: TracerSwitch;
+  withLog?: TracerSwitch;
   [k: string]: unknown;
 }
 /**

@@ -7,7 +7,7 @@ import { hexToBytes, toQuantity } from "../../common/hex.js";
 import type { PeerNetwork } from "../../p2p/interface.js";
 import { StructLogTraceJson, type DebugTracerOptions, type TraceService } from "../../tracing/index.js";
 import { EncodedJson, type RpcCallContext } from "../dispatch.js";
-import { traceTransactionNotFoundError, tracingErrorToRpc, withErrorsMapped } from "../errors.js";
+import { invalidParamsError, traceTransactionNotFoundError, tracingErrorToRpc, withErrorsMapped } from "../errors.js";
 
 export interface DebugDependencies {
   chain: Chain;
@@ -15,12 +15,26 @@ export interface DebugDependencies {
   peers: PeerNetwork;
 }
 
-type TracerSwitch = "disableStack" | "disableMemory" | "disableStorage" | "onlyTopCall" | "withLog";
+type TracerSwitchName = "disableStack" | "disableMemory" | "disableStorage" | "onlyTopCall" | "withLog";
 
-/** The options object as the tracers take it: a switch in tracerConfig wins over the same one at the top level. */
+/** Tracer names in lower case (names are matched without regard to case, as the reference does). */
+const structLogTracerNames = new Set(["structlogtracer", "rsktracer"]);
+const callTracerName = "calltracer";
+
+/**
+ * The options object as the tracers take it: a switch in tracerConfig wins over the same one at
+ * the top level, and "true"/"false" read as the booleans.
+ */
 export function debugTracerOptions(options: TraceOptions | undefined): DebugTracerOptions {
-  const flag = (name: TracerSwitch): boolean => options?.tracerConfig?.[name] ?? options?.[name] ?? false;
-  if (options?.tracer === "callTracer") return { tracer: "callTracer", onlyTopCall: flag("onlyTopCall"), withLog: flag("withLog") };
+  const flag = (name: TracerSwitchName): boolean => {
+    const value = options?.tracerConfig?.[name] ?? options?.[name];
+    return value === true || value === "true";
+  };
+  const tracer = options?.tracer?.toLowerCase();
+  if (tracer === callTracerName) return { tracer: "callTracer", onlyTopCall: flag("onlyTopCall"), withLog: flag("withLog") };
+  if (tracer !== undefined && !structLogTracerNames.has(tracer)) {
+    throw invalidParamsError(`invalid argument 1: field tracer: unknown tracer ${JSON.stringify(options!.tracer)}: use structLogTracer (or rskTracer) or callTracer`);
+  }
   return { tracer: "structLogTracer", disableStack: flag("disableStack"), disableMemory: flag("disableMemory"), disableStorage: flag("disableStorage") };
 }
 
@@ -43,9 +57,9 @@ export function createDebugHandlers(deps: DebugDependencies): NamespaceHandlers<
     },
 
     debug_traceBlockByHash: async ([blockHash, options]) => {
+      const tracerOptions = debugTracerOptions(options);
       const block = await chain.getBlockByHash(hexToBytes(blockHash));
       if (block === undefined) return null;
-      const tracerOptions = debugTracerOptions(options);
       const traces = await withErrorsMapped(() => tracer.debugTraceBlock(block, tracerOptions), tracingErrorToRpc);
       return asResult<DebugTraceBlockByHashResult>(traces);
     },

@@ -126,7 +126,8 @@ describe("tracing: struct logs", function () {
 
   it("refuses malformed hashes, unknown tracers and mistyped switches", async () => {
     await expectRpcError(node.client.debug_traceTransaction("0x1234"), -32602, /argument 0/);
-    await expectRpcError(node.client.debug_traceTransaction(traced.hash, { tracer: "prestateTracer" } as never), -32602, /tracer/);
+    await expectRpcError(node.client.debug_traceTransaction(traced.hash, { tracer: "prestateTracer" }), -32602, 'invalid argument 1: field tracer: unknown tracer "prestateTracer": use structLogTracer (or rskTracer) or callTracer');
+    await expectRpcError(node.client.debug_traceTransaction(traced.hash, { disableStack: "yes" } as never), -32602, /^invalid argument 1: field disableStack/);
     await expectRpcError(node.client.debug_traceTransaction(traced.hash, { disableStack: "yes" } as never), -32602, /disableStack/);
     await expectRpcError(node.client.debug_traceBlockByHash("latest" as never), -32602, /argument 0/);
     await expectRpcError(node.client.trace_transaction("0xzz" as never), -32602, /argument 0/);

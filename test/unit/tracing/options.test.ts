@@ -23,6 +23,19 @@ describe("tracing options", () => {
     expect(debugTracerOptions({ tracer: "callTracer", onlyTopCall: true, tracerConfig: { withLog: true }, enableMemory: true })).to.deep.equal({ tracer: "callTracer", onlyTopCall: true, withLog: true });
   });
 
+  it("takes tracer names without regard to case, rskTracer as the struct-log tracer, and \"true\"/\"false\" as switches (as the reference)", () => {
+    expect(debugTracerOptions({ tracer: "CALLTRACER", tracerConfig: { onlyTopCall: "true", withLog: "false" } })).to.deep.equal({ tracer: "callTracer", onlyTopCall: true, withLog: false });
+    for (const tracer of ["rskTracer", "RSKTRACER", "structlogtracer"]) {
+      expect(debugTracerOptions({ tracer, disableStack: "true", disableMemory: "false", disableStorage: true })).to.deep.equal({
+        tracer: "structLogTracer",
+        disableStack: true,
+        disableMemory: false,
+        disableStorage: true,
+      });
+    }
+    expect(() => debugTracerOptions({ tracer: "prestateTracer" })).to.throw(RpcError, 'invalid argument 1: field tracer: unknown tracer "prestateTracer": use structLogTracer (or rskTracer) or callTracer');
+  });
+
   it("reads trace_filter bounds: defaults, tags, lower-case addresses, and the limits", () => {
     const filter = flatTraceFilter(chainAt(9n), { fromAddress: ["0xCD2A3D9F938E13CD947EC05ABC7FE734DF8DD826"] }, 100);
     expect(filter).to.deep.include({ fromBlock: 0n, toBlock: 9n, after: 0, count: 100 });
