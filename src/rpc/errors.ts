@@ -279,6 +279,8 @@ export function traceFilterBlockRangeError(): RpcError {
 export function tracingErrorToRpc(error: unknown): unknown {
   if (error instanceof ReplayStateMissingError) return stateNotFoundError(bytesToHex(error.blockHash));
   if (error instanceof ExecutionTimeoutError) return executionTimeoutError;
-  if (error instanceof StructLogTooLargeError) return responseTooLargeError(error.limitBytes);
+  if (error instanceof StructLogTooLargeError) {
+    return new RpcError(RpcErrorCode.ResponseTooLarge, responseTooLargeError(error.limitBytes).message, "trace with disableMemory or disableStack (or both) for a smaller answer");
+  }
   return error;
 }

@@ -96,19 +96,23 @@ interface OriginalStorageMap {
   map: Map<string, Map<string, Uint8Array>>;
 }
 
-/** Most struct-log text one request may build (a block's traces share it): memory stays bounded. */
+/**
+ * Most struct-log text one request may build by default (a block's traces share it): memory stays
+ * bounded. The RPC layer passes its response limit instead: a longer trace could not be sent.
+ */
 export const maxStructLogBytes = 64 * 1024 * 1024;
 
 /** The text still allowed for one request's struct logs. */
 export interface StructLogBudget {
+  readonly limitBytes: number;
   bytesLeft: number;
 }
 
-export function createStructLogBudget(): StructLogBudget {
-  return { bytesLeft: maxStructLogBytes };
+export function createStructLogBudget(limitBytes = maxStructLogBytes): StructLogBudget {
+  return { limitBytes, bytesLeft: limitBytes };
 }
 
-/** A struct-log trace would pass maxStructLogBytes: the caller should disable memory or stack. */
+/** A struct-log trace would pass its budget: the caller should disable memory or stack. */
 export class StructLogTooLargeError extends Error {
   constructor(readonly limitBytes: number) {
     super(`the struct-log trace passes ${limitBytes} bytes; trace with disableMemory or disableStack`);
@@ -153,7 +157,7 @@ export class StructLogger implements TransactionTracer<StructLogTraceJson> {
     engine?.vm.evm.events!.off("step", this.onStep);
     this.completePending(undefined);
     this.engine = undefined;
-    if (this.overflowed) throw new StructLogTooLargeError(maxStructLogBytes);
+    if (this.overflowed) throw new StructLogTooLargeError(this.budget.limitBytes);
     const execResult = replayed?.result.execResult;
     const error = execResult?.exceptionError?.error;
     const known = this.storages.get(this.contract)?.slots ?? new Map<string, string>();

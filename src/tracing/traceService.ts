@@ -10,7 +10,7 @@ import type { StateDatabase } from "../state/stateDatabase.js";
 import { CallTracer, type CallFrame, type CallTracerOptions } from "./callTracer.js";
 import { FlatTracer, type FlatTrace } from "./flatTraces.js";
 import { replayBlock, type ReplayDependencies, type TransactionTracer } from "./replay.js";
-import { createStructLogBudget, StructLogger, StructLogTraceJson, type StructLogOptions } from "./structLogger.js";
+import { createStructLogBudget, maxStructLogBytes, StructLogger, StructLogTraceJson, type StructLogOptions } from "./structLogger.js";
 
 export type DebugTracerOptions = ({ tracer: "structLogTracer" } & StructLogOptions) | ({ tracer: "callTracer" } & CallTracerOptions);
 
@@ -79,16 +79,21 @@ export class TraceService {
     return trace;
   }
 
-  /** debug_traceTransaction: undefined when the transaction is not in the main chain. */
-  async debugTraceTransaction(transactionHash: Uint8Array, options: DebugTracerOptions): Promise<StructLogTraceJson | CallFrame | undefined> {
-    return this.traceOne<StructLogTraceJson | CallFrame>(transactionHash, () => debugTracer(options));
+  /**
+   * debug_traceTransaction: undefined when the transaction is not in the main chain. Struct logs
+   * may hold at most `structLogBytes` of text (past it StructLogTooLargeError).
+   */
+  async debugTraceTransaction(transactionHash: Uint8Array, options: DebugTracerOptions, structLogBytes = maxStructLogBytes): Promise<StructLogTraceJson | CallFrame | undefined> {
+    return this.traceOne<StructLogTraceJson | CallFrame>(transactionHash, () =>
+      options.tracer === "callTracer" ? new CallTracer(options) : new StructLogger(options, createStructLogBudget(structLogBytes)),
+    );
   }
 
-  /** debug_traceBlockByHash: one trace per transaction, in block order. */
-  async debugTraceBlock(block: Block, options: DebugTracerOptions): Promise<StructLogTraceJson | BlockCallTrace[]> {
+  /** debug_traceBlockByHash: one trace per transaction, in block order; the struct logs of all share `structLogBytes`. */
+  async debugTraceBlock(block: Block, options: DebugTracerOptions, structLogBytes = maxStructLogBytes): Promise<StructLogTraceJson | BlockCallTrace[]> {
     const deadline = this.deadline();
     if (options.tracer === "structLogTracer") {
-      const budget = createStructLogBudget();
+      const budget = createStructLogBudget(structLogBytes);
       const traces = await replayBlock(this.replay, block, block.transactions.length - 1, () => new StructLogger(options, budget), deadline);
       return new StructLogTraceJson(`[${traces.map((trace) => trace.json).join(",")}]`);
     }
@@ -138,10 +143,6 @@ export class TraceService {
     }
     return found;
   }
-}
-
-function debugTracer(options: DebugTracerOptions): TransactionTracer<StructLogTraceJson | CallFrame> {
-  return options.tracer === "callTracer" ? new CallTracer(options) : new StructLogger(options);
 }
 
 function matches(filter: FlatTraceFilter, transaction: ChainTransaction): boolean {

@@ -13,6 +13,8 @@ export interface DebugDependencies {
   chain: Chain;
   tracer: TraceService;
   peers: PeerNetwork;
+  /** The largest answer the dispatcher sends: struct logs stop being built past it. */
+  responseLimitBytes: number;
 }
 
 type TracerSwitchName = "disableStack" | "disableMemory" | "disableStorage" | "onlyTopCall" | "withLog";
@@ -44,11 +46,11 @@ function asResult<T>(trace: StructLogTraceJson | object): T {
 }
 
 export function createDebugHandlers(deps: DebugDependencies): NamespaceHandlers<"debug", RpcCallContext> {
-  const { chain, tracer, peers } = deps;
+  const { chain, tracer, peers, responseLimitBytes } = deps;
   return {
     debug_traceTransaction: async ([transactionHash, options]) => {
       const tracerOptions = debugTracerOptions(options);
-      const trace = await withErrorsMapped(() => tracer.debugTraceTransaction(hexToBytes(transactionHash), tracerOptions), tracingErrorToRpc);
+      const trace = await withErrorsMapped(() => tracer.debugTraceTransaction(hexToBytes(transactionHash), tracerOptions, responseLimitBytes), tracingErrorToRpc);
       if (trace === undefined) {
         if (tracerOptions.tracer === "callTracer") throw traceTransactionNotFoundError(transactionHash);
         return null;
@@ -60,7 +62,7 @@ export function createDebugHandlers(deps: DebugDependencies): NamespaceHandlers<
       const tracerOptions = debugTracerOptions(options);
       const block = await chain.getBlockByHash(hexToBytes(blockHash));
       if (block === undefined) return null;
-      const traces = await withErrorsMapped(() => tracer.debugTraceBlock(block, tracerOptions), tracingErrorToRpc);
+      const traces = await withErrorsMapped(() => tracer.debugTraceBlock(block, tracerOptions, responseLimitBytes), tracingErrorToRpc);
       return asResult<DebugTraceBlockByHashResult>(traces);
     },
 
