@@ -97,6 +97,17 @@ export function hexToBytes(hex: string): Uint8Array {
 }
 
 /**
+ * A storage slot given as a hex number of up to 32 bytes (leading zeros or not, an odd count of
+ * digits allowed) as the 32-byte key, left-padded. The caller has validated the string.
+ */
+export function storageSlotFromHex(hex: string): Uint8Array {
+  const digits = hex.slice(2);
+  const slot = new Uint8Array(32);
+  writeHexDigits(digits, slot, 32 - ((digits.length + 1) >>> 1));
+  return slot;
+}
+
+/**
  * Writes hex `digits` (no prefix, as bigint's toString(16) gives them; an odd count
  * starts with a lone nibble) into `target` from `offset` as big-endian bytes; returns how many.
  */

@@ -7,7 +7,7 @@ import type { MerkleStateManager } from "@ethereumjs/statemanager";
 import { Block } from "../../chain/block.js";
 import type { Chain } from "../../chain/chain.js";
 import type { NetworkProfile } from "../../chain/networks.js";
-import { bytesToHex, hexToBytes, toQuantity } from "../../common/hex.js";
+import { bytesToHex, hexToBytes, storageSlotFromHex, toQuantity } from "../../common/hex.js";
 import type { Wallet } from "../../accounts/wallet.js";
 import type { Miner } from "../../mining/miner.js";
 import type { PendingState } from "../../mining/pendingState.js";
@@ -104,7 +104,7 @@ export function createEthHandlers(deps: EthDependencies): NamespaceHandlers<"eth
       return readAccount(block, address, (account) => toQuantity(account?.nonce ?? 0n));
     },
     eth_getStorageAt: ([address, position, block]) => {
-      const slot = setLengthLeft(hexToBytes(position.length % 2 === 0 ? position : `0x0${position.slice(2)}`), 32);
+      const slot = storageSlotFromHex(position);
       return readState(block, async (view) => bytesToHex(setLengthLeft(await view.getStorage(new Address(hexToBytes(address)), slot), 32)));
     },
     eth_getCode: ([address, block]) => readState(block, async (view) => bytesToHex(await view.getCode(new Address(hexToBytes(address))))),

@@ -5,7 +5,7 @@ import type { NamespaceHandlers } from "../../../generated/methods.js";
 import type { Proof as ProofJson } from "../../../generated/types.js";
 import type { Wallet } from "../../accounts/wallet.js";
 import type { Chain } from "../../chain/chain.js";
-import { bytesToHex, hexToBytes, toQuantity } from "../../common/hex.js";
+import { bytesToHex, hexToBytes, storageSlotFromHex, toQuantity } from "../../common/hex.js";
 import type { AccountProof } from "../../state/stateProof.js";
 import type { StateDatabase } from "../../state/stateDatabase.js";
 import { resolveStateBlock } from "../blockParameters.js";
@@ -45,7 +45,7 @@ export function createEthAccountHandlers(deps: EthAccountDependencies): Pick<Nam
     // "pending" never gets here: the parameter schema leaves it out (PendingTagNotSupported).
     eth_getProof: async ([address, storageKeys, block]) => {
       const selected = await resolveStateBlock(chain, block);
-      const proof = await state.prove(selected.header.fields.stateRoot, hexToBytes(address), storageKeys.map(hexToBytes));
+      const proof = await state.prove(selected.header.fields.stateRoot, hexToBytes(address), storageKeys.map(storageSlotFromHex));
       if (proof === undefined) throw stateNotFoundError(bytesToHex(selected.hash));
       return formatProof(proof);
     },

@@ -92,6 +92,13 @@ describe("eth_getProof", function () {
     expect(proof.storageHash).to.not.equal(emptyTrieRoot);
     expect(proof.storageProof.map((entry) => BigInt(entry.value))).to.deep.equal([supply - 1234n, 1234n, 0n, supply]);
     expect(proof.storageProof[2]!.proof.length).to.be.greaterThan(0);
+    // A short key is the same slot, left-padded (as geth reads it).
+    const short = await node.client.eth_getProof(token, ["0x2", "0x02"], "latest");
+    expect(short.storageProof.map((entry) => [entry.key, entry.value])).to.deep.equal([
+      ["0x2", proof.storageProof[3]!.value],
+      ["0x2", proof.storageProof[3]!.value],
+    ]);
+    expect(short.storageProof[0]!.proof).to.deep.equal(proof.storageProof[3]!.proof);
   });
 
   it("proves the state of an older block and of genesis, which kept their own roots", async () => {
@@ -128,6 +135,7 @@ describe("eth_getProof", function () {
   it("refuses pending, blocks beyond the head and malformed keys", async () => {
     await expectRpcError(node.client.eth_getProof(cow, [], "pending" as "latest"), -32602, 'invalid argument 2: "pending" is not one of: "latest", "earliest", or a hex number');
     await expectRpcError(node.client.eth_getProof(cow, [], "0x99"), -32600, "Block 0x99 not found");
-    await expectRpcError(node.client.eth_getProof(cow, ["0x01"], "latest"), -32602, /^invalid argument 1: /);
+    await expectRpcError(node.client.eth_getProof(cow, [`0x${"1".repeat(65)}`], "latest"), -32602, /^invalid argument 1: /);
+    await expectRpcError(node.client.eth_getProof(cow, ["0x"], "latest"), -32602, /^invalid argument 1: /);
   });
 });

@@ -1,12 +1,21 @@
 import { expect } from "chai";
 import { bigIntToUnpaddedBytes } from "@ethereumjs/util";
-import { bigIntToMinimalBytes, bytesToHex, describeHexProblem, hexToBytes, toQuantity, type HexFormat } from "../../../src/common/hex.js";
+import { bigIntToMinimalBytes, bytesToHex, describeHexProblem, hexToBytes, storageSlotFromHex, toQuantity, type HexFormat } from "../../../src/common/hex.js";
 
 const quantity: HexFormat = { kind: "quantity", maxBits: 64 };
 const data: HexFormat = { kind: "data" };
 const address: HexFormat = { kind: "bytes", length: 20 };
 
 describe("common/hex", () => {
+  it("reads a storage slot of up to 32 bytes as its left-padded 32-byte key", () => {
+    const word = (hex: string) => bytesToHex(storageSlotFromHex(hex));
+    expect(word("0x1")).to.equal(`0x${"0".repeat(63)}1`);
+    expect(word("0x0abc")).to.equal(`0x${"0".repeat(61)}abc`);
+    expect(word("0xABC")).to.equal(`0x${"0".repeat(61)}abc`);
+    expect(word(`0x${"f".repeat(64)}`)).to.equal(`0x${"f".repeat(64)}`);
+    expect(word(`0x${"0".repeat(63)}7`)).to.equal(`0x${"0".repeat(63)}7`);
+  });
+
   describe("describeHexProblem", () => {
     const cases: [string, HexFormat, string | undefined][] = [
       ["0x0", quantity, undefined],
