@@ -21,14 +21,24 @@ export function hostnameOf(hostHeader: string): string {
   return name.endsWith(".") ? name.slice(0, -1) : name;
 }
 
+/** Host header values whose verdict is kept (a client sends the same one with every request). */
+const rememberedVerdicts = 64;
+
 export function createHostCheck(allowedHosts: readonly string[]): HostCheck {
   const allowed = new Set(allowedHosts.map(hostnameOf));
   if (allowed.has("*")) return () => true;
+  const verdicts = new Map<string, boolean>();
   return (hostHeader) => {
     // Only an HTTP/1.0 request can come without one (node:http refuses HTTP/1.1 without Host),
     // and a browser always sends it.
     if (hostHeader === undefined) return true;
-    const name = hostnameOf(hostHeader);
-    return isIP(name) !== 0 || allowed.has(name);
+    let verdict = verdicts.get(hostHeader);
+    if (verdict === undefined) {
+      const name = hostnameOf(hostHeader);
+      verdict = isIP(name) !== 0 || allowed.has(name);
+      if (verdicts.size >= rememberedVerdicts) verdicts.clear();
+      verdicts.set(hostHeader, verdict);
+    }
+    return verdict;
   };
 }

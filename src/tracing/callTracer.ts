@@ -82,14 +82,16 @@ export class CallTracer implements TransactionTracer<CallFrame> {
       type: recorded.kind,
       from: bytesToHex(recorded.from),
       ...(recorded.to === undefined ? {} : { to: bytesToHex(recorded.to) }),
-      value: toQuantity(recorded.value),
+      // As geth: a STATICCALL carries no value.
+      ...(recorded.kind === "STATICCALL" ? {} : { value: toQuantity(recorded.value) }),
       gas: toQuantity(recorded.gas),
       gasUsed: toQuantity(recorded.gasUsed),
       input: bytesToHex(recorded.input),
     };
     const { error } = recorded;
-    // Output on success and revert (the revert payload); a frame that failed otherwise has none.
-    if (recorded.kind !== "SELFDESTRUCT" && (error === undefined || error === "revert")) frame.output = bytesToHex(recorded.output);
+    // Output on success and revert (the revert payload); a frame that failed otherwise has none,
+    // and, as in geth, neither has one whose output is empty.
+    if (recorded.kind !== "SELFDESTRUCT" && (error === undefined || error === "revert") && recorded.output.length > 0) frame.output = bytesToHex(recorded.output);
     if (error !== undefined) {
       frame.error = callTracerError(error);
       if (error === "revert") {

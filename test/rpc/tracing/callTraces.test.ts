@@ -243,6 +243,10 @@ describe("tracing: call trees and flat traces", function () {
         ["STATICCALL", leaf],
         ["CALL", leaf],
       ]);
+      // As geth: a STATICCALL has no value, and an empty output is left out.
+      const [staticLeaf, callLeaf] = tree.calls![0]!.calls!;
+      expect(staticLeaf).to.not.have.any.keys("value", "output");
+      expect(callLeaf).to.include({ value: "0x0" }).and.not.have.property("output");
       const flat = (await own.client.trace_transaction(hash)) as FlatTrace[];
       expect(flat.map((trace) => [trace.traceAddress, (trace.action as { callType: string }).callType])).to.deep.equal([
         [[], "call"],
