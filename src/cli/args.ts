@@ -29,7 +29,7 @@ export const flagTable: readonly FlagSpec[] = [
   { flag: "--rpc-body-limit", value: "BYTES", help: `Largest request body (default ${defaultNodeOptions.rpc.bodyLimitBytes}, 5 MiB).` },
   { flag: "--rpc-response-limit", value: "BYTES", help: `Largest answer, a whole batch included (default ${defaultNodeOptions.rpc.responseLimitBytes}, 10 MiB); calls past it answer -32011.` },
   { flag: "--call-gas-cap", value: "GAS", help: `Most gas an eth_call or eth_estimateGas may use (default ${defaultNodeOptions.chain.calls.gasCap}); an eth_call naming more is refused, one naming none gets this much; eth_estimateGas searches up to it.` },
-  { flag: "--call-timeout", value: "MS", help: `Longest an eth_call, a whole eth_estimateGas or a trace request may run, in milliseconds (default ${defaultNodeOptions.chain.calls.timeLimitMs}).` },
+  { flag: "--call-timeout", value: "MS", help: `Longest an eth_call, a whole eth_estimateGas, a trace request or a whole batch may run, in milliseconds (default ${defaultNodeOptions.chain.calls.timeLimitMs}).` },
   { flag: "--no-call-worker", help: "Run eth_call and eth_estimateGas on the main thread only (by default, on a chain on disk, calls on stored blocks run on a second thread)." },
   { flag: "--logs-block-range-limit", value: "N", help: `Most blocks one eth_getLogs or eth_getFilterLogs query may cover (default ${defaultNodeOptions.chain.logs.blockRangeLimit}); past it -32012.` },
   { flag: "--logs-result-limit", value: "N", help: `Most logs one eth_getLogs or eth_getFilterLogs query may answer (default ${defaultNodeOptions.chain.logs.resultLimit}); past it -32012.` },

@@ -48,6 +48,7 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
     enabledModules,
     batchLimit: options.rpc.batchLimit,
     responseLimitBytes: options.rpc.responseLimitBytes,
+    batchTimeLimitMs: options.chain.calls.timeLimitMs,
     discoverDocumentJson: openRpcDocumentJson,
     log: log.child({ module: "rpc" }),
   });

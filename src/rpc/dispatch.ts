@@ -6,6 +6,7 @@ import type { Logger } from "../common/logger.js";
 import {
   RpcError,
   RpcErrorCode,
+  executionTimeoutError,
   internalError,
   invalidParamsError,
   invalidRequestError,
@@ -39,6 +40,11 @@ export interface DispatcherOptions {
   responseLimitBytes: number;
   /** The OpenRPC document served by rpc.discover, as JSON text. */
   discoverDocumentJson: string;
+  /**
+   * Longest a batch may run, as the reference's request time limit: once passed, its remaining
+   * requests answer -32011 and do not run. Undefined: no limit.
+   */
+  batchTimeLimitMs?: number;
   log: Logger;
 }
 
@@ -103,7 +109,7 @@ function successResponse(id: RequestId, result: unknown): string {
 }
 
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
-  const { enabledModules, batchLimit, responseLimitBytes, log } = options;
+  const { enabledModules, batchLimit, responseLimitBytes, batchTimeLimitMs, log } = options;
   const debugEnabled = log.isLevelEnabled("debug");
   const discoverResult = new EncodedJson(options.discoverDocumentJson);
 
@@ -221,15 +227,24 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     return isPromise(outcome) ? outcome.then(succeed, fail) : succeed(outcome);
   }
 
-  /** Runs a batch in order; once the answer passes the size limit, the rest do not run. */
+  /**
+   * Runs a batch in order; once the answer passes the size limit, or the batch its time limit,
+   * the rest do not run.
+   */
   async function handleBatch(messages: unknown[]): Promise<string | undefined> {
     const responses: string[] = [];
     let size = 2; // the brackets
     let overLimit = false;
+    const deadline = batchTimeLimitMs === undefined ? Number.POSITIVE_INFINITY : performance.now() + batchTimeLimitMs;
     for (const item of messages) {
       if (overLimit) {
         const id = answerableId(item);
         if (id !== undefined) responses.push(errorResponse(id, responseTooLargeError(responseLimitBytes)));
+        continue;
+      }
+      if (performance.now() > deadline) {
+        const id = answerableId(item);
+        if (id !== undefined) responses.push(errorResponse(id, executionTimeoutError));
         continue;
       }
       const response = await handleMessage(item);

@@ -89,6 +89,7 @@ export async function startServerWithHandlers(
     enabledModules: new Set(rpcNamespaces),
     batchLimit: rpc.batchLimit,
     responseLimitBytes: rpc.responseLimitBytes,
+    batchTimeLimitMs: { ...defaultNodeOptions.chain, ...options.chain }.calls.timeLimitMs,
     discoverDocumentJson: openRpcDocumentJson,
     log,
   });

@@ -178,6 +178,24 @@ describe("execution: eth_call and eth_estimateGas", function () {
       }
     });
 
+    it("gives a whole batch the time limit: past it, the batch's remaining calls answer -32011 without running", async () => {
+      const limited = await startTestNode({ chain: { calls: { gasCap: 50_000_000n, timeLimitMs: 300 } } });
+      try {
+        const { address } = await deployProbe(limited, compiled);
+        const endless = (id: number) => ({ jsonrpc: "2.0", id, method: "eth_call", params: [{ to: address, data: data("spinForever") }, "latest"] });
+        const batch = [...Array.from({ length: 8 }, (_, index) => endless(index)), { jsonrpc: "2.0", id: 8, method: "eth_blockNumber", params: [] }];
+        const started = performance.now();
+        const response = await fetch(limited.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(batch) });
+        const answers = (await response.json()) as { id: number; error?: { code: number; message: string } }[];
+        // Each call alone would run 300 ms: eight in a row would take 2.4 s.
+        expect(performance.now() - started).to.be.lessThan(1_500);
+        expect(answers.map((answer) => [answer.id, answer.error?.code])).to.deep.equal(Array.from({ length: 9 }, (_, index) => [index, -32011]));
+        expect(answers[8]!.error!.message).to.equal("Execution has got timeout out.");
+      } finally {
+        await limited.stop();
+      }
+    });
+
     it("stops a BLAKE2f or pairing precompile call that cannot end within the time limit", async () => {
       const limited = await startTestNode({ chain: { calls: { gasCap: 50_000_000n, timeLimitMs: 300 } } });
       try {
