@@ -530,25 +530,60 @@ export function madeByStaticCall(message: object): boolean {
   return staticCallMessages.has(message);
 }
 
-type BaseCall = (this: object, message: object) => Promise<unknown>;
-type CallStatic = (this: object, ...args: unknown[]) => Promise<unknown>;
+/** Why the interpreter refused a call frame before it began (the engine's words, as its errors). */
+export type RefusedCallReason = "insufficient balance" | "max call depth exceeded";
+
+/** Told of the call frames an EVM's interpreter refuses before they begin (no message events). */
+export type RefusedCallListener = (message: object, reason: RefusedCallReason) => void;
+
+const refusedCallListeners = new WeakMap<object, RefusedCallListener>();
 
 /**
- * Marks the messages of STATICCALL: the package's callStatic builds the message and hands it to
- * _baseCall in the same synchronous stretch, so a flag on the interpreter set by the one and read
- * by the other cannot meet another call's.
+ * Calls `listener` (until it is replaced by undefined) for each call frame the EVM's interpreter
+ * refuses without running it: a call deeper than the call depth limit, or with more value than the
+ * caller holds. The engine then emits no message events; tracers show such a frame with its error,
+ * as geth does. Known once the fast loop is in.
+ */
+export function listenToRefusedCalls(evm: object, listener: RefusedCallListener | undefined): void {
+  if (listener === undefined) refusedCallListeners.delete(evm);
+  else refusedCallListeners.set(evm, listener);
+}
+
+type BaseCall = (this: CallingInterpreter, message: object) => Promise<unknown>;
+type CallStatic = (this: CallingInterpreter, ...args: unknown[]) => Promise<unknown>;
+
+/** The interpreter fields the package's _baseCall reads to refuse a call. */
+interface CallingInterpreter {
+  makingStaticCall?: boolean;
+  _evm: object;
+  _env: { depth: number; contract: { balance: bigint } };
+  common: { param(name: string): bigint };
+}
+
+/**
+ * Marks the messages of STATICCALL, and reports the calls _baseCall refuses. The package's
+ * callStatic builds the message and hands it to _baseCall in the same synchronous stretch, so a
+ * flag on the interpreter set by the one and read by the other cannot meet another call's. The
+ * refusal test is the package's own (depth first, then the caller's balance, except for
+ * DELEGATECALL), made only while a listener is set.
  */
 function markStaticCallMessages(prototype: { callStatic: CallStatic; _baseCall: BaseCall }): void {
   const packageCallStatic = prototype.callStatic;
   const packageBaseCall = prototype._baseCall;
-  prototype.callStatic = function (this: { makingStaticCall?: boolean }, ...args) {
+  prototype.callStatic = function (this: CallingInterpreter, ...args) {
     this.makingStaticCall = true;
     return packageCallStatic.apply(this, args);
   };
-  prototype._baseCall = function (this: { makingStaticCall?: boolean }, message) {
+  prototype._baseCall = function (this: CallingInterpreter, message) {
     if (this.makingStaticCall === true) {
       this.makingStaticCall = false;
       staticCallMessages.add(message);
+    }
+    const listener = refusedCallListeners.get(this._evm);
+    if (listener !== undefined) {
+      const { value, delegatecall } = message as { value: bigint; delegatecall?: boolean };
+      if (this._env.depth >= Number(this.common.param("stackLimit"))) listener(message, "max call depth exceeded");
+      else if (delegatecall !== true && this._env.contract.balance < value) listener(message, "insufficient balance");
     }
     return packageBaseCall.call(this, message);
   };

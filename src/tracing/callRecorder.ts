@@ -3,7 +3,7 @@
 import type { EVMResult, Message } from "@ethereumjs/evm";
 import type { Address } from "@ethereumjs/util";
 import type { ExecutionEngine } from "../execution/engine.js";
-import { madeByStaticCall } from "../execution/interpreterFastPaths.js";
+import { listenToRefusedCalls, madeByStaticCall, type RefusedCallReason } from "../execution/interpreterFastPaths.js";
 
 export type FrameKind = "CALL" | "CALLCODE" | "DELEGATECALL" | "STATICCALL" | "CREATE" | "CREATE2" | "SELFDESTRUCT";
 
@@ -28,6 +28,8 @@ export interface RecordedFrame {
   output: Uint8Array;
   /** The engine's words for the failure (e.g. "revert", "out of gas"); undefined on success. */
   error: string | undefined;
+  /** Refused before it began (too little value, too deep): no message ran. */
+  refused: boolean;
   /** Logs the frame itself emitted (its children's not included); empty when it failed. */
   logs: RecordedLog[];
   readonly children: RecordedFrame[];
@@ -109,6 +111,31 @@ function frameKind(message: Message, parent: RecordedFrame | undefined): FrameKi
   return "CALL";
 }
 
+/** The frame a message opens, under `parent` (undefined for the transaction's own). */
+function frameOf(message: Message, parent: RecordedFrame | undefined): RecordedFrame {
+  const kind = frameKind(message, parent);
+  const codeAddress = (message as unknown as { _codeAddress?: Address })._codeAddress;
+  return {
+    kind,
+    depth: message.depth,
+    // DELEGATECALL and CALLCODE run in the caller's account: the calling contract is the sender.
+    from: parent === undefined ? message.caller.bytes : (parent.storageAddress ?? message.caller.bytes),
+    to: kind === "DELEGATECALL" || kind === "CALLCODE" ? codeAddress?.bytes : message.to?.bytes,
+    value: message.value,
+    gas: message.gasLimit,
+    // The engine hands the caller's memory, which later steps overwrite: keep a copy.
+    input: message.data.slice(),
+    gasUsed: 0n,
+    output: new Uint8Array(0),
+    error: undefined,
+    refused: false,
+    logs: [],
+    children: [],
+    isStatic: message.isStatic,
+    storageAddress: message.to?.bytes,
+  };
+}
+
 /** Subscribes to an engine for one transaction and builds its call tree. */
 export class CallRecorder {
   private readonly open: RecordedFrame[] = [];
@@ -120,29 +147,20 @@ export class CallRecorder {
 
   private readonly onBeforeMessage = (message: Message): void => {
     const parent = this.open[this.open.length - 1];
-    const kind = frameKind(message, parent);
-    const codeAddress = (message as unknown as { _codeAddress?: Address })._codeAddress;
-    const frame: RecordedFrame = {
-      kind,
-      depth: message.depth,
-      // DELEGATECALL and CALLCODE run in the caller's account: the calling contract is the sender.
-      from: parent === undefined ? message.caller.bytes : (parent.storageAddress ?? message.caller.bytes),
-      to: kind === "DELEGATECALL" || kind === "CALLCODE" ? codeAddress?.bytes : message.to?.bytes,
-      value: message.value,
-      gas: message.gasLimit,
-      // The engine hands the caller's memory, which later steps overwrite: keep a copy.
-      input: message.data.slice(),
-      gasUsed: 0n,
-      output: new Uint8Array(0),
-      error: undefined,
-      logs: [],
-      children: [],
-      isStatic: message.isStatic,
-      storageAddress: message.to?.bytes,
-    };
+    const frame = frameOf(message, parent);
     if (parent === undefined) this.top = frame;
     else parent.children.push(frame);
     this.open.push(frame);
+  };
+
+  /** A call the interpreter refused before it began: a child of the running frame, failed at once. */
+  private readonly onRefusedCall = (message: object, reason: RefusedCallReason): void => {
+    const parent = this.open[this.open.length - 1];
+    if (parent === undefined) return;
+    const frame = frameOf(message as Message, parent);
+    frame.error = reason;
+    frame.refused = true;
+    parent.children.push(frame);
   };
 
   private readonly onAfterMessage = (result: EVMResult): void => {
@@ -177,6 +195,7 @@ export class CallRecorder {
       gasUsed: 0n,
       output: new Uint8Array(0),
       error: undefined,
+      refused: false,
       logs: [],
       children: [],
       isStatic: parent.isStatic,
@@ -188,6 +207,7 @@ export class CallRecorder {
     this.engine = engine;
     engine.vm.evm.events!.on("beforeMessage", this.onBeforeMessage);
     engine.vm.evm.events!.on("afterMessage", this.onAfterMessage);
+    listenToRefusedCalls(engine.vm.evm, this.onRefusedCall);
     this.hook = selfDestructHookOf(engine);
     this.hook.listener = this.onSelfDestruct;
   }
@@ -197,6 +217,7 @@ export class CallRecorder {
     if (this.engine !== undefined) {
       this.engine.vm.evm.events!.off("beforeMessage", this.onBeforeMessage);
       this.engine.vm.evm.events!.off("afterMessage", this.onAfterMessage);
+      listenToRefusedCalls(this.engine.vm.evm, undefined);
       this.engine = undefined;
     }
     if (this.hook !== undefined) this.hook.listener = undefined;

@@ -49,6 +49,7 @@ function emptyTopFrame(transaction: ChainTransaction): RecordedFrame {
     gasUsed: 0n,
     output: new Uint8Array(0),
     error: undefined,
+    refused: false,
     logs: [],
     children: [],
     isStatic: false,

@@ -55,6 +55,11 @@ interface TracePlace {
   transactionPosition: number;
 }
 
+/** The children flat traces show: the frames that ran, not the calls refused before they began. */
+function tracedChildren(frame: RecordedFrame): RecordedFrame[] {
+  return frame.children.filter((child) => !child.refused);
+}
+
 export class FlatTracer implements TransactionTracer<FlatTrace[]> {
   private readonly recorder = new CallRecorder();
   /** A call to an account without code (and not a precompile) runs nothing: its action shows no gas. */
@@ -87,7 +92,7 @@ export class FlatTracer implements TransactionTracer<FlatTrace[]> {
   private flatten(frame: RecordedFrame, traceAddress: number[], place: TracePlace, out: FlatTrace[]): void {
     const trace = formatFrame(frame, traceAddress, place);
     out.push(trace);
-    frame.children.forEach((child, index) => this.flatten(child, [...traceAddress, index], place, out));
+    tracedChildren(frame).forEach((child, index) => this.flatten(child, [...traceAddress, index], place, out));
   }
 }
 
@@ -95,7 +100,7 @@ function formatFrame(frame: RecordedFrame, traceAddress: number[], place: TraceP
   const common = {
     blockHash: place.blockHash,
     blockNumber: place.blockNumber,
-    subtraces: frame.children.length,
+    subtraces: tracedChildren(frame).length,
     traceAddress,
     transactionHash: place.transactionHash,
     transactionPosition: place.transactionPosition,

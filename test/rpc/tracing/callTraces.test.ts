@@ -286,6 +286,17 @@ describe("tracing: call trees and flat traces", function () {
       expect(await own.client.eth_getStorageAt(reverter, "0x5", "latest")).to.equal(`0x${slot(0)}`);
     });
 
+    it("a call refused for want of value is a failed frame in the call tree (geth), not in flat traces", async () => {
+      const leaf = await deployRuntime("00");
+      const poor = await deployRuntime(`60006000600060006103e873${leaf.slice(2)}5af15000`);
+      const hash = await own.client.eth_sendTransaction({ from: cow, to: poor, gas: "0x100000" });
+      const tree = (await own.client.debug_traceTransaction(hash, { tracer: "callTracer" })) as CallFrame;
+      expect(tree.calls).to.have.length(1);
+      expect(tree.calls![0]).to.include({ type: "CALL", from: poor, to: leaf, value: "0x3e8", gasUsed: "0x0", error: "insufficient balance for transfer" });
+      const flat = (await own.client.trace_transaction(hash)) as FlatTrace[];
+      expect(flat.map((trace) => [trace.traceAddress, trace.subtraces])).to.deep.equal([[[], 0]]);
+    });
+
     it("a transaction straight to a precompile shows the gas it was given and used", async () => {
       const identity = "0x0000000000000000000000000000000000000004";
       const hash = await own.client.eth_sendTransaction({ from: cow, to: identity, data: `0x${"ab".repeat(64)}`, gas: "0x10000" });
