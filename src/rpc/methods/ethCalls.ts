@@ -8,6 +8,7 @@ import { CallGasCapExceededError, EstimateRevertedError, GasEstimationError, typ
 import { ExecutionTimeoutError } from "../../execution/engine.js";
 import { CallNotExecutableError, decodeRevertReason, type AccountOverride, type MessageCall, type StateOverrides } from "../../execution/messageCall.js";
 import type { StateDatabase } from "../../state/stateDatabase.js";
+import type { TransactionPool } from "../../txpool/transactionPool.js";
 import { findBlockByNumberOrTag } from "../blockParameters.js";
 import type { RpcCallContext } from "../dispatch.js";
 import {
@@ -27,6 +28,8 @@ export interface EthCallDependencies {
   chain: Chain;
   state: StateDatabase;
   calls: CallService;
+  /** The pool, for eth_estimateGas without a block: whether executable transactions wait. */
+  pool: Pick<TransactionPool, "pending">;
 }
 
 type CallHandlers = Pick<NamespaceHandlers<"eth", RpcCallContext>, "eth_call" | "eth_estimateGas">;
@@ -86,7 +89,7 @@ function executionErrorToRpc(error: unknown, whenNotExecutable: (reason: string)
 }
 
 export function createEthCallHandlers(deps: EthCallDependencies): CallHandlers {
-  const { chain, state, calls } = deps;
+  const { chain, state, calls, pool } = deps;
 
   /** The block a call runs after; a number beyond the head is an invalid argument (reference). */
   async function resolveCallTarget(block: BlockNumberOrTag | undefined): Promise<CallTarget> {
@@ -110,7 +113,10 @@ export function createEthCallHandlers(deps: EthCallDependencies): CallHandlers {
 
     eth_estimateGas: async ([callObject, block]) => {
       const call = toMessageCall(callObject);
-      const target = await resolveCallTarget(block);
+      // Without a block, a transaction sent now runs after the executable ones in the pool (under
+      // interval mining, or with mining stopped): the estimate runs after them too, as Hardhat's
+      // and Anvil's do. With none waiting the pending state is the latest block's.
+      const target = await resolveCallTarget(block ?? (pool.pending().length > 0 ? "pending" : "latest"));
       const estimate = await withErrorsMapped(() => calls.estimateGas(target, call), (error) => executionErrorToRpc(error, gasEstimationFailedError));
       return toQuantity(estimate);
     },

@@ -244,6 +244,28 @@ describe("execution: eth_call and eth_estimateGas", function () {
       return gas;
     }
 
+    it("without a block, estimates after the executable pool transactions when there are any (mining stopped)", async () => {
+      const own = await startTestNode();
+      try {
+        const { address } = await deployProbe(own, compiled);
+        await own.client.evm_stopMining();
+        // Waiting in the pool: stored 7 -> 0. Storing 5 then costs a fresh slot's write.
+        await own.client.eth_sendTransaction({ from: cow, to: address, data: data("setStored", [0]), gas: "0x100000" });
+        const call = { from: cow, to: address, data: data("setStored", [5]) };
+        const atLatest = BigInt(await own.client.eth_estimateGas(call, "latest"));
+        const byDefault = BigInt(await own.client.eth_estimateGas(call));
+        expect(byDefault).to.equal(BigInt(await own.client.eth_estimateGas(call, "pending")));
+        expect(byDefault > atLatest + 10_000n, `${byDefault} after the pool, ${atLatest} at latest`).to.equal(true);
+        const sent = await own.client.eth_sendTransaction({ ...call, gas: `0x${byDefault.toString(16)}` });
+        await own.client.evm_mine();
+        expect((await own.client.eth_getTransactionReceipt(sent))!.status).to.equal("0x1");
+        // Nothing waits now: the default is the latest block again.
+        expect(await own.client.eth_estimateGas(call)).to.equal(await own.client.eth_estimateGas(call, "latest"));
+      } finally {
+        await own.stop();
+      }
+    });
+
     it("answers 21000 for a plain transfer", async () => {
       expect(await node.client.eth_estimateGas({ from: cow, to: pauper, value: "0x1" })).to.equal("0x5208");
     });
