@@ -408,7 +408,7 @@ export interface SyncStatus {
   highestBlock: Uint64;
 }
 /**
- * Message call executed by eth_call (spec 2.7). to is required; data and input are synonyms. The fields type, chainId, accessList, maxFeePerGas, maxPriorityFeePerGas, gasLimit and nonce that client libraries add are accepted and ignored, as the reference node does; any other unknown field is an invalid argument.
+ * Message call executed by eth_call (spec 2.7). to is required; data and input are synonyms. The fields type, chainId, accessList, maxFeePerGas, maxPriorityFeePerGas, gasLimit and nonce that client libraries add are accepted and ignored, and so is any other field the node does not know (web3.js adds chain, hardfork and networkId), as the reference node ignores them.
  */
 export interface CallObject {
   from?: Address;
@@ -425,6 +425,7 @@ export interface CallObject {
   accessList?: AccessList;
   maxFeePerGas?: Quantity;
   maxPriorityFeePerGas?: Quantity;
+  [k: string]: unknown;
 }
 /**
  * Transaction simulated by eth_estimateGas: the call object of spec 2.7 with every member optional. Without to (or with to null) the simulation is a contract creation. The fields ignored by eth_call are ignored here as well.
@@ -447,9 +448,10 @@ export interface EstimateGasCallObject {
   accessList?: AccessList;
   maxFeePerGas?: Quantity;
   maxPriorityFeePerGas?: Quantity;
+  [k: string]: unknown;
 }
 /**
- * Transaction signed by the node with the key of from (spec 2.9). from must be an account held unlocked by the node. Without to the transaction creates a contract from data. type, chainId, accessList, maxFeePerGas and maxPriorityFeePerGas are accepted and ignored; any other unknown field is an invalid argument.
+ * Transaction signed by the node with the key of from (spec 2.9). from must be an account held unlocked by the node. Without to the transaction creates a contract from data. type, chainId, accessList, maxFeePerGas and maxPriorityFeePerGas are accepted and ignored, and so is any other field the node does not know (web3.js adds chain, hardfork and networkId), as the reference node ignores them.
  */
 export interface TransactionSubmission {
   from: Address;
@@ -469,6 +471,7 @@ export interface TransactionSubmission {
   accessList?: AccessList;
   maxFeePerGas?: Quantity;
   maxPriorityFeePerGas?: Quantity;
+  [k: string]: unknown;
 }
 /**
  * Mapping from a 32-byte storage key to a 32-byte value, used by state and stateDiff of an account override.

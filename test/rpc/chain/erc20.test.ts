@@ -91,4 +91,18 @@ describe("chain: an ERC-20 through ethers and web3.js", function () {
     expect(block.hash).to.equal(receipt.blockHash);
     expect(block.transactions).to.deep.equal([receipt.transactionHash]);
   });
+
+  it("sends from a web3.js v4 wallet account, whose estimate carries web3's own fields (chain, hardfork, networkId)", async () => {
+    const web3 = new Web3(node.url);
+    web3.eth.transactionPollingInterval = 20;
+    // Legacy transactions: the chain's blocks have no base fee (see the README).
+    web3.defaultTransactionType = "0x0";
+    const account = web3.eth.accounts.privateKeyToAccount(keccak256(toUtf8Bytes("cow3")));
+    web3.eth.accounts.wallet.add(account);
+    const recipient = "0x00000000000000000000000000000000000000c3";
+    const receipt = await web3.eth.sendTransaction({ from: account.address, to: recipient, value: 5n, gasPrice: 0n });
+    expect(receipt.status).to.equal(1n);
+    expect(receipt.gasUsed).to.equal(21_000n);
+    expect(await web3.eth.getBalance(recipient)).to.equal(5n);
+  });
 });
