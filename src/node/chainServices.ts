@@ -123,8 +123,12 @@ export async function openChainServices(network: NetworkProfile, storage: Storag
     const keyStoreAccounts = (await wallet.listAccounts()).length - seededAccounts.length;
     walletLog.info({ keyStore: wallet.keyStoreLocation, accounts: keyStoreAccounts, kdf: options.keyStoreKdf }, "key store opened");
 
-    // Blocks (and "pending" reads) take their time from one clock, which the dev methods move.
+    // Blocks (and "pending" reads) take their time from one clock, which the dev methods move. A
+    // head stamped ahead of the wall clock (time moved forward before a restart) is where the
+    // clock continues from: else each new block would get the head's time + 1 until the wall
+    // clock caught up.
     const clock = new MinerClock();
+    if (chain.head.header.fields.timestamp > clock.now()) clock.continueFrom(chain.head.header.fields.timestamp);
     const now = () => clock.now();
     const minerLog = log.child({ module: "miner" });
     const miner = new Miner(chain, pool, builder, { mode: options.mining, coinbase: options.coinbase, extraData: options.extraData, now }, minerLog);

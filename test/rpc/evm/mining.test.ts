@@ -153,4 +153,29 @@ describe("evm: a revert on a data dir", function () {
       await node.stop();
     }
   });
+
+  it("continues the clock from a head stamped ahead of the wall clock after a restart", async () => {
+    const dataDir = join(directory, "chain");
+    const day = 86_400n;
+    let node: TestNode = await startTestNode({ dataDir });
+    let moved: bigint;
+    try {
+      await node.client.evm_increaseTime(`0x${day.toString(16)}`);
+      await node.client.evm_mine();
+      moved = BigInt((await block(node.client, "latest")).timestamp);
+    } finally {
+      await node.stop();
+    }
+    node = await startTestNode({ dataDir });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 2_100));
+      await node.client.evm_mine();
+      // Time runs on from the head's: two seconds later by the wall clock, not just head + 1
+      // (which every block would get until the wall clock had caught up a day later).
+      const next = BigInt((await block(node.client, "latest")).timestamp);
+      expect(next - moved >= 2n && next - moved < 60n, `${next - moved} s after the moved head`).to.equal(true);
+    } finally {
+      await node.stop();
+    }
+  });
 });
