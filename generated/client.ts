@@ -577,7 +577,7 @@ export class RpcClient {
     return this.call("evm_increaseTime", ...params);
   }
 
-  /** Mines one block now. */
+  /** Mines one block now, or several. */
   evm_mine(...params: EvmMineParams): Promise<EvmMineResult> {
     return this.call("evm_mine", ...params);
   }

@@ -40,12 +40,13 @@ import type {
   EthSyncingResult,
   EthUninstallFilterResult,
   EvmMineResult,
+  EvmMineTimestampParam,
   EvmResetResult,
   EvmRevertResult,
+  EvmRevertSnapshotIdParam,
   EvmSeconds,
   EvmStartMiningResult,
   EvmStopMiningResult,
-  EvmTimestamp,
   ExtGetRawBlockHeaderByHashResult,
   ExtGetRawBlockHeaderByNumberResult,
   ExtGetRawTransactionReceiptByHashResult,
@@ -509,7 +510,7 @@ export type EvmIncreaseTimeResult = Uint64;
 /**
  * Parameters of evm_mine.
  */
-export type EvmMineParams = [timestamp?: EvmTimestamp];
+export type EvmMineParams = [timestamp?: EvmMineTimestampParam];
 export type { EvmMineResult } from "./types.js";
 
 /**
@@ -521,7 +522,7 @@ export type { EvmResetResult } from "./types.js";
 /**
  * Parameters of evm_revert.
  */
-export type EvmRevertParams = [snapshotId: SnapshotId];
+export type EvmRevertParams = [snapshotId: EvmRevertSnapshotIdParam];
 export type { EvmRevertResult } from "./types.js";
 
 /**
@@ -976,7 +977,7 @@ export interface RpcMethods {
    */
   "evm_increaseTime": { params: EvmIncreaseTimeParams; result: EvmIncreaseTimeResult };
   /**
-   * Mines one block now.
+   * Mines one block now, or several.
    */
   "evm_mine": { params: EvmMineParams; result: EvmMineResult };
   /**

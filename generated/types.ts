@@ -138,7 +138,7 @@ export type DebugTransactionTrace = StructLogTrace | CallFrame;
  */
 export type DebugBlockTrace = StructLogTrace[] | BlockCallTrace[];
 /**
- * Id returned by evm_snapshot: QUANTITY starting at 0x1, increasing, never reused.
+ * Id returned by evm_snapshot: QUANTITY starting at 0x1, increasing, not reused while the node runs.
  */
 export type SnapshotId = string;
 /**
@@ -224,8 +224,10 @@ export type EthSubmitHashrateResult = boolean;
 export type EthGetProofStorageKeysParam = StoragePosition[];
 export type DebugTraceTransactionResult = DebugTransactionTrace | null;
 export type DebugTraceBlockByHashResult = DebugBlockTrace | null;
+export type EvmMineTimestampParam = EvmTimestamp | EvmMineOptions;
 export type EvmMineResult = null;
 export type EvmResetResult = null;
+export type EvmRevertSnapshotIdParam = SnapshotId | number;
 export type EvmRevertResult = boolean;
 export type EvmStartMiningResult = null;
 export type EvmStopMiningResult = null;
@@ -704,6 +706,19 @@ export interface CallFrame {
 export interface BlockCallTrace {
   txHash: Hash32;
   result: CallFrame;
+}
+/**
+ * What evm_mine mines when given an object (Ganache's form; either key may be missing): blocks blocks, the first at timestamp when given (later ones a second apart at least).
+ */
+export interface EvmMineOptions {
+  /**
+   * How many blocks to mine, 1 to 10,000. Default 1. The pending transactions go into the first ones.
+   */
+  blocks?: Uint64 | number;
+  /**
+   * Timestamp of the first block; null or missing: the node clock.
+   */
+  timestamp?: EvmTimestamp | null;
 }
 /**
  * The block template currently offered to merged miners.

@@ -1,7 +1,7 @@
 // evm_: the dev methods (snapshots, reverts, reset, time, explicit blocks, pausing mining). Thin:
 // parameters are read here, the work is the mining module's DevChain.
 import type { NamespaceHandlers } from "../../../generated/methods.js";
-import type { EvmSeconds, EvmTimestamp } from "../../../generated/types.js";
+import type { EvmMineOptions, EvmSeconds, EvmTimestamp } from "../../../generated/types.js";
 import { toQuantity } from "../../common/hex.js";
 import type { DevChain } from "../../mining/devChain.js";
 import type { RpcCallContext } from "../dispatch.js";
@@ -23,6 +23,18 @@ function secondsOf(value: EvmSeconds | EvmTimestamp, argument: number): bigint {
   return BigInt(value);
 }
 
+/** Most blocks one evm_mine may mine. */
+export const maxBlocksPerMine = 10_000;
+
+/** evm_mine's object form: how many blocks, and the first one's timestamp. */
+function miningOptions(options: EvmMineOptions): { blocks: number; timestamp: bigint | undefined } {
+  const blocks = options.blocks === undefined ? 1n : secondsOf(options.blocks, 0);
+  if (blocks < 1n || blocks > BigInt(maxBlocksPerMine)) {
+    throw invalidParamsError(`invalid argument 0: field blocks: must be 1 to ${maxBlocksPerMine}, got ${blocks}`);
+  }
+  return { blocks: Number(blocks), timestamp: options.timestamp === undefined || options.timestamp === null ? undefined : secondsOf(options.timestamp, 0) };
+}
+
 /** Dev-chain errors of a time given as argument 0. */
 const timeArgumentError = (error: unknown) => devChainErrorToRpc(error, 0);
 
@@ -36,8 +48,12 @@ export function createEvmHandlers(deps: EvmDependencies): NamespaceHandlers<"evm
       return null;
     },
     evm_increaseTime: async ([seconds]) => toQuantity(await withErrorsMapped(() => devChain.increaseTime(secondsOf(seconds, 0)), timeArgumentError)),
-    evm_mine: async ([timestamp]) => {
-      await withErrorsMapped(() => devChain.mine(timestamp === undefined ? undefined : secondsOf(timestamp, 0)), timeArgumentError);
+    evm_mine: async ([what]) => {
+      const { blocks, timestamp } = typeof what === "object" ? miningOptions(what) : { blocks: 1, timestamp: what === undefined ? undefined : secondsOf(what, 0) };
+      await withErrorsMapped(async () => {
+        // The first block at the timestamp (when given); the clock continues from it for the rest.
+        for (let block = 0; block < blocks; block++) await devChain.mine(block === 0 ? timestamp : undefined);
+      }, timeArgumentError);
       return null;
     },
     evm_stopMining: () => {

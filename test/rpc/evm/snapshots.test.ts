@@ -257,7 +257,8 @@ describe("evm: snapshots, reverts and time with a time-locked contract", functio
     await node.client.evm_increaseTime(10);
     const head = await node.client.eth_getBlockByNumber("latest", false);
     await expectRpcError(rawCall("evm_revert", "1"), -32602, /^invalid argument 0: /);
-    await expectRpcError(rawCall("evm_revert", 1), -32602, /^invalid argument 0: /);
+    await expectRpcError(rawCall("evm_revert", -1), -32602, /^invalid argument 0: /);
+    await expectRpcError(rawCall("evm_revert", 1.5), -32602, /^invalid argument 0: /);
     await expectRpcError(rawCall("evm_revert"), -32602, /^missing value for required argument 0/);
     await expectRpcError(rawCall("evm_increaseTime", -5), -32602, /^invalid argument 0: /);
     await expectRpcError(rawCall("evm_increaseTime", "ten"), -32602, /^invalid argument 0: /);
@@ -267,12 +268,32 @@ describe("evm: snapshots, reverts and time with a time-locked contract", functio
     await expectRpcError(node.client.evm_mine(head!.timestamp), -32602, `timestamp ${BigInt(head!.timestamp)} is not greater than the parent block's timestamp ${BigInt(head!.timestamp)}`);
     await expectRpcError(node.client.evm_mine("0xffffffffffffffff"), -32602, /^invalid argument 0: .*largest block timestamp/);
     await expectRpcError(rawCall("evm_mine", "tomorrow"), -32602, /^invalid argument 0: /);
+    await expectRpcError(rawCall("evm_mine", { blocks: 10_001 }), -32602, "invalid argument 0: field blocks: must be 1 to 10000, got 10001");
+    await expectRpcError(rawCall("evm_mine", { blocks: 0 }), -32602, "invalid argument 0: field blocks: must be 1 to 10000, got 0");
+    await expectRpcError(rawCall("evm_mine", { blocks: 2, until: 5 }), -32602, /^invalid argument 0: /);
     await expectRpcError(rawCall("evm_snapshot", 1), -32602, /too many arguments|invalid/);
     // Nothing changed: same head, same offset, the snapshot still there.
     expect((await node.client.eth_getBlockByNumber("latest", false))!.hash).to.equal(head!.hash);
     expect(await node.client.evm_increaseTime(0)).to.equal("0xa");
     expect(await revert(node.client, id)).to.equal(true);
     expect(await node.client.evm_increaseTime("0")).to.equal("0x0");
+  });
+
+  it("mines several blocks with {blocks, timestamp}, and reverts to a snapshot given as a JSON integer", async () => {
+    const id = await snapshot(node.client);
+    const before = BigInt(await node.client.eth_blockNumber());
+    expect(await rawCall("evm_mine", { blocks: 3 })).to.equal(null);
+    expect(BigInt(await node.client.eth_blockNumber())).to.equal(before + 3n);
+    const start = BigInt((await node.client.eth_getBlockByNumber("latest", false))!.timestamp) + 1_000n;
+    expect(await rawCall("evm_mine", { blocks: "0x2", timestamp: `0x${start.toString(16)}` })).to.equal(null);
+    const first = await node.client.eth_getBlockByNumber(`0x${(before + 4n).toString(16)}`, false);
+    const second = await node.client.eth_getBlockByNumber(`0x${(before + 5n).toString(16)}`, false);
+    expect(BigInt(first!.timestamp)).to.equal(start);
+    expect(BigInt(second!.timestamp) > start).to.equal(true);
+    expect(await rawCall("evm_mine", { timestamp: null })).to.equal(null);
+    expect(BigInt(await node.client.eth_blockNumber())).to.equal(before + 6n);
+    expect(await rawCall("evm_revert", Number(id))).to.equal(true);
+    expect(BigInt(await node.client.eth_blockNumber())).to.equal(before);
   });
 
   it("mines no block past the largest timestamp, keeps what was sent, and mines again after a revert", async () => {
