@@ -5,7 +5,8 @@ import { mkdir, readdir, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { ClassicLevel } from "classic-level";
 import { DataDirectoryError, keyOf, type KeyValueStore, type StoreOperation } from "./keyValueStore.js";
-import { WriteAheadLog } from "./writeAheadLog.js";
+import { storeKeys } from "./keys.js";
+import { WriteAheadLog, type LogRecord } from "./writeAheadLog.js";
 
 async function directoryState(directory: string): Promise<"missing" | "empty" | "leveldb" | "other"> {
   let names: string[];
@@ -63,6 +64,8 @@ export class LevelStore implements KeyValueStore {
     readonly location: string,
     /** The directory's absolute path, held in `openDirectories` while open. */
     private readonly resolvedDirectory: string,
+    /** The sequence number of the last batch written (the log's numbering goes on from it). */
+    private lastSequence: bigint,
   ) {}
 
   /**
@@ -88,7 +91,8 @@ export class LevelStore implements KeyValueStore {
     if (this.closing) throw new Error(`the store in ${this.location} is closing`);
     if (this.failure !== undefined) throw this.failure;
     try {
-      this.log.append(operations);
+      this.log.append(operations, this.lastSequence + 1n);
+      this.lastSequence++;
     } catch (error) {
       this.failure = new Error(`the write-ahead log in ${this.location} could not be written: ${(error as Error).message}`);
       throw this.failure;
@@ -131,9 +135,11 @@ export class LevelStore implements KeyValueStore {
       while (this.queued.length > 0 && this.failure === undefined) {
         const batches = this.queued;
         const appliedUpTo = this.lastBatch;
+        // Every queued batch is logged: the last of them has the last sequence number written.
+        const appliedRecord: StoreOperation = { type: "put", key: appliedRecordKey, value: sequenceBytes(this.lastSequence) };
         this.queued = [];
         try {
-          await this.db.batch(batches.length === 1 ? batches[0]! : batches.flat());
+          await this.db.batch([...batches.flat(), appliedRecord]);
         } catch (error) {
           // The batches stay in the log (a restart applies them) and in `pending` (reads see them).
           this.failure = new Error(`LevelDB in ${this.location} failed a write: ${(error as Error).message}`);
@@ -201,21 +207,62 @@ async function openLoggedStore(directory: string, create: boolean, resolved: str
     if (cause?.code === "LEVEL_LOCKED") throw new DataDirectoryError(`${directory} is in use by another process (LevelDB lock held)`);
     throw new DataDirectoryError(`cannot open the chain database in ${directory}: ${cause?.message ?? (error as Error).message}`);
   }
-  // Batches acknowledged before the last stop that LevelDB may not hold yet: applied again, in order
-  // (each sets keys to the values they had after it, so applying one twice changes nothing).
+  // Batches acknowledged before the last stop that LevelDB may not hold yet: those after the last
+  // one LevelDB records having applied, in order (see storage/writeAheadLog.ts).
+  const logPath = join(directory, writeAheadLogFileName);
   let opened: ReturnType<typeof WriteAheadLog.open> | undefined;
+  let lastSequence: bigint;
   try {
-    opened = WriteAheadLog.open(join(directory, writeAheadLogFileName));
-    if (opened.batches.length > 0) {
-      await db.batch(opened.batches.flat());
-      opened.log.clear();
+    opened = WriteAheadLog.open(logPath);
+    const stored = await db.get(appliedRecordKey);
+    const applied = stored === undefined ? 0n : Buffer.from(stored).readBigUInt64BE(0);
+    lastSequence = applied;
+    const { sequenced, records, end } = opened.contents;
+    let toApply: readonly LogRecord[];
+    if (!sequenced) {
+      // Written before sequence numbers: applied again whole, as then.
+      toApply = records;
+    } else {
+      if (end === "damaged") throw new LogUnreadableError(`it is damaged at byte ${opened.contents.validBytes}, before its end`, applied, logPath);
+      toApply = records.filter((record) => record.sequence! > applied);
+      toApply.forEach((record, index) => {
+        if (record.sequence !== applied + 1n + BigInt(index)) throw new LogUnreadableError(`it lacks batch ${applied + 1n + BigInt(index)}`, applied, logPath);
+      });
+      const last = records.at(-1)?.sequence;
+      if (last !== undefined && last > lastSequence) lastSequence = last;
     }
+    if (toApply.length > 0) {
+      const operations = toApply.flatMap((record) => record.operations);
+      if (sequenced) operations.push({ type: "put", key: appliedRecordKey, value: sequenceBytes(lastSequence) });
+      await db.batch(operations);
+    }
+    if (opened.log.bytes > 0) opened.log.clear();
   } catch (error) {
     opened?.log.close();
     await db.close();
+    if (error instanceof LogUnreadableError) throw new DataDirectoryError(error.message);
     throw new DataDirectoryError(`cannot recover the write-ahead log in ${directory}: ${(error as Error).message}`);
   }
-  return new LevelStore(db, opened.log, directory, resolved);
+  return new LevelStore(db, opened.log, directory, resolved, lastSequence);
+}
+
+/** Acknowledged batches in the log cannot be read: the store does not open. */
+class LogUnreadableError extends Error {
+  constructor(problem: string, applied: bigint, logPath: string) {
+    super(
+      `the write-ahead log ${logPath} cannot be applied: ${problem}. LevelDB holds the batches up to ${applied}; ` +
+        `batches acknowledged after it may be in the damaged part. To start from what LevelDB holds, move the file aside (those batches are then lost).`,
+    );
+  }
+}
+
+/** Where LevelDB records the sequence number of the last log record it applied. */
+const appliedRecordKey = storeKeys.metadata("log-applied");
+
+function sequenceBytes(sequence: bigint): Uint8Array {
+  const bytes = Buffer.alloc(8);
+  bytes.writeBigUInt64BE(sequence);
+  return bytes;
 }
 
 /**

@@ -4,27 +4,47 @@
 // caller does not wait for LevelDB's thread pool: under automine that wait was a third of every
 // send call. A store opened on a directory whose log still holds records applies them again first.
 //
-// Record: payload length (u32 LE), CRC-32 of the payload (u32 LE), payload. Payload: operation
-// count (u32), then per operation a type byte (1 put, 2 del), key length (u32) and key, and for a
-// put the value length (u32) and value. A record cut short by a crash, or one whose checksum does
-// not match, ends the log: nothing after it was ever acknowledged.
+// Record: payload length (u32 LE), CRC-32 of the payload (u32 LE), payload. Payload: the batch's
+// sequence number (u64 LE), operation count (u32), then per operation a type byte (1 put, 2 del),
+// key length (u32) and key, and for a put the value length (u32) and value. The file starts with
+// an 8-byte mark; a log without it was written before sequence numbers (its payloads start with
+// the count) and is read as such.
+//
+// LevelDB records with each batch it applies the sequence number of the last log record in it, so
+// a store that opens applies exactly the records after that one: a record LevelDB holds already is
+// never applied again over newer values (a stale or shortened log cannot roll the store back). A
+// record cut short at the end of the file is the write a crash interrupted (never acknowledged);
+// damage before the end, or records missing between LevelDB's number and the log's, mean
+// acknowledged batches cannot be read, and the store refuses to open rather than guess.
 import { closeSync, constants, ftruncateSync, openSync, readFileSync, writeSync } from "node:fs";
 import { crc32 } from "node:zlib";
 import type { StoreOperation } from "./keyValueStore.js";
 
 const recordHeaderBytes = 8;
+const sequenceBytes = 8;
 const putType = 1;
 const delType = 2;
 
-/** One batch as a log record (header and payload). */
-export function encodeLogRecord(operations: readonly StoreOperation[]): Buffer {
-  let payloadBytes = 4;
+/** The first bytes of a log whose records carry sequence numbers. */
+export const sequencedLogMark = Buffer.from("CNWAL\0\0\x02", "latin1");
+
+/** One batch of a log: its sequence number (undefined in a log written before them) and operations. */
+export interface LogRecord {
+  readonly sequence: bigint | undefined;
+  readonly operations: StoreOperation[];
+}
+
+/** One batch as a log record (header and payload); with `sequence`, the sequenced form. */
+export function encodeLogRecord(operations: readonly StoreOperation[], sequence?: bigint): Buffer {
+  const prefixBytes = sequence === undefined ? 0 : sequenceBytes;
+  let payloadBytes = prefixBytes + 4;
   for (const operation of operations) {
     payloadBytes += 1 + 4 + operation.key.length;
     if (operation.type === "put") payloadBytes += 4 + operation.value.length;
   }
   const record = Buffer.allocUnsafe(recordHeaderBytes + payloadBytes);
   let offset = recordHeaderBytes;
+  if (sequence !== undefined) offset = record.writeBigUInt64LE(sequence, offset);
   offset = record.writeUInt32LE(operations.length, offset);
   for (const operation of operations) {
     offset = record.writeUInt8(operation.type === "put" ? putType : delType, offset);
@@ -42,12 +62,14 @@ export function encodeLogRecord(operations: readonly StoreOperation[]): Buffer {
   return record;
 }
 
-/** The operations of one payload whose checksum matched, or undefined when it does not parse. */
-function decodePayload(payload: Buffer): StoreOperation[] | undefined {
-  if (payload.length < 4) return undefined;
-  const count = payload.readUInt32LE(0);
+/** The record of one payload whose checksum matched, or undefined when it does not parse. */
+function decodePayload(payload: Buffer, sequenced: boolean): LogRecord | undefined {
+  const prefixBytes = sequenced ? sequenceBytes : 0;
+  if (payload.length < prefixBytes + 4) return undefined;
+  const sequence = sequenced ? payload.readBigUInt64LE(0) : undefined;
+  const count = payload.readUInt32LE(prefixBytes);
   const operations: StoreOperation[] = [];
-  let offset = 4;
+  let offset = prefixBytes + 4;
   const take = (length: number): Uint8Array | undefined => {
     if (offset + length > payload.length) return undefined;
     const bytes = new Uint8Array(payload.subarray(offset, offset + length));
@@ -76,28 +98,50 @@ function decodePayload(payload: Buffer): StoreOperation[] | undefined {
     if (value === undefined) return undefined;
     operations.push({ type: "put", key, value });
   }
-  return offset === payload.length ? operations : undefined;
+  return offset === payload.length ? { sequence, operations } : undefined;
 }
 
-/**
- * The batches of a log, in order, up to the first record that is cut short or damaged; and how
- * many bytes the whole records take.
- */
-export function decodeLogRecords(log: Buffer): { batches: StoreOperation[][]; validBytes: number } {
-  const batches: StoreOperation[][] = [];
-  let offset = 0;
-  while (offset + recordHeaderBytes <= log.length) {
+/** What reading a log found. */
+export interface DecodedLog {
+  /** Whether the log carries sequence numbers (it starts with sequencedLogMark). */
+  readonly sequenced: boolean;
+  /** The readable records, in order. */
+  readonly records: LogRecord[];
+  /** Their batches (the records' operations). */
+  readonly batches: StoreOperation[][];
+  /** Bytes the mark and the readable records take. */
+  readonly validBytes: number;
+  /**
+   * What follows the readable records: nothing; a record cut short or damaged that ends the file
+   * (a write a crash interrupted); or damage with more bytes after it.
+   */
+  readonly end: "clean" | "torn" | "damaged";
+}
+
+/** The records of a log, in order, up to the first record that is cut short or damaged. */
+export function decodeLogRecords(log: Buffer): DecodedLog {
+  const sequenced = log.length >= sequencedLogMark.length && log.subarray(0, sequencedLogMark.length).equals(sequencedLogMark);
+  const records: LogRecord[] = [];
+  let offset = sequenced ? sequencedLogMark.length : 0;
+  let end: DecodedLog["end"] = "clean";
+  while (offset < log.length) {
+    if (offset + recordHeaderBytes > log.length) {
+      end = "torn";
+      break;
+    }
     const payloadBytes = log.readUInt32LE(offset);
-    const end = offset + recordHeaderBytes + payloadBytes;
-    if (end > log.length) break;
-    const payload = log.subarray(offset + recordHeaderBytes, end);
-    if (crc32(payload) !== log.readUInt32LE(offset + 4)) break;
-    const operations = decodePayload(payload);
-    if (operations === undefined) break;
-    batches.push(operations);
-    offset = end;
+    const recordEnd = offset + recordHeaderBytes + payloadBytes;
+    const payload = recordEnd > log.length ? undefined : log.subarray(offset + recordHeaderBytes, recordEnd);
+    const record = payload === undefined || crc32(payload) !== log.readUInt32LE(offset + 4) ? undefined : decodePayload(payload, sequenced);
+    if (record === undefined) {
+      // The last write a crash cut short reaches (or would reach) the end of the file.
+      end = recordEnd >= log.length ? "torn" : "damaged";
+      break;
+    }
+    records.push(record);
+    offset = recordEnd;
   }
-  return { batches, validBytes: offset };
+  return { sequenced, records, batches: records.map((record) => record.operations), validBytes: offset, end };
 }
 
 /** The log file: appended to synchronously, emptied once LevelDB holds everything in it. */
@@ -107,16 +151,18 @@ export class WriteAheadLog {
     private size: number,
   ) {}
 
-  /** Opens (or creates) the log at `path`; answers it with the batches it still holds, in order. */
-  static open(path: string): { log: WriteAheadLog; batches: StoreOperation[][] } {
+  /**
+   * Opens (or creates) the log at `path`; answers it with what it still holds. A torn last record
+   * is cut off; a damaged log is left as it is (the caller decides, see DecodedLog.end).
+   */
+  static open(path: string): { log: WriteAheadLog; contents: DecodedLog } {
     // Read and write, created if missing, not O_APPEND: appends go at explicit positions.
     const descriptor = openSync(path, constants.O_RDWR | constants.O_CREAT);
     try {
-      const contents = readFileSync(descriptor);
-      const { batches, validBytes } = decodeLogRecords(contents);
+      const contents = decodeLogRecords(readFileSync(descriptor));
       // A torn tail is dropped now, so that the next record does not follow it.
-      if (validBytes !== contents.length) ftruncateSync(descriptor, validBytes);
-      return { log: new WriteAheadLog(descriptor, validBytes), batches };
+      if (contents.end === "torn") ftruncateSync(descriptor, contents.validBytes);
+      return { log: new WriteAheadLog(descriptor, contents.validBytes), contents };
     } catch (error) {
       closeSync(descriptor);
       throw error;
@@ -132,8 +178,10 @@ export class WriteAheadLog {
    * Appends one batch; when this returns, the batch survives the process. On a failed write the
    * log is cut back to where it was, so a partial record never precedes a later one.
    */
-  append(operations: readonly StoreOperation[]): void {
-    const record = encodeLogRecord(operations);
+  append(operations: readonly StoreOperation[], sequence: bigint): void {
+    const encoded = encodeLogRecord(operations, sequence);
+    // An empty log starts with the mark: a log with older, unmarked records is emptied first.
+    const record = this.size === 0 ? Buffer.concat([sequencedLogMark, encoded]) : encoded;
     try {
       let written = 0;
       while (written < record.length) written += writeSync(this.descriptor, record, written, record.length - written, this.size + written);

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { StoreOperation } from "../../../src/storage/keyValueStore.js";
 import { openLevelStore, writeAheadLogFileName } from "../../../src/storage/levelStore.js";
-import { decodeLogRecords, encodeLogRecord } from "../../../src/storage/writeAheadLog.js";
+import { decodeLogRecords, encodeLogRecord, sequencedLogMark } from "../../../src/storage/writeAheadLog.js";
 import { randomBytes, seededRandom } from "../../helpers/seededRandom.js";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
@@ -115,7 +115,7 @@ describe("storage/writeAheadLog", () => {
     await db.close();
   });
 
-  it("applies the batches a log still holds when the store opens, up to a torn record", async () => {
+  it("applies the batches a log written before sequence numbers still holds, up to a torn record", async () => {
     // LevelDB holds "a" = 1; the log holds two later batches LevelDB never got, then half a record.
     const db = new ClassicLevel<Uint8Array, Uint8Array>(directory, { keyEncoding: "view", valueEncoding: "view" });
     await db.open();
@@ -136,5 +136,79 @@ describe("storage/writeAheadLog", () => {
     await store.write([{ type: "put", key: bytes("d"), value: bytes("4") }]);
     expect(decodeLogRecords(readFileSync(logPath)).batches).to.have.length(1);
     await store.close();
+  });
+
+  describe("a log with sequence numbers", () => {
+    const head = (value: number): StoreOperation[] => [{ type: "put", key: bytes("head"), value: bytes(String(value)) }];
+    /** A closed store whose LevelDB holds head = 5 after five batches; answers the log's path. */
+    async function storeAtFive(): Promise<string> {
+      const store = await openLevelStore(directory);
+      for (let value = 1; value <= 5; value++) await store.write(head(value));
+      await store.close();
+      return join(directory, writeAheadLogFileName);
+    }
+    const logOf = (...records: Buffer[]) => Buffer.concat([sequencedLogMark, ...records]);
+    async function headAfterOpening(): Promise<string | undefined> {
+      const store = await openLevelStore(directory);
+      try {
+        return text(store.getSync(bytes("head")));
+      } finally {
+        await store.close();
+      }
+    }
+    async function refusal(): Promise<string> {
+      try {
+        await (await openLevelStore(directory)).close();
+      } catch (error) {
+        return (error as Error).message;
+      }
+      throw new Error("the store opened");
+    }
+
+    it("numbers each batch and starts with the mark", async () => {
+      const store = await openLevelStore(directory);
+      await store.write(head(1));
+      await store.write(head(2));
+      const logged = decodeLogRecords(readFileSync(join(directory, writeAheadLogFileName)));
+      expect(logged.sequenced).to.equal(true);
+      expect(logged.records.map((record) => record.sequence)).to.deep.equal([1n, 2n]);
+      await store.close();
+      // After a reopen the numbering goes on.
+      const reopened = await openLevelStore(directory);
+      await reopened.write(head(3));
+      expect(decodeLogRecords(readFileSync(join(directory, writeAheadLogFileName))).records.map((record) => record.sequence)).to.deep.equal([3n]);
+      await reopened.close();
+    });
+
+    it("never applies again a batch LevelDB holds: a stale or shortened log cannot take the store back", async () => {
+      const logPath = await storeAtFive();
+      writeFileSync(logPath, logOf(encodeLogRecord(head(2), 2n), encodeLogRecord(head(3), 3n)));
+      expect(await headAfterOpening()).to.equal("5");
+      // Batches after LevelDB's go on top, then the numbering follows them.
+      writeFileSync(logPath, logOf(encodeLogRecord(head(5), 5n), encodeLogRecord(head(6), 6n), encodeLogRecord(head(7), 7n)));
+      expect(await headAfterOpening()).to.equal("7");
+      const store = await openLevelStore(directory);
+      await store.write(head(8));
+      expect(decodeLogRecords(readFileSync(logPath)).records.map((record) => record.sequence)).to.deep.equal([8n]);
+      await store.close();
+    });
+
+    it("applies up to a torn last record, and refuses damage before the end or a missing batch, leaving the log as it was", async () => {
+      const logPath = await storeAtFive();
+      const torn = encodeLogRecord(head(7), 7n);
+      writeFileSync(logPath, logOf(encodeLogRecord(head(6), 6n), torn.subarray(0, torn.length - 2)));
+      expect(await headAfterOpening()).to.equal("6");
+
+      const damaged = logOf(encodeLogRecord(head(7), 7n), encodeLogRecord(head(8), 8n), encodeLogRecord(head(9), 9n));
+      damaged[sequencedLogMark.length + 20] ^= 0xff;
+      writeFileSync(logPath, damaged);
+      expect(await refusal()).to.match(/cannot be applied: it is damaged at byte 8, before its end\. LevelDB holds the batches up to 6; .*move the file aside/);
+      expect(readFileSync(logPath).equals(damaged), "the damaged log is left as it was").to.equal(true);
+
+      writeFileSync(logPath, logOf(encodeLogRecord(head(9), 9n)));
+      expect(await refusal()).to.match(/cannot be applied: it lacks batch 7\. LevelDB holds the batches up to 6/);
+      writeFileSync(logPath, Buffer.alloc(0));
+      expect(await headAfterOpening()).to.equal("6");
+    });
   });
 });
