@@ -119,6 +119,11 @@ export class Chain {
       if (headHash !== undefined || (await store.get(storeKeys.canonicalHash(0n))) !== undefined) {
         throw new DataDirectoryError(`${store.location} holds a chain database without a format version: it was not written by this node`);
       }
+      // The node writes its format version with the genesis block: a database holding anything
+      // without it is another program's, and is left as it is.
+      if (store.isEmpty !== undefined && !(await store.isEmpty())) {
+        throw new DataDirectoryError(`${store.location} holds a LevelDB database that this node did not write; choose an empty or new directory with --data-dir`);
+      }
       const genesisDifficulty = genesis.header.fields.difficulty;
       const chain = new Chain(store, state, common, genesis, genesis, genesisDifficulty);
       const written = chain.stage(genesis, [], genesisDifficulty, [

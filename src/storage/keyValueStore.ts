@@ -14,6 +14,8 @@ export interface KeyValueStore {
   /** Applies every operation or none (one LevelDB batch). */
   write(operations: readonly StoreOperation[]): Promise<void>;
   close(): Promise<void>;
+  /** Whether the store holds no key at all (a store that can tell: the chain's own stores do). */
+  isEmpty?(): Promise<boolean>;
   /** Where the data lives, for messages: a directory or "memory". */
   readonly location: string;
 }
@@ -44,6 +46,9 @@ export function createMemoryStore(): KeyValueStore {
     },
     async close() {
       entries.clear();
+    },
+    async isEmpty() {
+      return entries.size === 0;
     },
   };
 }

@@ -106,6 +106,10 @@ export class LevelStore implements KeyValueStore {
     this.applying ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.applyQueued());
   }
 
+  async isEmpty(): Promise<boolean> {
+    return this.pending.size === 0 && (await this.db.keys({ limit: 1 }).all()).length === 0;
+  }
+
   /** Refuses writes from now on, waits until LevelDB holds every batch, empties the log and closes. */
   async close(): Promise<void> {
     if (this.closing) return;

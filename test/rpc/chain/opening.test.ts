@@ -62,6 +62,17 @@ describe("chain: opening a data directory", () => {
     expect(await readFile(join(foreign, "notes.txt"), "utf8")).to.equal("mine");
   });
 
+  it("refuses a LevelDB database another program wrote, and adds no key to it", async () => {
+    const foreign = join(directory, "leveldb");
+    const db = new ClassicLevel<string, string>(foreign);
+    await db.put("hello", "world");
+    await db.close();
+    await expectRefusal({ dataDir: foreign }, /holds a LevelDB database that this node did not write; choose an empty or new directory with --data-dir/);
+    const reopened = new ClassicLevel<string, string>(foreign);
+    expect(await reopened.keys().all()).to.deep.equal(["hello"]);
+    await reopened.close();
+  });
+
   it("refuses the chain of another network or another genesis, and keeps that chain", async () => {
     const dataDir = join(directory, "chain");
     const head = await chainWithOneBlock(dataDir);
