@@ -1,5 +1,6 @@
 // The one place where JSON-RPC error codes are chosen. Handlers and domain modules throw RpcError
 // (or domain errors mapped here); anything else becomes -32603 "Internal error".
+import { BlockWriteError } from "../chain/chain.js";
 import { bytesToHex, toQuantity } from "../common/hex.js";
 import { AccountExistsError, AccountLockedError, InvalidPrivateKeyError, UnknownAccountError } from "../accounts/wallet.js";
 import { KeystoreFormatError, WrongPassphraseError } from "../accounts/keystore.js";
@@ -38,6 +39,8 @@ export const RpcErrorCode = {
   LogQueryLimitExceeded: -32012,
   /** No block can follow the head: its timestamp is the largest a block can carry (openrpc EvmTimeExhausted). */
   BlockTimeExhausted: -32000,
+  /** The store could not write a block (openrpc BlockNotWritten). */
+  BlockNotWritten: -32000,
   /** The reference's code for tracing an unknown transaction with the callTracer. */
   TraceTransactionNotFound: -32001,
 } as const;
@@ -220,11 +223,20 @@ export function timeOutOfRangeError(argument: number, reason: string): RpcError 
   return invalidParamsError(`invalid argument ${argument}: ${reason}`);
 }
 
+/**
+ * A block the store could not write (disk full, LevelDB failed): the store takes no more writes
+ * until the node restarts, so every later block fails the same way.
+ */
+export function blockNotWrittenError(error: BlockWriteError): RpcError {
+  return new RpcError(RpcErrorCode.BlockNotWritten, `${error.message}; the node writes no more blocks until it is restarted (its chain is intact up to the head)`);
+}
+
 /** Dev-method errors of the mining module -> their JSON-RPC errors (argument: the time's position); anything else passes through. */
 export function devChainErrorToRpc(error: unknown, argument: number): unknown {
   if (error instanceof TimestampNotAfterParentError) return timestampTooLowError(error.timestamp, error.parentTimestamp);
   if (error instanceof TimeOutOfRangeError) return timeOutOfRangeError(argument, error.message);
   if (error instanceof BlockTimeExhaustedError) return new RpcError(RpcErrorCode.BlockTimeExhausted, error.message);
+  if (error instanceof BlockWriteError) return blockNotWrittenError(error);
   return error;
 }
 

@@ -5,11 +5,12 @@
 import type { Common } from "@ethereumjs/common";
 import type { TransactionSubmission } from "../../../generated/types.js";
 import type { UnsignedTransaction } from "../../accounts/wallet.js";
+import { BlockWriteError } from "../../chain/chain.js";
 import { checkTransactionFields, decodeOwnTransaction, decodeRawTransaction, MalformedTransactionError, type ChainTransaction } from "../../chain/transactions.js";
 import { bytesToHex, hexToBytes } from "../../common/hex.js";
 import { BlockTimeExhaustedError, type InclusionOutcome, type Miner } from "../../mining/miner.js";
 import { TransactionRejectedError, type TransactionPool } from "../../txpool/transactionPool.js";
-import { invalidParamsError, invalidRawTransactionError, transactionNotMinedError, transactionRejectedError } from "../errors.js";
+import { blockNotWrittenError, invalidParamsError, invalidRawTransactionError, transactionNotMinedError, transactionRejectedError } from "../errors.js";
 
 /** eth_sendTransaction defaults (spec 2.9). */
 export const defaultSendGas = 90_000n;
@@ -48,6 +49,7 @@ export function createTransactionSending(deps: TransactionSendingDependencies): 
       } catch (error) {
         // The transaction stays pending: a block can take it once the chain went back.
         if (error instanceof BlockTimeExhaustedError) throw transactionNotMinedError(error.message);
+        if (error instanceof BlockWriteError) throw transactionNotMinedError(blockNotWrittenError(error).message);
         throw error;
       }
       if (outcome.kind === "dropped") throw transactionNotMinedError(outcome.reason);

@@ -8,7 +8,9 @@ import { JsonRpcProvider, Transaction, Wallet, keccak256, toUtf8Bytes } from "et
 import { postJson } from "../../helpers/http.js";
 import { expectValidResult } from "../../helpers/results.js";
 import { expectRpcError } from "../../helpers/rpcErrors.js";
-import { startTestNode, type TestNode } from "../../helpers/testNode.js";
+import { RpcClient } from "../../../generated/client.js";
+import type { KeyValueStore } from "../../../src/storage/keyValueStore.js";
+import { startServerWithHandlers, startTestNode, type TestNode } from "../../helpers/testNode.js";
 
 const cowKey = keccak256(toUtf8Bytes("cow"));
 const cow = "0xcd2a3d9f938e13cd947ec05abc7fe734df8dd826";
@@ -227,3 +229,26 @@ describe("chain: pool rules without automine", () => {
     provider.destroy();
   });
 });
+
+describe("chain: a store that cannot write", () => {
+  it("answers sends and evm_mine with why the block was not written, and keeps serving reads", async () => {
+    const server = await startServerWithHandlers({});
+    try {
+      const client = new RpcClient(server.url);
+      const store = (server.services.chain as unknown as { store: KeyValueStore }).store;
+      store.write = () => Promise.reject(new Error("ENOSPC: no space left on device"));
+      const written = /^block 1 could not be written: ENOSPC: no space left on device; the node writes no more blocks until it is restarted \(its chain is intact up to the head\)$/;
+      const refused = await client.eth_sendRawTransaction(await signed({ nonce: 0 })).then(
+        () => undefined,
+        (error: { code: number; message: string }) => error,
+      );
+      expect(refused?.code).to.equal(-32009);
+      expect(refused?.message.replace("Unknown error when sending transaction: ", "")).to.match(written);
+      await expectRpcError(client.evm_mine(), -32000, written);
+      expect(await client.eth_blockNumber()).to.equal("0x0");
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
