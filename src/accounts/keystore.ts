@@ -24,6 +24,12 @@ export const lightScrypt: ScryptParameters = { n: 1 << 14, r: 8, p: 1 };
 
 /** The cap on scrypt memory (128 * n * r bytes) a file may ask for when it is decrypted. */
 const maxScryptMemoryBytes = 1 << 30;
+/**
+ * The cap on scrypt work (n * r * p, which the time of a derivation follows) a file may ask for:
+ * 8 times geth's standard (about 15 s here). A file asking for p = 5,000 at n = 2^14 held the
+ * key store for minutes and kept the node from stopping.
+ */
+const maxScryptWork = 8 * standardScrypt.n * standardScrypt.r * standardScrypt.p;
 const derivedKeyLength = 32;
 /** The cap on pbkdf2 rounds a file may ask for (geth writes 262,144). */
 const maxPbkdf2Rounds = 10_000_000;
@@ -154,6 +160,7 @@ async function deriveKey(kdf: unknown, parameters: Record<string, unknown>, pass
     const p = positiveInteger(parameters.p, "kdfparams.p");
     if ((n & (n - 1)) !== 0 || n < 2) throw new KeystoreFormatError("kdfparams.n is not a power of two");
     if (128 * n * r > maxScryptMemoryBytes) throw new KeystoreFormatError("kdfparams ask for more than 1 GiB of scrypt memory");
+    if (n * r * p > maxScryptWork) throw new KeystoreFormatError("kdfparams ask for more than 8 times geth's standard scrypt work (n * r * p)");
     return scryptAnyParameters(passphrase, salt, length, n, r, p);
   }
   if (kdf === "pbkdf2") {

@@ -5,7 +5,7 @@ import { findNetworkProfile, type NetworkProfile } from "../chain/networks.js";
 import type { Logger } from "../common/logger.js";
 import { clientVersionString } from "../common/version.js";
 import { createStandaloneNetwork } from "../p2p/index.js";
-import { createDispatcher, createHandlers, createRpcServer, ModuleSelectionError, resolveEnabledModules } from "../rpc/index.js";
+import { createDispatcher, createHandlers, createRpcServer, isLoopbackHost, ModuleSelectionError, resolveEnabledModules } from "../rpc/index.js";
 import { ChainOpeningError, openChainServices } from "./chainServices.js";
 import type { NodeOptions } from "./options.js";
 
@@ -27,6 +27,11 @@ function selectModules(options: NodeOptions): Set<string> {
     if (error instanceof ModuleSelectionError) throw new NodeConfigurationError(error.message);
     throw error;
   }
+}
+
+/** Whether a node bound to `host` lets other machines send from the network's unlocked development accounts. */
+export function exposesUnlockedAccounts(host: string, network: NetworkProfile): boolean {
+  return !isLoopbackHost(host) && network.developmentAccounts.length > 0;
 }
 
 export async function startNode(options: NodeOptions, log: Logger): Promise<RunningNode> {
@@ -63,6 +68,12 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
   log.info({ url, network: network.name, chainId: Number(network.chainId), modules: [...enabledModules] }, "JSON-RPC server listening");
+  if (exposesUnlockedAccounts(options.rpc.host, network)) {
+    log.warn(
+      { host: options.rpc.host, accounts: network.developmentAccounts.length },
+      "listening beyond this machine with unlocked development accounts: anyone who reaches the port can send from them with eth_sendTransaction",
+    );
+  }
 
   return {
     url,

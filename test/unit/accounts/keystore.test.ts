@@ -117,6 +117,7 @@ describe("accounts: v3 key files", function () {
       [{ ...file, crypto: { ...file.crypto, mac: "zz" } }, /mac is not hex/],
       [{ ...file, crypto: { ...file.crypto, kdfparams: { ...file.crypto.kdfparams, n: 1000 } } }, /power of two/],
       [{ ...file, crypto: { ...file.crypto, kdfparams: { ...file.crypto.kdfparams, n: 1 << 22 } } }, /1 GiB/],
+      [{ ...file, crypto: { ...file.crypto, kdfparams: { ...file.crypto.kdfparams, n: 1 << 14, p: 5_000 } } }, /8 times geth's standard scrypt work/],
       [{ ...specPbkdf2Vector, crypto: { ...specPbkdf2Vector.crypto, kdfparams: { ...specPbkdf2Vector.crypto.kdfparams, c: 20_000_000 } } }, /10,000,000 rounds/],
     ];
     for (const [broken, reason] of cases) {
