@@ -34,11 +34,64 @@ const jumpsPerClockCheck = 4096;
  * the node answers other requests while a long call or trace runs (the executions that have a time
  * limit run on engines no other work uses meanwhile: calls queue per engine, a replay has its own).
  */
-export const executionSliceMs = 10;
+const executionSliceMs = 10;
 
 /** Resolves after a turn of the event loop: the I/O callbacks waiting now run first. */
-export function nextEventLoopTurn(): Promise<void> {
+function nextEventLoopTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
+ * The clock of work under a time limit: its deadline, and the slices after which it gives the
+ * event loop a turn (executionSliceMs). Without a limit it never times out and never pauses.
+ */
+export class ExecutionClock {
+  private deadlineAt = Number.POSITIVE_INFINITY;
+  /** When the running slice ends; never without a time limit. */
+  private sliceEndsAt = Number.POSITIVE_INFINITY;
+
+  /** `timedOut` words the ExecutionTimeoutError thrown past the deadline. */
+  constructor(private readonly timedOut: string) {}
+
+  /** The deadline as performance.now() (infinite without a limit). */
+  get deadline(): number {
+    return this.deadlineAt;
+  }
+
+  get limited(): boolean {
+    return this.deadlineAt !== Number.POSITIVE_INFINITY;
+  }
+
+  /** Starts a limit ending at `deadline` (performance.now() milliseconds). */
+  startUntil(deadline: number): void {
+    this.deadlineAt = deadline;
+    this.sliceEndsAt = performance.now() + executionSliceMs;
+  }
+
+  stop(): void {
+    this.deadlineAt = Number.POSITIVE_INFINITY;
+    this.sliceEndsAt = Number.POSITIVE_INFINITY;
+  }
+
+  /** Throws ExecutionTimeoutError past the deadline; true when the slice is over (then await pause()). */
+  pauseDue(): boolean {
+    const now = performance.now();
+    if (now > this.deadlineAt) throw new ExecutionTimeoutError(this.timedOut);
+    return now >= this.sliceEndsAt;
+  }
+
+  /** Gives the event loop a turn, then starts the next slice (if the limit still runs). */
+  pause(): Promise<void> {
+    this.sliceEndsAt = Number.POSITIVE_INFINITY;
+    return nextEventLoopTurn().then(() => {
+      if (this.limited) this.sliceEndsAt = performance.now() + executionSliceMs;
+    });
+  }
+
+  /** For walks outside the engine: throws past the deadline, pauses when the slice is over. */
+  async check(): Promise<void> {
+    if (this.pauseDue()) await this.pause();
+  }
 }
 const jumpOpcodes = [0x56, 0x57] as const;
 
@@ -111,17 +164,9 @@ export async function createExecutionEngine<State extends StateManagerInterface>
 
   // The engine has no time limit of its own. JUMP and JUMPI are wrapped (the EVM's opcode table is
   // internal, hence the cast) to look at the clock every few thousand jumps while a limit is set.
-  let deadline = Number.POSITIVE_INFINITY;
-  /** When the running slice ends (see executionSliceMs); never without a time limit. */
-  let sliceEndsAt = Number.POSITIVE_INFINITY;
+  const clock = new ExecutionClock("execution time limit reached");
   let jumpsLeft = jumpsPerClockCheck;
-  const pause = (): Promise<void> => {
-    sliceEndsAt = Number.POSITIVE_INFINITY;
-    return nextEventLoopTurn().then(() => {
-      if (deadline !== Number.POSITIVE_INFINITY) sliceEndsAt = performance.now() + executionSliceMs;
-    });
-  };
-  guardLongPrecompiles(vm.evm as EVM, () => deadline, () => new ExecutionTimeoutError("execution time limit reached"));
+  guardLongPrecompiles(vm.evm as EVM, () => clock.deadline, () => new ExecutionTimeoutError("execution time limit reached"));
   const opcodeMap = (vm.evm as unknown as { _opcodeMap: OpcodeEntry[] })._opcodeMap;
   for (const opcode of jumpOpcodes) {
     const entry = opcodeMap[opcode]!;
@@ -132,11 +177,9 @@ export async function createExecutionEngine<State extends StateManagerInterface>
       opHandler(runState, common) {
         if (--jumpsLeft === 0) {
           jumpsLeft = jumpsPerClockCheck;
-          const now = performance.now();
-          if (now > deadline) throw new ExecutionTimeoutError("execution time limit reached");
-          if (now >= sliceEndsAt) {
+          if (clock.pauseDue()) {
             jump(runState, common);
-            return pause();
+            return clock.pause();
           }
         }
         return jump(runState, common);
@@ -176,11 +219,7 @@ export async function createExecutionEngine<State extends StateManagerInterface>
       gasHandler(runState, gas, common) {
         if (slack !== undefined) slack.nestedFrames = true;
         // Calls and creations can burn time without a jump (a chain of calls, costly precompiles).
-        if (deadline !== Number.POSITIVE_INFINITY) {
-          const now = performance.now();
-          if (now > deadline) throw new ExecutionTimeoutError("execution time limit reached");
-          if (now >= sliceEndsAt) return pause().then(() => frameGas(runState, gas, common));
-        }
+        if (clock.limited && clock.pauseDue()) return clock.pause().then(() => frameGas(runState, gas, common));
         return frameGas(runState, gas, common);
       },
     };
@@ -200,14 +239,12 @@ export async function createExecutionEngine<State extends StateManagerInterface>
     },
     async withTimeLimit(timeLimitMs, execute) {
       if (timeLimitMs === undefined) return execute();
-      deadline = performance.now() + timeLimitMs;
-      sliceEndsAt = performance.now() + executionSliceMs;
+      clock.startUntil(performance.now() + timeLimitMs);
       jumpsLeft = jumpsPerClockCheck;
       try {
         return await execute();
       } finally {
-        deadline = Number.POSITIVE_INFINITY;
-        sliceEndsAt = Number.POSITIVE_INFINITY;
+        clock.stop();
       }
     },
   };

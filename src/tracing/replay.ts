@@ -9,9 +9,8 @@ import {
   createExecutionBlock,
   createExecutionEngine,
   creditMinimumGasPriceShare,
-  executionSliceMs,
+  ExecutionClock,
   ExecutionTimeoutError,
-  nextEventLoopTurn,
   type CanonicalHashLookup,
   type ExecutionEngine,
 } from "../execution/engine.js";
@@ -82,16 +81,10 @@ export async function replayBlock<T>(
   const parent = await deps.getBlockByHash(block.header.fields.parentHash);
   const parentRoot = parent?.header.fields.stateRoot;
   if (parentRoot === undefined || !deps.state.hasRoot(parentRoot)) throw new ReplayStateMissingError(block.hash);
-  let sliceEndsAt = performance.now() + executionSliceMs;
-  const withinTimeLimit = async () => {
-    const now = performance.now();
-    if (now > deadline) throw new ExecutionTimeoutError("tracing time limit reached");
-    if (now < sliceEndsAt) return;
-    await nextEventLoopTurn();
-    sliceEndsAt = performance.now() + executionSliceMs;
-  };
+  const clock = new ExecutionClock("tracing time limit reached");
+  clock.startUntil(deadline);
   const context: ReplayContext = {
-    countStorageSlots: (address) => deps.state.countStorageSlots(parentRoot, address, withinTimeLimit),
+    countStorageSlots: (address) => deps.state.countStorageSlots(parentRoot, address, () => clock.check()),
   };
   // The overlay state: a replay's changes are thrown away, so none is encoded or hashed.
   const engine = await createExecutionEngine(deps.common, deps.state.overlayAt(parentRoot), deps.canonicalHash);
