@@ -111,11 +111,19 @@ function frameKind(message: Message, parent: RecordedFrame | undefined): FrameKi
   return "CALL";
 }
 
+/** What a frame is before it ran: who called whom with what. */
+export type FrameStart = Omit<RecordedFrame, "gasUsed" | "output" | "error" | "refused" | "logs" | "children">;
+
+/** A frame that has not run yet (or ran nothing): no gas used, no output, no error, no logs, no children. */
+export function newFrame(start: FrameStart): RecordedFrame {
+  return { ...start, gasUsed: 0n, output: new Uint8Array(0), error: undefined, refused: false, logs: [], children: [] };
+}
+
 /** The frame a message opens, under `parent` (undefined for the transaction's own). */
 function frameOf(message: Message, parent: RecordedFrame | undefined): RecordedFrame {
   const kind = frameKind(message, parent);
   const codeAddress = (message as unknown as { _codeAddress?: Address })._codeAddress;
-  return {
+  return newFrame({
     kind,
     depth: message.depth,
     // DELEGATECALL and CALLCODE run in the caller's account: the calling contract is the sender.
@@ -125,15 +133,9 @@ function frameOf(message: Message, parent: RecordedFrame | undefined): RecordedF
     gas: message.gasLimit,
     // The engine hands the caller's memory, which later steps overwrite: keep a copy.
     input: message.data.slice(),
-    gasUsed: 0n,
-    output: new Uint8Array(0),
-    error: undefined,
-    refused: false,
-    logs: [],
-    children: [],
     isStatic: message.isStatic,
     storageAddress: message.to?.bytes,
-  };
+  });
 }
 
 /** Subscribes to an engine for one transaction and builds its call tree. */
@@ -184,23 +186,19 @@ export class CallRecorder {
   private readonly onSelfDestruct = (event: SelfDestructEvent): void => {
     const parent = this.open[this.open.length - 1];
     if (parent === undefined) return;
-    parent.children.push({
-      kind: "SELFDESTRUCT",
-      depth: parent.depth + 1,
-      from: event.address,
-      to: event.beneficiary,
-      value: event.balance,
-      gas: 0n,
-      input: new Uint8Array(0),
-      gasUsed: 0n,
-      output: new Uint8Array(0),
-      error: undefined,
-      refused: false,
-      logs: [],
-      children: [],
-      isStatic: parent.isStatic,
-      storageAddress: event.address,
-    });
+    parent.children.push(
+      newFrame({
+        kind: "SELFDESTRUCT",
+        depth: parent.depth + 1,
+        from: event.address,
+        to: event.beneficiary,
+        value: event.balance,
+        gas: 0n,
+        input: new Uint8Array(0),
+        isStatic: parent.isStatic,
+        storageAddress: event.address,
+      }),
+    );
   };
 
   start(engine: ExecutionEngine): void {

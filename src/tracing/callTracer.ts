@@ -4,7 +4,7 @@ import { bytesToHex, toQuantity } from "../common/hex.js";
 import type { ChainTransaction } from "../chain/transactions.js";
 import type { ExecutionEngine } from "../execution/engine.js";
 import { decodeRevertReason } from "../execution/messageCall.js";
-import { CallRecorder, type RecordedFrame } from "./callRecorder.js";
+import { CallRecorder, newFrame, type RecordedFrame } from "./callRecorder.js";
 import { callTracerError } from "./errors.js";
 import type { ReplayedTransaction, TransactionTracer } from "./replay.js";
 
@@ -38,7 +38,7 @@ export interface CallFrame {
 /** A transaction that ran no message at all (cannot happen for a mined one) still answers its top frame. */
 function emptyTopFrame(transaction: ChainTransaction): RecordedFrame {
   const { tx } = transaction;
-  return {
+  return newFrame({
     kind: tx.to === undefined ? "CREATE" : "CALL",
     depth: 0,
     from: transaction.sender,
@@ -46,15 +46,9 @@ function emptyTopFrame(transaction: ChainTransaction): RecordedFrame {
     value: tx.value,
     gas: tx.gasLimit,
     input: tx.data,
-    gasUsed: 0n,
-    output: new Uint8Array(0),
-    error: undefined,
-    refused: false,
-    logs: [],
-    children: [],
     isStatic: false,
     storageAddress: tx.to?.bytes,
-  };
+  });
 }
 
 export class CallTracer implements TransactionTracer<CallFrame> {
