@@ -7,17 +7,10 @@ import { createLegacyTx } from "@ethereumjs/tx";
 import { Address, privateToAddress } from "@ethereumjs/util";
 import { keccak256, signRecoverable } from "../common/crypto.js";
 import { bytesToUnprefixedHex } from "../common/hex.js";
+import type { UnsignedTransaction } from "../common/unsignedTransaction.js";
 import { decryptKey, encryptKey, KeystoreFormatError, lightScrypt, MemoryKeyStorage, WrongPassphraseError, type KeyStorage, type ScryptParameters } from "./keystore.js";
 
-export interface UnsignedTransaction {
-  nonce: bigint;
-  gasPrice: bigint;
-  gasLimit: bigint;
-  /** undefined for a contract creation. */
-  to: Uint8Array | undefined;
-  value: bigint;
-  data: Uint8Array;
-}
+export type { UnsignedTransaction } from "../common/unsignedTransaction.js";
 
 /**
  * The EIP-191 personal-message hash: keccak-256("\x19Ethereum Signed Message:\n" + decimal byte

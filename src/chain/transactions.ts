@@ -9,6 +9,7 @@ import { Address, bytesToBigInt } from "@ethereumjs/util";
 import { keccak256, recoverPublicKey } from "../common/crypto.js";
 import { engineErrorMessage } from "../common/engineErrors.js";
 import { bigIntToMinimalBytes } from "../common/hex.js";
+import type { UnsignedTransaction } from "../common/unsignedTransaction.js";
 import { emptyBytes } from "./header.js";
 
 export interface ChainTransaction {
@@ -90,22 +91,12 @@ function decodeChecked(raw: Uint8Array, common: Common, knownSender: Uint8Array 
   return { tx, raw, hash, sender };
 }
 
-/** The fields of a legacy transaction before it is signed. */
-export interface LegacyTransactionFields {
-  nonce: bigint;
-  gasPrice: bigint;
-  gasLimit: bigint;
-  to: Uint8Array | undefined;
-  value: bigint;
-  data: Uint8Array;
-}
-
 /**
  * Checks fields the node is about to sign (eth_sendTransaction, personal_sendTransaction) as a
  * received transaction's are checked: a nonce of 2^64 - 1 or more, gas limit times gas price past
  * 2^256 - 1, init code over the limit. Throws MalformedTransactionError.
  */
-export function checkTransactionFields(fields: LegacyTransactionFields, common: Common): void {
+export function checkTransactionFields(fields: UnsignedTransaction, common: Common): void {
   try {
     createLegacyTx({ ...fields, to: fields.to === undefined ? undefined : new Address(fields.to) }, { common });
   } catch (error) {
