@@ -8,7 +8,7 @@ const allowed = {
   execution: ["state", "common", "chain"],
   chain: ["execution", "state", "storage", "common"],
   accounts: ["common"],
-  txpool: ["common", "chain", "state"],
+  txpool: ["common", "chain", "state", "storage"],
   tracing: ["execution", "common", "chain", "state"],
   logs: ["chain", "txpool", "common"],
   mining: ["txpool", "execution", "chain", "common", "state"],

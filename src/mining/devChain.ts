@@ -117,6 +117,8 @@ export class DevChain {
     for (const { transaction, reason } of refused) {
       this.log.warn({ hash: bytesToHex(transaction.hash), reason }, "transaction of the snapshot's pool not taken back");
     }
+    // What the revert took out of the pool must not come back after a restart.
+    await this.pool.persist();
     this.clock.offset = snapshot.timeOffset;
     this.log.info({ head: Number(snapshot.head.number), removedBlocks: removed.length, pool: snapshot.pool.length - refused.length }, "chain reverted");
   }

@@ -114,7 +114,16 @@ export class Miner {
   async resume(): Promise<void> {
     if (!this.paused) return;
     this.paused = false;
-    if (this.options.mode.kind !== "auto") return;
+    await this.minePending();
+  }
+
+  /**
+   * Under automine (not paused), mines the pool's pending transactions now, one block each (those
+   * that arrived while paused, or that a restart took back into the pool), and resolves once they
+   * are on disk. Otherwise they wait for the next interval block or an explicit one.
+   */
+  async minePending(): Promise<void> {
+    if (!this.isAutomining) return;
     const { lastWritten } = await this.enqueue(() => this.mineEachPending());
     await (lastWritten ?? this.chain.whenTipWritten());
   }

@@ -7,7 +7,7 @@ import { Wallet } from "../accounts/wallet.js";
 import { Chain } from "../chain/chain.js";
 import { GenesisFileError, parseGenesisDocument, type GenesisSpec } from "../chain/genesis.js";
 import type { NetworkProfile } from "../chain/networks.js";
-import { bytesToUnprefixedHex } from "../common/hex.js";
+import { bytesToHex, bytesToUnprefixedHex } from "../common/hex.js";
 import type { Logger } from "../common/logger.js";
 import { installFastRlp } from "../common/rlp.js";
 import { BlockBuilder } from "../execution/blockBuilder.js";
@@ -22,6 +22,7 @@ import { StateDatabase } from "../state/stateDatabase.js";
 import { defaultTraceServiceOptions, TraceService } from "../tracing/index.js";
 import { createMemoryStore, DataDirectoryError, type KeyValueStore } from "../storage/keyValueStore.js";
 import { LevelStore, openLevelStore } from "../storage/levelStore.js";
+import { PoolJournal } from "../txpool/poolJournal.js";
 import { TransactionPool } from "../txpool/transactionPool.js";
 import { CallWorkers } from "./callWorkers.js";
 import type { ChainOptions, StorageOptions } from "./options.js";
@@ -66,6 +67,21 @@ async function loadGenesis(network: NetworkProfile, genesisFile: string | undefi
   }
 }
 
+/** Takes back the transactions of the pool's journal; drops those the chain no longer admits. */
+async function restorePool(pool: TransactionPool, journal: PoolJournal, log: Logger): Promise<void> {
+  const { transactions, unreadable } = await journal.load();
+  for (const { key, reason } of unreadable) log.warn({ key: bytesToHex(key), reason }, "unreadable entry of the pool's journal deleted");
+  if (transactions.length === 0) return;
+  const refused = await pool.restore(transactions);
+  journal.dropUnheld((transaction) => pool.get(transaction.hash) === transaction);
+  await pool.persist();
+  const stale = refused.filter(({ reason }) => reason !== "transaction nonce too low").length;
+  log.info({ taken: transactions.length - refused.length, mined: refused.length - stale, refused: stale }, "transactions of the last run taken back into the pool");
+  for (const { transaction, reason } of refused) {
+    if (reason !== "transaction nonce too low") log.warn({ hash: bytesToHex(transaction.hash), reason }, "transaction of the last run not taken back");
+  }
+}
+
 function dataDirectory(network: NetworkProfile, storage: StorageOptions): string {
   return storage.dataDir ?? join(".chain-node", network.name);
 }
@@ -104,14 +120,20 @@ export async function openChainServices(network: NetworkProfile, storage: Storag
     const createBuilder = () => BlockBuilder.create(common, state.at(chain.tip.header.fields.stateRoot), canonicalHashFromTip);
     const builder = await createBuilder();
 
-    // The pool judges transactions against the block the next block builds on: the tip.
+    // The pool judges transactions against the block the next block builds on: the tip. What it
+    // held at the last stop (or crash) comes back from its journal, checked against the tip again.
+    const journal = new PoolJournal(store, common);
     const pool = new TransactionPool({
+      observer: journal,
       async readAccount(address) {
         const account = await state.readAccount(chain.tip.header.fields.stateRoot, address);
         return { nonce: account?.nonce ?? 0n, balance: account?.balance ?? 0n };
       },
       limits: () => ({ blockGasLimit: chain.tip.header.fields.gasLimit, minimumGasPrice: chain.tip.header.fields.minimumGasPrice }),
     });
+
+    const poolLog = log.child({ module: "txpool" });
+    await restorePool(pool, journal, poolLog);
 
     const walletLog = log.child({ module: "wallet" });
     const scrypt = options.keyStoreKdf === "standard" ? standardScrypt : lightScrypt;
@@ -133,6 +155,8 @@ export async function openChainServices(network: NetworkProfile, storage: Storag
     const minerLog = log.child({ module: "miner" });
     const miner = new Miner(chain, pool, builder, { mode: options.mining, coinbase: options.coinbase, extraData: options.extraData, now }, minerLog);
     miner.start();
+    // Under automine, transactions the pool took back are mined now, as if they had just arrived.
+    await miner.minePending().catch((error: unknown) => minerLog.error({ err: error }, "mining the transactions taken back into the pool failed"));
     const devChain = new DevChain(chain, pool, miner, clock, minerLog);
     const pendingState = new PendingState(chain, pool, state, createBuilder, { coinbase: options.coinbase, extraData: options.extraData }, now);
     const calls = new CallService(common, state, canonicalHashFromTip, pendingState, options.calls);
@@ -169,6 +193,7 @@ export async function openChainServices(network: NetworkProfile, storage: Storag
         filters.close();
         logIndex.close();
         await miner.stop();
+        await pool.persist().catch((error: unknown) => poolLog.error({ err: error }, "the pool's journal could not be written"));
         await callWorkers?.close();
         await chain.whenTipWritten().catch(() => undefined);
         await store.close();

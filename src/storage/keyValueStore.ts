@@ -4,6 +4,11 @@
 
 export type StoreOperation = { type: "put"; key: Uint8Array; value: Uint8Array } | { type: "del"; key: Uint8Array };
 
+export interface StoreEntry {
+  readonly key: Uint8Array;
+  readonly value: Uint8Array;
+}
+
 export interface KeyValueStore {
   get(key: Uint8Array): Promise<Uint8Array | undefined>;
   /**
@@ -14,6 +19,8 @@ export interface KeyValueStore {
   /** Applies every operation or none (one LevelDB batch). */
   write(operations: readonly StoreOperation[]): Promise<void>;
   close(): Promise<void>;
+  /** Every entry whose key starts with `prefix`, in key order (for small sets: it reads them all). */
+  entries(prefix: Uint8Array): Promise<StoreEntry[]>;
   /** Whether the store holds no key at all (a store that can tell: the chain's own stores do). */
   isEmpty?(): Promise<boolean>;
   /** Where the data lives, for messages: a directory or "memory". */
@@ -26,6 +33,28 @@ export class DataDirectoryError extends Error {}
 /** A key as a string for Map lookups (one character per byte). */
 export function keyOf(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1");
+}
+
+/** The key keyOf made the string of. */
+export function keyFromString(key: string): Uint8Array {
+  return new Uint8Array(Buffer.from(key, "latin1"));
+}
+
+/** The first key after every key that starts with `prefix` (undefined: no such key, the prefix is all 0xff). */
+export function prefixEnd(prefix: Uint8Array): Uint8Array | undefined {
+  const end = new Uint8Array(prefix);
+  for (let index = end.length - 1; index >= 0; index--) {
+    if (end[index]! < 0xff) {
+      end[index] = end[index]! + 1;
+      return end.subarray(0, index + 1);
+    }
+  }
+  return undefined;
+}
+
+/** Orders keys bytewise, as LevelDB does. */
+export function compareKeys(a: Uint8Array, b: Uint8Array): number {
+  return Buffer.compare(a, b);
 }
 
 export function createMemoryStore(): KeyValueStore {
@@ -46,6 +75,12 @@ export function createMemoryStore(): KeyValueStore {
     },
     async close() {
       entries.clear();
+    },
+    async entries(prefix) {
+      const start = keyOf(prefix);
+      const found: StoreEntry[] = [];
+      for (const [key, value] of entries) if (key.startsWith(start)) found.push({ key: keyFromString(key), value });
+      return found.sort((a, b) => compareKeys(a.key, b.key));
     },
     async isEmpty() {
       return entries.size === 0;

@@ -8,6 +8,7 @@
 //   r<hash>          the block's receipts, logs included (RLP)
 //   t<hash>          transaction index: transaction hash -> block hash and position
 //   s<node hash>     state-trie and storage-trie nodes, and contract code (prefixed by the trie)
+//   p<arrival:8>     a transaction the pool holds (signed RLP), by order of arrival (txpool/poolJournal.ts)
 
 const textEncoder = new TextEncoder();
 
@@ -31,6 +32,13 @@ export const storeKeys = {
   receipts: (blockHash: Uint8Array) => prefixed("r", blockHash),
   transactionLocation: (transactionHash: Uint8Array) => prefixed("t", transactionHash),
   trieNode: (nodeKey: Uint8Array) => prefixed("s", nodeKey),
+  pooledTransaction(arrival: bigint): Uint8Array {
+    const subject = new Uint8Array(8);
+    new DataView(subject.buffer).setBigUint64(0, arrival);
+    return prefixed("p", subject);
+  },
+  /** The prefix every pooledTransaction key starts with. */
+  pooledTransactions: prefixed("p", new Uint8Array(0)),
 };
 
 /** Names of the metadata entries. */

@@ -4,7 +4,7 @@
 import { mkdir, readdir, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { ClassicLevel } from "classic-level";
-import { DataDirectoryError, keyOf, type KeyValueStore, type StoreOperation } from "./keyValueStore.js";
+import { compareKeys, DataDirectoryError, keyFromString, keyOf, prefixEnd, type KeyValueStore, type StoreEntry, type StoreOperation } from "./keyValueStore.js";
 import { storeKeys } from "./keys.js";
 import { WriteAheadLog, type LogRecord } from "./writeAheadLog.js";
 
@@ -104,6 +104,19 @@ export class LevelStore implements KeyValueStore {
     this.queued.push(operations as StoreOperation[]);
     // LevelDB gets the batch after this turn: the caller answers first.
     this.applying ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.applyQueued());
+  }
+
+  async entries(prefix: Uint8Array): Promise<StoreEntry[]> {
+    const found = new Map<string, Uint8Array>();
+    for (const [key, value] of await readEntries(this.db, prefix)) found.set(keyOf(key), value);
+    // Batches on their way to LevelDB are newer than what it holds.
+    const start = keyOf(prefix);
+    for (const [key, pending] of this.pending) {
+      if (!key.startsWith(start)) continue;
+      if (pending.value === undefined) found.delete(key);
+      else found.set(key, pending.value);
+    }
+    return [...found].map(([key, value]) => ({ key: keyFromString(key), value })).sort((a, b) => compareKeys(a.key, b.key));
   }
 
   async isEmpty(): Promise<boolean> {
@@ -269,6 +282,12 @@ function sequenceBytes(sequence: bigint): Uint8Array {
   return bytes;
 }
 
+/** LevelDB's entries under `prefix`, in key order. */
+function readEntries(db: ClassicLevel<Uint8Array, Uint8Array>, prefix: Uint8Array): Promise<[Uint8Array, Uint8Array][]> {
+  const end = prefixEnd(prefix);
+  return db.iterator(end === undefined ? { gte: prefix } : { gte: prefix, lt: end }).all();
+}
+
 /**
  * The LevelDB of a store another thread of this process has open (openLevelStore), for reading
  * only: it sees what that store's LevelDB holds, not the batches still on their way to it.
@@ -280,6 +299,7 @@ export async function openLevelReader(directory: string): Promise<KeyValueStore>
     location: directory,
     get: (key) => db.get(key),
     getSync: (key) => db.getSync(key),
+    entries: async (prefix) => (await readEntries(db, prefix)).map(([key, value]) => ({ key, value })),
     write: () => Promise.reject(new Error(`the reader of ${directory} does not write`)),
     close: () => db.close(),
   };

@@ -19,10 +19,22 @@ export interface PoolLimits {
   minimumGasPrice: bigint;
 }
 
+/**
+ * Told of every transaction the pool takes and lets go of (mined, replaced, dropped, or put aside
+ * by a restore), and asked to make what it holds durable: the journal (txpool/poolJournal.ts).
+ */
+export interface PoolObserver {
+  held(transaction: ChainTransaction): void;
+  released(transaction: ChainTransaction): void;
+  /** Settles once the transactions held now would be back in the pool after a crash. */
+  flush(): Promise<void>;
+}
+
 export interface TransactionPoolOptions {
   /** The sender's account in the head state. */
   readAccount(address: Uint8Array): Promise<SenderAccount>;
   limits(): PoolLimits;
+  observer?: PoolObserver;
 }
 
 /** Largest accepted signed transaction (reference: 128 KiB). */
@@ -101,6 +113,7 @@ export class TransactionPool {
    */
   async restore(transactions: readonly ChainTransaction[]): Promise<{ transaction: ChainTransaction; reason: string }[]> {
     const pendingBefore = new Set(this.pending());
+    for (const transaction of this.byHash.values()) this.options.observer?.released(transaction);
     this.senders.clear();
     this.byHash.clear();
     this.heldBytes = 0;
@@ -165,6 +178,7 @@ export class TransactionPool {
     this.senders.set(senderKey, queue);
     this.byHash.set(hashKey, transaction);
     this.heldBytes += transaction.raw.length;
+    this.options.observer?.held(transaction);
     if (!this.isExecutable(queue, tx.nonce)) return "queued";
     // A replacement takes a pending place; a new nonce may also release the queued ones behind it.
     const newlyPending = [transaction];
@@ -247,9 +261,23 @@ export class TransactionPool {
     return this.byHash.size;
   }
 
+  /**
+   * Settles once what the pool holds now is durable (with a journal: nothing a send call answered
+   * for is lost in a crash); at once without one.
+   */
+  persist(): Promise<void> {
+    return this.options.observer?.flush() ?? Promise.resolve();
+  }
+
   /** Forgets a held transaction's hash and bytes (its sender queue is the caller's business). */
   private release(transaction: ChainTransaction): void {
-    if (this.byHash.delete(bytesToUnprefixedHex(transaction.hash))) this.heldBytes -= transaction.raw.length;
+    const hashKey = bytesToUnprefixedHex(transaction.hash);
+    // The object held, which may not be the one given (a block's copy of the transaction).
+    const held = this.byHash.get(hashKey);
+    if (held === undefined) return;
+    this.byHash.delete(hashKey);
+    this.heldBytes -= held.raw.length;
+    this.options.observer?.released(held);
   }
 
   private isExecutable(queue: SenderQueue, nonce: bigint): boolean {

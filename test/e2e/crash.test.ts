@@ -1,10 +1,12 @@
 // kill -9 at random moments while transactions are being mined: after a restart on the same data
 // dir, every transaction whose hash was returned (automine: it was in a written block) is there,
 // with its block, and the head is consistent. CHAIN_NODE_LONG_TESTS=1 runs 20 kills instead of 3.
+// And kill -9 while transactions wait in the pool: they are back in it after the restart.
 import { expect } from "chai";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Wallet, keccak256, toUtf8Bytes } from "ethers";
 import { RpcClient } from "../../generated/client.js";
 import { startNodeProcess } from "../helpers/nodeProcess.js";
 
@@ -55,6 +57,53 @@ describe("crash safety: kill -9 while mining", function () {
       expect(BigInt(headBlock!.number!)).to.equal(head);
       expect(BigInt(await client.eth_getBalance(recipient, "latest"))).to.equal(head);
       expect(BigInt(await client.eth_getTransactionCount(cow, "latest"))).to.equal(head);
+    } finally {
+      await node.stop();
+    }
+  });
+});
+
+describe("crash safety: kill -9 with transactions waiting in the pool", function () {
+  this.timeout(60_000);
+  const cow1 = new Wallet(keccak256(toUtf8Bytes("cow1")));
+  const signedByCow1 = (nonce: number) => cow1.signTransaction({ type: 0, chainId: 33n, nonce, gasPrice: 0n, gasLimit: 21_000n, to: recipient, value: 1n });
+  let directory: string;
+  before(async () => (directory = await mkdtemp(join(tmpdir(), "chain-node-pool-crash-"))));
+  after(() => rm(directory, { recursive: true, force: true }));
+
+  it("takes back every transaction a send answered for, in its place, and mines it", async () => {
+    // Mining off: cow's two transactions pending, cow1's nonce 1 queued behind a gap.
+    let node = await startNodeProcess(["--port", "0", "--data-dir", directory, "--no-mining"]);
+    let client = new RpcClient(node.url, { timeoutMs: 5_000 });
+    const first = await client.eth_sendTransaction({ from: cow, to: recipient, value: "0x1" });
+    const second = await client.eth_sendTransaction({ from: cow, to: recipient, value: "0x1" });
+    const gapped = await client.eth_sendRawTransaction(await signedByCow1(1));
+    await node.stop("SIGKILL");
+
+    node = await startNodeProcess(["--port", "0", "--data-dir", directory, "--no-mining"]);
+    client = new RpcClient(node.url, { timeoutMs: 5_000 });
+    expect(await client.txpool_status()).to.deep.equal({ pending: 2, queued: 1 });
+    expect((await client.eth_getTransactionByHash(second))?.blockNumber).to.equal(null);
+    const third = await client.eth_sendTransaction({ from: cow, to: recipient, value: "0x1" });
+    expect(await client.eth_getTransactionCount(cow, "pending")).to.equal("0x3");
+    // A revert takes a transaction out of the pool for good.
+    const snapshot = await client.evm_snapshot();
+    const reverted = await client.eth_sendTransaction({ from: cow, to: recipient, value: "0x2" });
+    expect(await client.evm_revert(snapshot)).to.equal(true);
+    await node.stop("SIGKILL");
+
+    // Automine: what the pool takes back is mined at start; the queued one waits for its gap.
+    node = await startNodeProcess(["--port", "0", "--data-dir", directory]);
+    try {
+      client = new RpcClient(node.url, { timeoutMs: 5_000 });
+      const receipts = await Promise.all([first, second, third].map((hash) => client.eth_getTransactionReceipt(hash)));
+      expect(receipts.map((receipt) => receipt?.status)).to.deep.equal(["0x1", "0x1", "0x1"]);
+      expect(receipts.map((receipt) => Number(receipt!.blockNumber))).to.deep.equal([1, 2, 3]);
+      expect(await client.txpool_status()).to.deep.equal({ pending: 0, queued: 1 });
+      expect(await client.eth_getTransactionByHash(reverted)).to.equal(null);
+      await client.eth_sendRawTransaction(await signedByCow1(0));
+      expect((await client.eth_getTransactionReceipt(gapped))?.status).to.equal("0x1");
+      expect(await client.txpool_status()).to.deep.equal({ pending: 0, queued: 0 });
     } finally {
       await node.stop();
     }

@@ -24,6 +24,7 @@ export function storeWithFailingWrites(): { store: KeyValueStore; failing: { on:
   const store: KeyValueStore = {
     get: (key) => inner.get(key),
     getSync: (key) => inner.getSync(key),
+    entries: (prefix) => inner.entries(prefix),
     write: async (operations) => {
       if (failing.on) throw new Error("no space left on device");
       return inner.write(operations);

@@ -54,6 +54,15 @@ export function createTransactionSending(deps: TransactionSendingDependencies): 
       }
       if (outcome.kind === "dropped") throw transactionNotMinedError(outcome.reason);
     }
+    // One that stays in the pool is answered for only once it would survive a crash.
+    if (pool.get(transaction.hash) === transaction) {
+      try {
+        await pool.persist();
+      } catch (error) {
+        pool.remove(transaction);
+        throw transactionRejectedError(`the node cannot store the transaction: ${(error as Error).message}`);
+      }
+    }
     return bytesToHex(transaction.hash);
   }
 

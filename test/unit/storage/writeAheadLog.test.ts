@@ -73,6 +73,31 @@ describe("storage/writeAheadLog", () => {
     await reopened.close();
   });
 
+  it("lists the entries under a prefix in key order, batches on their way to LevelDB included", async () => {
+    const listed = async (store: Awaited<ReturnType<typeof openLevelStore>>, prefix: Uint8Array) =>
+      (await store.entries(prefix)).map(({ key, value }) => `${Buffer.from(key).toString("hex")}=${text(value)}`);
+    const store = await openLevelStore(directory);
+    await store.write([
+      { type: "put", key: bytes("pb"), value: bytes("2") },
+      { type: "put", key: bytes("pa"), value: bytes("1") },
+      { type: "put", key: bytes("q"), value: bytes("x") },
+      { type: "put", key: new Uint8Array([0x70, 0xff]), value: bytes("3") },
+      { type: "put", key: new Uint8Array([0xff, 0xff, 0x01]), value: bytes("4") },
+    ]);
+    await store.close();
+    const reopened = await openLevelStore(directory);
+    // Not yet in LevelDB when listed: one deleted, one changed, one new.
+    await reopened.write([
+      { type: "del", key: bytes("pa") },
+      { type: "put", key: bytes("pb"), value: bytes("5") },
+      { type: "put", key: bytes("p0"), value: bytes("6") },
+    ]);
+    expect(reopened.settled).to.equal(false);
+    expect(await listed(reopened, bytes("p"))).to.deep.equal(["7030=6", "7062=5", "70ff=3"]);
+    expect(await listed(reopened, new Uint8Array([0xff, 0xff]))).to.deep.equal(["ffff01=4"]);
+    await reopened.close();
+  });
+
   it("refuses a second store on the same directory in this process, and writes once closing", async () => {
     const store = await openLevelStore(directory);
     let refusal: Error | undefined;
