@@ -2,7 +2,7 @@
 // is durable once it is in the log (storage/writeAheadLog.ts); it goes to LevelDB behind it, and
 // until it is there reads are answered from the batches on their way.
 import { mkdir, readdir, stat } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { ClassicLevel } from "classic-level";
 import { compareKeys, DataDirectoryError, keyFromString, keyOf, prefixEnd, type KeyValueStore, type StoreEntry, type StoreOperation } from "./keyValueStore.js";
 import { storeKeys } from "./keys.js";
@@ -19,6 +19,27 @@ async function directoryState(directory: string): Promise<"missing" | "empty" | 
   }
   if (names.length === 0) return "empty";
   return names.includes("CURRENT") ? "leveldb" : "other";
+}
+
+/**
+ * Creates `directory` (absolute) and its missing parents, one level at a time. Not
+ * `mkdir(..., { recursive: true })`: under a pseudo file system such as /proc, Node 20's recursive
+ * mkdir never settles, and the node would hang at start instead of saying why it cannot.
+ */
+async function createDirectory(directory: string): Promise<void> {
+  const parent = dirname(directory);
+  try {
+    await mkdir(directory);
+  } catch (error) {
+    const { code } = error as NodeJS.ErrnoException;
+    if (code === "EEXIST") return;
+    if (code !== "ENOENT" || parent === directory) throw error;
+    // The parent is missing: create it, then try again (once: a second ENOENT is the answer).
+    await createDirectory(parent);
+    await mkdir(directory).catch((again: NodeJS.ErrnoException) => {
+      if (again.code !== "EEXIST") throw again;
+    });
+  }
 }
 
 /**
@@ -191,11 +212,19 @@ export class LevelStore implements KeyValueStore {
  * (the node stopped before LevelDB had them) are applied before anything is read.
  */
 export async function openLevelStore(directory: string): Promise<LevelStore> {
-  const state = await directoryState(directory);
+  let state: Awaited<ReturnType<typeof directoryState>>;
+  try {
+    state = await directoryState(directory);
+    if (state === "missing") await createDirectory(resolve(directory));
+  } catch (error) {
+    const { code, message } = error as NodeJS.ErrnoException;
+    if (code === undefined) throw error;
+    // ENOTDIR, EACCES, EROFS...: the system's reason, without the stack.
+    throw new DataDirectoryError(`cannot use ${directory} as the data directory: ${message}`);
+  }
   if (state === "other") {
     throw new DataDirectoryError(`${directory} is not a chain-node data directory (it holds other files); choose an empty or new directory with --data-dir`);
   }
-  if (state === "missing") await mkdir(directory, { recursive: true });
   const resolved = resolve(directory);
   if (openDirectories.has(resolved)) throw new DataDirectoryError(`${directory} is in use by this process already`);
   openDirectories.add(resolved);

@@ -1,6 +1,6 @@
 // The chain-node command as a user runs it: a real process, a real socket, signals.
 import { spawnSync } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
@@ -93,6 +93,25 @@ describe("chain-node command", () => {
       expect(second.stdout).to.include("EADDRINUSE");
     } finally {
       await first.stop();
+    }
+  });
+
+  it("says in one line why a data dir cannot be used, without a stack, and does not hang on one under /proc", async () => {
+    const directory = await mkdtemp(join(tmpdir(), "chain-node-cli-"));
+    try {
+      const file = join(directory, "a-file");
+      await writeFile(file, "");
+      for (const [dataDir, reason] of [
+        [join(file, "chain"), "ENOTDIR"],
+        ["/proc/chain-node-test", "ENOENT"],
+      ] as const) {
+        const run = runCli(["--port", "0", "--data-dir", dataDir]);
+        expect(run.status, `${dataDir}: ${run.stdout}`).to.equal(1);
+        expect(run.stdout).to.include(`cannot start: cannot use ${dataDir} as the data directory: ${reason}`);
+        expect(run.stdout).to.not.include("stack");
+      }
+    } finally {
+      await rm(directory, { recursive: true, force: true });
     }
   });
 });
