@@ -60,6 +60,32 @@ export class InvalidPrivateKeyError extends Error {
   }
 }
 
+/**
+ * Wrong passphrases an account may get within a window before its key-store files refuse every
+ * passphrase, right or wrong, for the rest of that window (against guessing over the RPC port).
+ */
+export const maxPassphraseFailures = 10;
+export const passphraseWindowMs = 60_000;
+
+/** An account got maxPassphraseFailures wrong passphrases within passphraseWindowMs. */
+export class TooManyPassphraseAttemptsError extends Error {
+  constructor(
+    readonly address: string,
+    readonly retryAfterMs: number,
+  ) {
+    super(`too many wrong passphrases for account 0x${address}; try again in ${Math.ceil(retryAfterMs / 1000)} s`);
+    this.name = "TooManyPassphraseAttemptsError";
+  }
+}
+
+/** An account's passphrase attempts in the current window. */
+interface PassphraseAttempts {
+  windowStartMs: number;
+  /** Attempts that failed, or are still deriving the key (a success takes its own back). */
+  counted: number;
+  lockoutReported: boolean;
+}
+
 interface KeyInMemory {
   readonly privateKey: Uint8Array;
   /** Date.now() after which the key is dropped; Infinity for keys that never expire. */
@@ -73,6 +99,8 @@ export interface WalletOptions {
   scrypt?: ScryptParameters;
   /** The clock unlock durations are measured on (tests move it). */
   now?: () => number;
+  /** Told when an account reaches maxPassphraseFailures in a window (the node logs it). */
+  onPassphraseLockout?: (address: string) => void;
 }
 
 /** The address of a private key; InvalidPrivateKeyError for a value that is not one. */
@@ -95,6 +123,8 @@ export class Wallet {
   private readonly keys: KeyStorage;
   private readonly scrypt: ScryptParameters;
   private readonly now: () => number;
+  private readonly passphraseAttempts = new Map<string, PassphraseAttempts>();
+  private readonly onPassphraseLockout: (address: string) => void;
 
   constructor(
     private readonly common: Common,
@@ -103,6 +133,7 @@ export class Wallet {
     this.keys = options.keys ?? new MemoryKeyStorage();
     this.scrypt = options.scrypt ?? lightScrypt;
     this.now = options.now ?? Date.now;
+    this.onPassphraseLockout = options.onPassphraseLockout ?? (() => undefined);
   }
 
   /** Where the key store is: a directory, or "memory". */
@@ -212,8 +243,43 @@ export class Wallet {
     return true;
   }
 
-  /** The key from the first of the address's files the passphrase opens. */
+  /**
+   * The key from the first of the address's files the passphrase opens; TooManyPassphraseAttemptsError
+   * (without trying) while the account is locked out by wrong passphrases.
+   */
   private async decryptAny(address: string, files: unknown[], passphrase: string): Promise<Uint8Array> {
+    const attempts = this.countAttempt(address);
+    let privateKey: Uint8Array;
+    try {
+      privateKey = await this.decryptWithoutLimit(address, files, passphrase);
+    } catch (error) {
+      // Only a wrong passphrase counts (not a broken file); the lockout is reported once a window.
+      if (!(error instanceof WrongPassphraseError)) attempts.counted--;
+      else if (attempts.counted >= maxPassphraseFailures && !attempts.lockoutReported) {
+        attempts.lockoutReported = true;
+        this.onPassphraseLockout(address);
+      }
+      throw error;
+    }
+    attempts.counted--;
+    return privateKey;
+  }
+
+  /** Counts an attempt on the account's files in the current window, or refuses it past the limit. */
+  private countAttempt(address: string): PassphraseAttempts {
+    const now = this.now();
+    for (const [held, attempts] of this.passphraseAttempts) if (now - attempts.windowStartMs >= passphraseWindowMs) this.passphraseAttempts.delete(held);
+    let attempts = this.passphraseAttempts.get(address);
+    if (attempts === undefined) {
+      attempts = { windowStartMs: now, counted: 0, lockoutReported: false };
+      this.passphraseAttempts.set(address, attempts);
+    }
+    if (attempts.counted >= maxPassphraseFailures) throw new TooManyPassphraseAttemptsError(address, attempts.windowStartMs + passphraseWindowMs - now);
+    attempts.counted++;
+    return attempts;
+  }
+
+  private async decryptWithoutLimit(address: string, files: unknown[], passphrase: string): Promise<Uint8Array> {
     let failure: Error | undefined;
     for (const file of files) {
       try {

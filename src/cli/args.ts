@@ -41,6 +41,10 @@ export const flagTable: readonly FlagSpec[] = [
     value: "HOSTS",
     help: `Comma-separated host names the node answers in the Host header, or * for any (default: ${defaultNodeOptions.rpc.allowedHosts.join(",")}); IP addresses always pass; others get HTTP 403 (a defence against DNS rebinding).`,
   },
+  {
+    flag: "--allow-insecure-unlock",
+    help: "Let personal_unlockAccount work on a non-loopback --host (refused there by default: the passphrase and the unlocked key would serve anyone who reaches the port).",
+  },
   { flag: "--log-level", value: "LEVEL", help: `One of ${logLevels.join(", ")} (default ${defaultNodeOptions.logLevel}); debug logs one line per JSON-RPC call.` },
   { flag: "--help", help: "Print this help and exit." },
   { flag: "--version", help: "Print the version and exit." },
@@ -111,6 +115,7 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
         "keystore-kdf": { type: "string" },
         cors: { type: "string" },
         vhosts: { type: "string" },
+        "allow-insecure-unlock": { type: "boolean" },
         "log-level": { type: "string" },
         help: { type: "boolean", short: "h" },
         version: { type: "boolean", short: "v" },
@@ -173,6 +178,7 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
         modules: flags["rpc-modules"],
         corsOrigins: commaSeparated(flags.cors ?? ""),
         allowedHosts: flags.vhosts === undefined ? defaults.rpc.allowedHosts : commaSeparated(flags.vhosts),
+        allowInsecureUnlock: flags["allow-insecure-unlock"] ?? false,
         batchLimit: flags["rpc-batch-limit"] === undefined ? defaults.rpc.batchLimit : parsePositiveInteger("--rpc-batch-limit", flags["rpc-batch-limit"]),
         bodyLimitBytes: flags["rpc-body-limit"] === undefined ? defaults.rpc.bodyLimitBytes : parsePositiveInteger("--rpc-body-limit", flags["rpc-body-limit"]),
         responseLimitBytes:

@@ -3,7 +3,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Common } from "@ethereumjs/common";
 import { DirectoryKeyStorage, lightScrypt, MemoryKeyStorage, standardScrypt, type KeyStorage } from "../accounts/keystore.js";
-import { Wallet } from "../accounts/wallet.js";
+import { maxPassphraseFailures, passphraseWindowMs, Wallet } from "../accounts/wallet.js";
 import { Chain } from "../chain/chain.js";
 import { GenesisFileError, parseGenesisDocument, type GenesisSpec } from "../chain/genesis.js";
 import type { NetworkProfile } from "../chain/networks.js";
@@ -137,7 +137,11 @@ export async function openChainServices(network: NetworkProfile, storage: Storag
 
     const walletLog = log.child({ module: "wallet" });
     const scrypt = options.keyStoreKdf === "standard" ? standardScrypt : lightScrypt;
-    const wallet = new Wallet(common, { keys: openKeyStorage(network, storage, walletLog), scrypt });
+    const wallet = new Wallet(common, {
+      keys: openKeyStorage(network, storage, walletLog),
+      scrypt,
+      onPassphraseLockout: (address) => walletLog.warn({ address: `0x${address}`, failures: maxPassphraseFailures, windowMs: passphraseWindowMs }, "wrong passphrases: the account refuses passphrases until the window ends"),
+    });
     const seededAccounts = [...network.developmentAccounts];
     const { minerAccount } = network;
     if (minerAccount !== undefined && bytesToUnprefixedHex(options.coinbase) === minerAccount.address) seededAccounts.push(minerAccount);

@@ -34,6 +34,11 @@ export function exposesUnlockedAccounts(host: string, network: NetworkProfile): 
   return !isLoopbackHost(host) && network.developmentAccounts.length > 0;
 }
 
+/** Whether personal_unlockAccount works: always on loopback, beyond it only with --allow-insecure-unlock. */
+export function unlockAllowedOn(rpc: Pick<NodeOptions["rpc"], "host" | "allowInsecureUnlock">): boolean {
+  return isLoopbackHost(rpc.host) || rpc.allowInsecureUnlock;
+}
+
 export async function startNode(options: NodeOptions, log: Logger): Promise<RunningNode> {
   const network = findNetworkProfile(options.networkId);
   if (network === undefined) throw new NodeConfigurationError(`unknown network ${options.networkId}`);
@@ -47,7 +52,14 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
     throw error;
   }
   const peers = createStandaloneNetwork();
-  const handlers = createHandlers({ clientVersion: clientVersionString(), network, peers, responseLimitBytes: options.rpc.responseLimitBytes, ...services });
+  const handlers = createHandlers({
+    clientVersion: clientVersionString(),
+    network,
+    peers,
+    responseLimitBytes: options.rpc.responseLimitBytes,
+    unlockAllowed: unlockAllowedOn(options.rpc),
+    ...services,
+  });
   const dispatcher = createDispatcher({
     handlers,
     enabledModules,

@@ -2,7 +2,7 @@
 // (or domain errors mapped here); anything else becomes -32603 "Internal error".
 import { BlockWriteError } from "../chain/chain.js";
 import { bytesToHex, toQuantity } from "../common/hex.js";
-import { AccountExistsError, AccountLockedError, InvalidPrivateKeyError, UnknownAccountError } from "../accounts/wallet.js";
+import { AccountExistsError, AccountLockedError, InvalidPrivateKeyError, TooManyPassphraseAttemptsError, UnknownAccountError } from "../accounts/wallet.js";
 import { KeystoreFormatError, WrongPassphraseError } from "../accounts/keystore.js";
 import { InvalidBlockRangeError, LogBlockRangeExceededError, LogResultLimitExceededError } from "../logs/index.js";
 import { TimeOutOfRangeError } from "../mining/devChain.js";
@@ -252,7 +252,12 @@ export const PersonalErrorCode = {
   AccountLocked: -32002,
   AccountExists: -32000,
   KeyFileInvalid: -32000,
+  UnlockForbidden: -32000,
+  TooManyPassphraseAttempts: -32000,
 } as const;
+
+/** personal_unlockAccount on a non-loopback bind without --allow-insecure-unlock (geth's wording). */
+export const unlockForbiddenError = new RpcError(PersonalErrorCode.UnlockForbidden, "account unlock with HTTP access is forbidden");
 
 /**
  * Wallet and key-store errors -> their JSON-RPC errors; anything else passes through. Messages name
@@ -264,6 +269,7 @@ export function walletErrorToRpc(error: unknown): unknown {
   if (error instanceof AccountLockedError) return new RpcError(PersonalErrorCode.AccountLocked, `account 0x${error.address} is locked`);
   if (error instanceof AccountExistsError) return new RpcError(PersonalErrorCode.AccountExists, `account 0x${error.address} already exists`);
   if (error instanceof KeystoreFormatError) return new RpcError(PersonalErrorCode.KeyFileInvalid, error.message);
+  if (error instanceof TooManyPassphraseAttemptsError) return new RpcError(PersonalErrorCode.TooManyPassphraseAttempts, error.message);
   if (error instanceof InvalidPrivateKeyError) return invalidParamsError("invalid argument 0: invalid private key");
   return error;
 }

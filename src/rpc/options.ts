@@ -10,6 +10,8 @@ export interface RpcOptions {
   corsOrigins: string[];
   /** Host header names answered besides IP literals (DNS rebinding defence); "*" allows any. */
   allowedHosts: string[];
+  /** Whether personal_unlockAccount works on a non-loopback bind (on loopback it always does). */
+  allowInsecureUnlock: boolean;
   /** Largest request body in bytes. */
   bodyLimitBytes: number;
   /** Most requests in one batch. */
@@ -24,6 +26,7 @@ export const defaultRpcOptions: RpcOptions = {
   modules: undefined,
   corsOrigins: [],
   allowedHosts: ["localhost"],
+  allowInsecureUnlock: false,
   bodyLimitBytes: 5 * 1024 * 1024,
   batchLimit: 100,
   responseLimitBytes: 10 * 1024 * 1024,

@@ -81,7 +81,7 @@ export async function startServerWithHandlers(
   const network = findNetworkProfile(33)!;
   const services = await openChainServices(network, { dataDir: undefined, inMemory: true }, { ...defaultNodeOptions.chain, ...options.chain }, log);
   const handlers: RpcHandlerSet = {
-    ...createHandlers({ clientVersion: "test", network, peers: createStandaloneNetwork(), responseLimitBytes: rpc.responseLimitBytes, ...services }),
+    ...createHandlers({ clientVersion: "test", network, peers: createStandaloneNetwork(), responseLimitBytes: rpc.responseLimitBytes, unlockAllowed: true, ...services }),
     ...overrides,
   };
   const dispatcher = createDispatcher({

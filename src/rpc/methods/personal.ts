@@ -8,7 +8,7 @@ import { bytesToHex, hexToBytes } from "../../common/hex.js";
 import type { Miner } from "../../mining/miner.js";
 import type { TransactionPool } from "../../txpool/transactionPool.js";
 import type { RpcCallContext } from "../dispatch.js";
-import { walletErrorToRpc, withErrorsMapped } from "../errors.js";
+import { unlockForbiddenError, walletErrorToRpc, withErrorsMapped } from "../errors.js";
 import { createTransactionSending } from "./transactionSending.js";
 
 export interface PersonalDependencies {
@@ -16,6 +16,8 @@ export interface PersonalDependencies {
   common: Common;
   pool: TransactionPool;
   miner: Miner;
+  /** False on a non-loopback bind without --allow-insecure-unlock: personal_unlockAccount is refused. */
+  unlockAllowed: boolean;
 }
 
 /** The unlock duration parameter: hex milliseconds (the reference's unit), "" or absent for 30 minutes. */
@@ -40,8 +42,10 @@ export function createPersonalHandlers(deps: PersonalDependencies): NamespaceHan
       walletCall(async () => bytesToHex(await wallet.importRawKey(hexToBytes(privateKey.startsWith("0x") ? privateKey : `0x${privateKey}`), passphrase))),
     personal_newAccountWithSeed: ([seed]) => walletCall(async () => bytesToHex(wallet.addAccountFromSeed(seed))),
     personal_listAccounts: async () => (await wallet.listAccounts()).map(bytesToHex),
-    personal_unlockAccount: ([address, passphrase, duration]) =>
-      walletCall(() => wallet.unlock(hexToBytes(address), passphrase, unlockDurationMs(duration))),
+    personal_unlockAccount: ([address, passphrase, duration]) => {
+      if (!deps.unlockAllowed) throw unlockForbiddenError;
+      return walletCall(() => wallet.unlock(hexToBytes(address), passphrase, unlockDurationMs(duration)));
+    },
     personal_lockAccount: ([address]) => wallet.lock(hexToBytes(address)),
     personal_dumpRawKey: ([address]) => walletCall(async () => bytesToHex(await wallet.exportKey(hexToBytes(address)))),
     personal_sendTransaction: ([submission, passphrase]) =>

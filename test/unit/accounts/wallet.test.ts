@@ -1,7 +1,9 @@
-// Wallet: personal-message signing (EIP-191, checked with ethers) and locking.
+// Wallet: personal-message signing (EIP-191, checked with ethers), locking, and the limit on wrong
+// passphrases.
 import { expect } from "chai";
 import { hashMessage, keccak256, toUtf8Bytes, verifyMessage, Wallet as EthersWallet } from "ethers";
-import { personalMessageHash, Wallet } from "../../../src/accounts/wallet.js";
+import { WrongPassphraseError } from "../../../src/accounts/keystore.js";
+import { maxPassphraseFailures, passphraseWindowMs, personalMessageHash, TooManyPassphraseAttemptsError, Wallet } from "../../../src/accounts/wallet.js";
 import { createExecutionRules } from "../../../src/execution/rules.js";
 
 const cow = "cd2a3d9f938e13cd947ec05abc7fe734df8dd826";
@@ -42,5 +44,52 @@ describe("accounts: wallet message signing", () => {
     expect(wallet.lock(cowAddress)).to.equal(true);
     expect(wallet.isUnlocked(cowAddress)).to.equal(false);
     expect(wallet.signMessage(cowAddress, toUtf8Bytes("x"))).to.equal(undefined);
+  });
+});
+
+describe("accounts: wallet passphrase guessing", () => {
+  const cheapScrypt = { n: 16, r: 1, p: 1 };
+
+  async function walletWithAccount() {
+    let clock = 1_000_000;
+    const lockouts: string[] = [];
+    const wallet = new Wallet(createExecutionRules(33n), { scrypt: cheapScrypt, now: () => clock, onPassphraseLockout: (address) => lockouts.push(address) });
+    const address = await wallet.newAccount("right");
+    wallet.lock(address);
+    return { wallet, address, lockouts, advance: (ms: number) => (clock += ms) };
+  }
+
+  async function failure(attempt: Promise<unknown>): Promise<Error> {
+    try {
+      await attempt;
+    } catch (error) {
+      return error as Error;
+    }
+    throw new Error("the attempt succeeded");
+  }
+
+  it(`refuses every passphrase for the rest of the minute after ${maxPassphraseFailures} wrong ones, and reports it once`, async () => {
+    const { wallet, address, lockouts, advance } = await walletWithAccount();
+    // Right passphrases do not count.
+    expect(await wallet.unlock(address, "right")).to.equal(true);
+    for (let attempt = 0; attempt < maxPassphraseFailures; attempt++) expect(await failure(wallet.unlock(address, `wrong ${attempt}`))).to.be.instanceOf(WrongPassphraseError);
+    expect(lockouts).to.deep.equal([Buffer.from(address).toString("hex")]);
+    advance(15_000);
+    const refused = await failure(wallet.unlock(address, "right"));
+    expect(refused).to.be.instanceOf(TooManyPassphraseAttemptsError);
+    expect(refused.message).to.equal(`too many wrong passphrases for account 0x${Buffer.from(address).toString("hex")}; try again in 45 s`);
+    // Sending with a passphrase counts against the same account.
+    expect(await failure(wallet.signTransactionWithPassphrase(address, "right", () => Promise.reject(new Error("not reached"))))).to.be.instanceOf(TooManyPassphraseAttemptsError);
+    expect(lockouts).to.have.length(1);
+
+    advance(passphraseWindowMs - 15_000);
+    expect(await wallet.unlock(address, "right")).to.equal(true);
+  });
+
+  it("holds parallel guesses to the same limit", async () => {
+    const { wallet, address } = await walletWithAccount();
+    const attempts = await Promise.all(Array.from({ length: maxPassphraseFailures + 5 }, (_, index) => failure(wallet.unlock(address, `wrong ${index}`))));
+    expect(attempts.filter((error) => error instanceof WrongPassphraseError)).to.have.length(maxPassphraseFailures);
+    expect(attempts.filter((error) => error instanceof TooManyPassphraseAttemptsError)).to.have.length(5);
   });
 });

@@ -27,10 +27,11 @@ describe("cli/args", () => {
     const options = runOptions([
       "--host", "0.0.0.0", "--port", "8545", "--network", "31", "--data-dir", "/tmp/x", "--rpc-modules", "eth,net",
       "--cors", "http://a.test, http://b.test", "--vhosts", "chain.test,node.test", "--log-level", "debug", "--rpc-batch-limit", "7", "--rpc-body-limit", "2048",
-      "--rpc-response-limit", "4096", "--call-gas-cap", "1000000", "--call-timeout", "250",
+      "--rpc-response-limit", "4096", "--call-gas-cap", "1000000", "--call-timeout", "250", "--allow-insecure-unlock",
     ]);
     expect(options.rpc).to.deep.equal({
       host: "0.0.0.0", port: 8545, modules: "eth,net", corsOrigins: ["http://a.test", "http://b.test"], allowedHosts: ["chain.test", "node.test"], batchLimit: 7, bodyLimitBytes: 2048, responseLimitBytes: 4096,
+      allowInsecureUnlock: true,
     });
     expect(options.networkId).to.equal(31);
     expect(options.storage).to.deep.equal({ dataDir: "/tmp/x", inMemory: false });
