@@ -66,6 +66,17 @@ export class KeystoreFormatError extends Error {
   }
 }
 
+/** The key-store directory cannot be read or written (permissions, a full or read-only disk). */
+export class KeyStoreAccessError extends Error {
+  constructor(action: "read" | "write to", location: string, cause: Error) {
+    super(`cannot ${action} the key store ${location}: ${cause.message}`);
+    this.name = "KeyStoreAccessError";
+  }
+}
+
+/** A file bigger than this in the key-store directory is no key file (they are about 500 bytes). */
+export const maxKeyFileBytes = 64 * 1024;
+
 function scryptAsync(passphrase: Buffer, salt: Buffer, length: number, options: ScryptOptions): Promise<Buffer> {
   return new Promise((resolve, reject) => scrypt(passphrase, salt, length, options, (error, key) => (error ? reject(error) : resolve(key))));
 }
@@ -261,7 +272,7 @@ export class DirectoryKeyStorage implements KeyStorage {
         this.scanned.clear();
         return;
       }
-      throw error;
+      throw new KeyStoreAccessError("read", this.location, error as Error);
     }
     const present = new Set(names);
     for (const name of this.scanned.keys()) if (!present.has(name)) this.scanned.delete(name);
@@ -276,6 +287,11 @@ export class DirectoryKeyStorage implements KeyStorage {
       const known = this.scanned.get(name);
       if (known !== undefined && known.size === info.size && known.modifiedMs === info.mtimeMs) continue;
       let address: string | undefined;
+      if (info.size > maxKeyFileBytes) {
+        this.reportIgnoredFile(name, `larger than ${maxKeyFileBytes} bytes: not a key file`);
+        this.scanned.set(name, { size: info.size, modifiedMs: info.mtimeMs, address });
+        continue;
+      }
       try {
         address = keystoreAddress(JSON.parse(await readFile(join(this.location, name), "utf8")));
       } catch (error) {
@@ -307,7 +323,11 @@ export class DirectoryKeyStorage implements KeyStorage {
   }
 
   write(file: KeystoreV3): Promise<void> {
-    const written = this.writing.then(() => this.writeAtomically(file));
+    const written = this.writing.then(() =>
+      this.writeAtomically(file).catch((error: NodeJS.ErrnoException) => {
+        throw error.code === undefined ? error : new KeyStoreAccessError("write to", this.location, error);
+      }),
+    );
     this.writing = written.catch(() => undefined);
     return written;
   }

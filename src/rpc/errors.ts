@@ -3,7 +3,7 @@
 import { BlockWriteError } from "../chain/chain.js";
 import { bytesToHex, toQuantity } from "../common/hex.js";
 import { AccountExistsError, AccountLockedError, InvalidPrivateKeyError, TooManyPassphraseAttemptsError, UnknownAccountError } from "../accounts/wallet.js";
-import { KeystoreFormatError, WrongPassphraseError } from "../accounts/keystore.js";
+import { KeyStoreAccessError, KeystoreFormatError, WrongPassphraseError } from "../accounts/keystore.js";
 import { InvalidBlockRangeError, LogBlockRangeExceededError, LogResultLimitExceededError } from "../logs/index.js";
 import { TimeOutOfRangeError } from "../mining/devChain.js";
 import { BlockTimeExhaustedError, TimestampNotAfterParentError } from "../mining/miner.js";
@@ -254,6 +254,7 @@ export const PersonalErrorCode = {
   KeyFileInvalid: -32000,
   UnlockForbidden: -32000,
   TooManyPassphraseAttempts: -32000,
+  KeyStoreUnavailable: -32000,
 } as const;
 
 /** personal_unlockAccount on a non-loopback bind without --allow-insecure-unlock (geth's wording). */
@@ -270,6 +271,7 @@ export function walletErrorToRpc(error: unknown): unknown {
   if (error instanceof AccountExistsError) return new RpcError(PersonalErrorCode.AccountExists, `account 0x${error.address} already exists`);
   if (error instanceof KeystoreFormatError) return new RpcError(PersonalErrorCode.KeyFileInvalid, error.message);
   if (error instanceof TooManyPassphraseAttemptsError) return new RpcError(PersonalErrorCode.TooManyPassphraseAttempts, error.message);
+  if (error instanceof KeyStoreAccessError) return new RpcError(PersonalErrorCode.KeyStoreUnavailable, error.message);
   if (error instanceof InvalidPrivateKeyError) return invalidParamsError("invalid argument 0: invalid private key");
   return error;
 }

@@ -16,7 +16,7 @@ import type { TransactionPool } from "../../txpool/transactionPool.js";
 import { findBlockByNumberOrTag, resolveStateBlock } from "../blockParameters.js";
 import { createEthAccountHandlers } from "./ethAccounts.js";
 import type { RpcCallContext } from "../dispatch.js";
-import { blockHashNotFoundError, blockNotFoundError, senderAccountNotFoundError, stateNotFoundError } from "../errors.js";
+import { blockHashNotFoundError, blockNotFoundError, senderAccountNotFoundError, stateNotFoundError, walletErrorToRpc, withErrorsMapped } from "../errors.js";
 import { formatBlock, formatReceipt, formatTransaction } from "../format.js";
 import { createEthCallHandlers, type EthCallDependencies } from "./ethCalls.js";
 import { createEthFilterHandlers, type EthFilterDependencies } from "./ethFilters.js";
@@ -87,7 +87,7 @@ export function createEthHandlers(deps: EthDependencies): NamespaceHandlers<"eth
     ...createEthFilterHandlers(deps),
     eth_chainId: () => chainIdQuantity,
     eth_protocolVersion: () => toQuantity(protocolVersion),
-    eth_accounts: async () => (await wallet.listAccounts()).map(bytesToHex),
+    eth_accounts: () => withErrorsMapped(async () => (await wallet.listAccounts()).map(bytesToHex), walletErrorToRpc),
     eth_coinbase: () => bytesToHex(miner.coinbase),
     eth_mining: () => miner.isMining,
     // Blocks are sealed without proof-of-work search: no hashes are computed.

@@ -41,7 +41,7 @@ export function createPersonalHandlers(deps: PersonalDependencies): NamespaceHan
     personal_importRawKey: ([privateKey, passphrase]) =>
       walletCall(async () => bytesToHex(await wallet.importRawKey(hexToBytes(privateKey.startsWith("0x") ? privateKey : `0x${privateKey}`), passphrase))),
     personal_newAccountWithSeed: ([seed]) => walletCall(async () => bytesToHex(wallet.addAccountFromSeed(seed))),
-    personal_listAccounts: async () => (await wallet.listAccounts()).map(bytesToHex),
+    personal_listAccounts: () => walletCall(async () => (await wallet.listAccounts()).map(bytesToHex)),
     personal_unlockAccount: ([address, passphrase, duration]) => {
       if (!deps.unlockAllowed) throw unlockForbiddenError;
       return walletCall(() => wallet.unlock(hexToBytes(address), passphrase, unlockDurationMs(duration)));

@@ -242,6 +242,16 @@ describe("personal_ accounts with a data directory", function () {
     await rm(directory, { recursive: true, force: true });
   });
 
+  it("says why a key store it cannot use fails, instead of an internal error", async () => {
+    node = await startTestNode({ dataDir: directory });
+    const keystore = join(directory, "keystore");
+    await rm(keystore, { recursive: true, force: true });
+    await writeFile(keystore, "a file where the key store should be");
+    await expectRpcError(node.client.personal_newAccount("pw"), -32000, new RegExp(`^cannot write to the key store ${keystore}: EEXIST`));
+    await expectRpcError(node.client.eth_accounts(), -32000, new RegExp(`^cannot read the key store ${keystore}: ENOTDIR`));
+    await expectRpcError(node.client.personal_listAccounts(), -32000, new RegExp(`^cannot read the key store ${keystore}: ENOTDIR`));
+  });
+
   it("writes one 0600 v3 file per key under <data dir>/keystore that ethers opens, kept (locked) across restarts", async () => {
     node = await startTestNode({ dataDir: directory });
     const created = await node.client.personal_newAccount("pw one");

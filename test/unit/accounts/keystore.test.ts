@@ -9,6 +9,7 @@ import { join } from "node:path";
 import {
   decryptKey,
   DirectoryKeyStorage,
+  maxKeyFileBytes,
   encryptKey,
   keystoreAddress,
   KeystoreFormatError,
@@ -172,6 +173,15 @@ describe("accounts: key-store directory", function () {
 
     await rm(join(directory, "copied-by-hand.json"));
     expect(await storage.addresses()).to.deep.equal([address]);
+  });
+
+  it("reports and never reads a file too big to be a key file", async () => {
+    await storage.write(await encryptKey(privateKey, addressBytes, "pw"));
+    await writeFile(join(directory, "huge.json"), Buffer.alloc(maxKeyFileBytes + 1, 0x20));
+    expect(await storage.addresses()).to.deep.equal([address]);
+    expect(ignored).to.deep.equal([`huge.json: larger than ${maxKeyFileBytes} bytes: not a key file`]);
+    await storage.addresses();
+    expect(ignored, "reported once").to.have.length(1);
   });
 
   it("keeps both files when two writes for different keys run at once", async () => {
