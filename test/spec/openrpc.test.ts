@@ -90,6 +90,37 @@ describe("openrpc.json", () => {
     expect(checked).to.be.greaterThanOrEqual(document.methods.length);
   });
 
+  it("has no pattern whose check of a long near-miss grows with the square of its length (a request could stall the node)", () => {
+    const patterns = new Set<string>();
+    const collect = (value: unknown): void => {
+      if (Array.isArray(value)) value.forEach(collect);
+      else if (value !== null && typeof value === "object") {
+        for (const [key, inner] of Object.entries(value)) {
+          if (key === "pattern" && typeof inner === "string") patterns.add(inner);
+          else collect(inner);
+        }
+      }
+    };
+    collect(document);
+    expect(patterns.size).to.be.greaterThan(10);
+    // Runs of each kind of character the patterns accept, alone and after a valid-looking start,
+    // ended by a character none accepts. A linear check of 40,000 characters takes well under a
+    // millisecond here; the quadratic one this guards against took 3.5 s.
+    const hash = "a".repeat(64);
+    const runLength = 40_000;
+    const nearMisses = [" ", "\t", "a", "0", "1", "0x", "a "].flatMap((unit) => {
+      const run = unit.repeat(runLength / unit.length);
+      return [`${run}!`, `0x${run}!`, `${hash}${run}!`, ` ${hash}${run}!`, `${run}${hash}!`];
+    });
+    for (const pattern of patterns) {
+      // AJV compiles patterns with the u flag.
+      const expression = new RegExp(pattern, "u");
+      const started = performance.now();
+      for (const input of nearMisses) expression.test(input);
+      expect(performance.now() - started, pattern).to.be.below(1_000);
+    }
+  });
+
   it("is what rpc.discover answers, byte for byte", async () => {
     const node = await startTestNode();
     try {
