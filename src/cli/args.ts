@@ -134,6 +134,7 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
     throw new UsageError(`unknown --network "${flags.network}" (one of ${networkProfiles.map((profile) => `${profile.networkId}/${profile.name}`).join(", ")})`);
   }
   if (flags["in-memory"] && flags["data-dir"] !== undefined) throw new UsageError("--in-memory and --data-dir exclude each other");
+  if (flags["data-dir"]?.trim() === "") throw new UsageError("--data-dir must not be empty");
   const logLevel = flags["log-level"] ?? defaults.logLevel;
   if (!isLogLevel(logLevel)) throw new UsageError(`--log-level must be one of ${logLevels.join(", ")}, got "${logLevel}"`);
   const port = flags.port === undefined ? defaults.rpc.port : parsePositiveInteger("--port", flags.port, { allowZero: true });

@@ -112,6 +112,9 @@ export class DevChain {
 
   /** Runs inside the miner's queue. */
   private async restore(snapshot: Snapshot): Promise<void> {
+    // The snapshot's pool goes to disk before the chain is cut: some of it may be in the blocks the
+    // cut removes, and a crash before the restore below must not lose them.
+    await this.pool.persistAhead(snapshot.pool);
     const removed = await this.chain.revertTo(snapshot.head);
     const refused = await this.pool.restore(snapshot.pool);
     for (const { transaction, reason } of refused) {

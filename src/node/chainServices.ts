@@ -2,7 +2,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Common } from "@ethereumjs/common";
-import { DirectoryKeyStorage, lightScrypt, MemoryKeyStorage, standardScrypt, type KeyStorage } from "../accounts/keystore.js";
+import { DirectoryKeyStorage, KeyStoreAccessError, lightScrypt, MemoryKeyStorage, standardScrypt, type KeyStorage } from "../accounts/keystore.js";
 import { maxPassphraseFailures, passphraseWindowMs, Wallet } from "../accounts/wallet.js";
 import { Chain } from "../chain/chain.js";
 import { GenesisFileError, parseGenesisDocument, type GenesisSpec } from "../chain/genesis.js";
@@ -73,7 +73,6 @@ async function restorePool(pool: TransactionPool, journal: PoolJournal, log: Log
   for (const { key, reason } of unreadable) log.warn({ key: bytesToHex(key), reason }, "unreadable entry of the pool's journal deleted");
   if (transactions.length === 0) return;
   const refused = await pool.restore(transactions);
-  journal.dropUnheld((transaction) => pool.get(transaction.hash) === transaction);
   await pool.persist();
   const stale = refused.filter(({ reason }) => reason !== "transaction nonce too low").length;
   log.info({ taken: transactions.length - refused.length, mined: refused.length - stale, refused: stale }, "transactions of the last run taken back into the pool");
@@ -146,7 +145,13 @@ export async function openChainServices(network: NetworkProfile, storage: Storag
     const { minerAccount } = network;
     if (minerAccount !== undefined && bytesToUnprefixedHex(options.coinbase) === minerAccount.address) seededAccounts.push(minerAccount);
     for (const account of seededAccounts) wallet.addSeededAccount(account.seed, account.address);
-    const keyStoreAccounts = (await wallet.listAccounts()).length - seededAccounts.length;
+    let keyStoreAccounts: number;
+    try {
+      keyStoreAccounts = (await wallet.listAccounts()).length - seededAccounts.length;
+    } catch (error) {
+      if (error instanceof KeyStoreAccessError) throw new ChainOpeningError(error.message);
+      throw error;
+    }
     walletLog.info({ keyStore: wallet.keyStoreLocation, accounts: keyStoreAccounts, kdf: options.keyStoreKdf }, "key store opened");
 
     // Blocks (and "pending" reads) take their time from one clock, which the dev methods move. A
@@ -159,8 +164,10 @@ export async function openChainServices(network: NetworkProfile, storage: Storag
     const minerLog = log.child({ module: "miner" });
     const miner = new Miner(chain, pool, builder, { mode: options.mining, coinbase: options.coinbase, extraData: options.extraData, now }, minerLog);
     miner.start();
-    // Under automine, transactions the pool took back are mined now, as if they had just arrived.
-    await miner.minePending().catch((error: unknown) => minerLog.error({ err: error }, "mining the transactions taken back into the pool failed"));
+    // Under automine, transactions the pool took back are mined now, as if they had just arrived:
+    // in the background (10,000 of them take seconds), while the node already answers; a stop ends
+    // the run after the block being built.
+    miner.minePending().catch((error: unknown) => minerLog.error({ err: error }, "mining the transactions taken back into the pool failed"));
     const devChain = new DevChain(chain, pool, miner, clock, minerLog);
     const pendingState = new PendingState(chain, pool, state, createBuilder, { coinbase: options.coinbase, extraData: options.extraData }, now);
     const calls = new CallService(common, state, canonicalHashFromTip, pendingState, options.calls);

@@ -8,17 +8,23 @@ import { compareKeys, DataDirectoryError, keyFromString, keyOf, prefixEnd, type 
 import { storeKeys } from "./keys.js";
 import { WriteAheadLog, type LogRecord } from "./writeAheadLog.js";
 
-async function directoryState(directory: string): Promise<"missing" | "empty" | "leveldb" | "other"> {
+/**
+ * What is at `directory`: nothing, an empty folder, a LevelDB database, the remains of one (its
+ * files without CURRENT, which names its manifest), another folder, or no folder at all.
+ */
+async function directoryState(directory: string): Promise<"missing" | "empty" | "leveldb" | "broken-leveldb" | "other" | "not-a-directory"> {
   let names: string[];
   try {
-    if (!(await stat(directory)).isDirectory()) return "other";
+    if (!(await stat(directory)).isDirectory()) return "not-a-directory";
     names = await readdir(directory);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return "missing";
     throw error;
   }
   if (names.length === 0) return "empty";
-  return names.includes("CURRENT") ? "leveldb" : "other";
+  if (names.includes("CURRENT")) return "leveldb";
+  const levelFiles = names.filter((name) => name === "LOCK" || name === writeAheadLogFileName || name.startsWith("MANIFEST-") || /^\d+\.(ldb|log)$/.test(name));
+  return levelFiles.length > 0 ? "broken-leveldb" : "other";
 }
 
 /**
@@ -221,6 +227,10 @@ export async function openLevelStore(directory: string): Promise<LevelStore> {
     if (code === undefined) throw error;
     // ENOTDIR, EACCES, EROFS...: the system's reason, without the stack.
     throw new DataDirectoryError(`cannot use ${directory} as the data directory: ${message}`);
+  }
+  if (state === "not-a-directory") throw new DataDirectoryError(`${directory} is not a directory; choose an empty or new directory with --data-dir`);
+  if (state === "broken-leveldb") {
+    throw new DataDirectoryError(`${directory} holds the files of a LevelDB database without its CURRENT file: the database is damaged, and the node leaves it as it is`);
   }
   if (state === "other") {
     throw new DataDirectoryError(`${directory} is not a chain-node data directory (it holds other files); choose an empty or new directory with --data-dir`);

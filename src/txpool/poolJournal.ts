@@ -62,8 +62,34 @@ export class PoolJournal implements PoolObserver {
   }
 
   /**
-   * Forgets the entries of loaded transactions the pool did not take back (mined meanwhile, or no
-   * longer valid): their deletion goes with the next flush.
+   * Writes entries for `transactions` whether the pool holds them or not, and settles once they are
+   * durable: before a revert cuts the chain, the snapshot's pool (which may hold transactions the
+   * cut takes out of blocks) must be on disk, or a crash between the cut and the pool's restore
+   * would lose them. dropUnheld after the restore deletes those the pool did not take.
+   */
+  writeAhead(transactions: readonly ChainTransaction[]): Promise<void> {
+    const operations: StoreOperation[] = [];
+    for (const transaction of transactions) {
+      if (this.written.has(transaction)) continue;
+      const stillStored = this.toDelete.get(transaction);
+      if (stillStored !== undefined) {
+        this.toDelete.delete(transaction);
+        this.written.set(transaction, stillStored);
+        continue;
+      }
+      this.toWrite.delete(transaction);
+      const key = storeKeys.pooledTransaction(this.nextArrival++);
+      operations.push({ type: "put", key, value: transaction.raw });
+      this.written.set(transaction, key);
+    }
+    if (operations.length === 0) return this.lastWrite;
+    this.lastWrite = this.store.write(operations);
+    return this.lastWrite;
+  }
+
+  /**
+   * Forgets the entries of transactions the pool does not hold (after a restore: those it did not
+   * take back, mined meanwhile or no longer valid): their deletion goes with the next flush.
    */
   dropUnheld(isHeld: (transaction: ChainTransaction) => boolean): void {
     for (const [transaction, key] of this.written) {

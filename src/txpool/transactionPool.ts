@@ -28,6 +28,10 @@ export interface PoolObserver {
   released(transaction: ChainTransaction): void;
   /** Settles once the transactions held now would be back in the pool after a crash. */
   flush(): Promise<void>;
+  /** Settles once `transactions` would be back after a crash too, held or not (ahead of a restore). */
+  writeAhead(transactions: readonly ChainTransaction[]): Promise<void>;
+  /** Forgets what it keeps of transactions the pool does not hold (after a restore). */
+  dropUnheld(isHeld: (transaction: ChainTransaction) => boolean): void;
 }
 
 export interface TransactionPoolOptions {
@@ -126,9 +130,18 @@ export class TransactionPool {
         refused.push({ transaction, reason: error.message });
       }
     }
+    this.options.observer?.dropUnheld((transaction) => this.byHash.get(bytesToUnprefixedHex(transaction.hash)) === transaction);
     const newlyPending = this.pending().filter((transaction) => !pendingBefore.has(transaction));
     if (newlyPending.length > 0) this.notifyPending(newlyPending);
     return refused;
+  }
+
+  /**
+   * Makes `transactions` durable, held or not, before a restore() takes them back (a revert): a
+   * crash between the chain going back and the restore then loses none of them.
+   */
+  persistAhead(transactions: readonly ChainTransaction[]): Promise<void> {
+    return this.options.observer?.writeAhead(transactions) ?? Promise.resolve();
   }
 
   private async admit(transaction: ChainTransaction, notify: boolean): Promise<Admission> {

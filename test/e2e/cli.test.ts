@@ -1,6 +1,6 @@
 // The chain-node command as a user runs it: a real process, a real socket, signals.
 import { spawnSync } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
@@ -101,13 +101,24 @@ describe("chain-node command", () => {
     try {
       const file = join(directory, "a-file");
       await writeFile(file, "");
-      for (const [dataDir, reason] of [
-        [join(file, "chain"), "ENOTDIR"],
-        ["/proc/chain-node-test", "ENOENT"],
+      const brokenDatabase = join(directory, "broken");
+      await mkdir(brokenDatabase);
+      await writeFile(join(brokenDatabase, "MANIFEST-000002"), "");
+      const keyStoreAsFile = join(directory, "keystore-is-a-file");
+      const first = await startNodeProcess(["--port", "0", "--data-dir", keyStoreAsFile]);
+      await first.stop();
+      await rm(join(keyStoreAsFile, "keystore"), { recursive: true, force: true });
+      await writeFile(join(keyStoreAsFile, "keystore"), "");
+      for (const [dataDir, message] of [
+        [join(file, "chain"), `cannot use ${join(file, "chain")} as the data directory: ENOTDIR`],
+        ["/proc/chain-node-test", "cannot use /proc/chain-node-test as the data directory: ENOENT"],
+        [file, `${file} is not a directory`],
+        [brokenDatabase, `${brokenDatabase} holds the files of a LevelDB database without its CURRENT file`],
+        [keyStoreAsFile, `cannot read the key store ${join(keyStoreAsFile, "keystore")}: ENOTDIR`],
       ] as const) {
         const run = runCli(["--port", "0", "--data-dir", dataDir]);
         expect(run.status, `${dataDir}: ${run.stdout}`).to.equal(1);
-        expect(run.stdout).to.include(`cannot start: cannot use ${dataDir} as the data directory: ${reason}`);
+        expect(run.stdout).to.include(`cannot start: ${message}`);
         expect(run.stdout).to.not.include("stack");
       }
     } finally {

@@ -92,10 +92,12 @@ describe("crash safety: kill -9 with transactions waiting in the pool", function
     expect(await client.evm_revert(snapshot)).to.equal(true);
     await node.stop("SIGKILL");
 
-    // Automine: what the pool takes back is mined at start; the queued one waits for its gap.
+    // Automine: what the pool takes back is mined at start (while the node already answers); the
+    // queued one waits for its gap.
     node = await startNodeProcess(["--port", "0", "--data-dir", directory]);
     try {
       client = new RpcClient(node.url, { timeoutMs: 5_000 });
+      for (let poll = 0; poll < 100 && (await client.txpool_status()).pending > 0; poll++) await new Promise((resolve) => setTimeout(resolve, 50));
       const receipts = await Promise.all([first, second, third].map((hash) => client.eth_getTransactionReceipt(hash)));
       expect(receipts.map((receipt) => receipt?.status)).to.deep.equal(["0x1", "0x1", "0x1"]);
       expect(receipts.map((receipt) => Number(receipt!.blockNumber))).to.deep.equal([1, 2, 3]);

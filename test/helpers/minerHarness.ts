@@ -11,39 +11,50 @@ import { BlockBuilder } from "../../src/execution/blockBuilder.js";
 import { createExecutionRules } from "../../src/execution/rules.js";
 import { Miner, type MiningMode } from "../../src/mining/miner.js";
 import { StateDatabase } from "../../src/state/stateDatabase.js";
-import { createMemoryStore, type KeyValueStore } from "../../src/storage/keyValueStore.js";
+import { createMemoryStore, type KeyValueStore, type StoreOperation } from "../../src/storage/keyValueStore.js";
+import { PoolJournal } from "../../src/txpool/poolJournal.js";
 import { TransactionPool } from "../../src/txpool/transactionPool.js";
 
 /** Where harness transfers go. */
 export const transferRecipient = "0x00000000000000000000000000000000000000aa";
 
-/** A memory store whose writes fail while `failing.on` is set. */
-export function storeWithFailingWrites(): { store: KeyValueStore; failing: { on: boolean } } {
+/**
+ * A memory store whose writes fail while `failing.on` is set; `beforeWrite` (when set) sees each
+ * batch before it is applied, with `inner` as it is then.
+ */
+export function storeWithFailingWrites(): {
+  store: KeyValueStore;
+  inner: KeyValueStore;
+  failing: { on: boolean; beforeWrite?: (operations: readonly StoreOperation[], inner: KeyValueStore) => Promise<void> };
+} {
   const inner = createMemoryStore();
-  const failing = { on: false };
+  const failing: { on: boolean; beforeWrite?: (operations: readonly StoreOperation[], inner: KeyValueStore) => Promise<void> } = { on: false };
   const store: KeyValueStore = {
     get: (key) => inner.get(key),
     getSync: (key) => inner.getSync(key),
     entries: (prefix) => inner.entries(prefix),
     write: async (operations) => {
       if (failing.on) throw new Error("no space left on device");
+      await failing.beforeWrite?.(operations, inner);
       return inner.write(operations);
     },
     close: () => inner.close(),
     location: "memory (failing writes)",
   };
-  return { store, failing };
+  return { store, inner, failing };
 }
 
 /** A chain, pool and miner of the local network on a store whose writes can be made to fail. */
 export async function minerOn(mode: MiningMode) {
   const network = findNetworkProfile(33)!;
   const common = createExecutionRules(network.chainId);
-  const { store, failing } = storeWithFailingWrites();
+  const { store, inner, failing } = storeWithFailingWrites();
   const state = new StateDatabase(store, common);
   const chain = await Chain.open(store, state, common, network.genesis);
   const builder = await BlockBuilder.create(common, state.at(chain.tip.header.fields.stateRoot), (blockNumber) => chain.getCanonicalHashFromTip(blockNumber));
+  const journal = new PoolJournal(store, common);
   const pool = new TransactionPool({
+    observer: journal,
     async readAccount(address) {
       const account = (await state.reader(chain.tip.header.fields.stateRoot)!.getAccount(new Address(address))) ?? new Account();
       return { nonce: account.nonce, balance: account.balance };
@@ -55,5 +66,5 @@ export async function minerOn(mode: MiningMode) {
   /** A 5-wei transfer from cow with `nonce`. */
   const transfer = async (nonce: number): Promise<ChainTransaction> =>
     decodeRawTransaction(hexToBytes(await wallet.signTransaction({ type: 0, chainId: 33n, nonce, gasLimit: 21_000n, gasPrice: 0n, to: transferRecipient, value: 5n })), common);
-  return { network, common, store, failing, state, chain, pool, miner, transfer };
+  return { network, common, store, inner, failing, state, chain, pool, journal, miner, transfer };
 }

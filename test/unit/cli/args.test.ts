@@ -84,6 +84,7 @@ describe("cli/args", () => {
       [["--port", "70000"], /at most 65535/],
       [["--log-level", "loud"], /--log-level must be one of/],
       [["--in-memory", "--data-dir", "x"], /exclude each other/],
+      [["--data-dir", ""], /--data-dir must not be empty/],
       [["--rpc-batch-limit", "0"], /positive integer/],
       [["--filter-timeout", "0"], /--filter-timeout takes a positive integer/],
       [["--keystore-kdf", "heavy"], /--keystore-kdf must be light or standard, got "heavy"/],

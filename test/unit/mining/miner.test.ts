@@ -61,3 +61,33 @@ describe("mining/miner: pausing automine", () => {
     await store.close();
   });
 });
+
+describe("mining/miner: long runs of blocks", () => {
+  it("give the event loop turns while they build", async () => {
+    const { chain, miner } = await minerOn({ kind: "off" });
+    let turnsWhileBuilding = 0;
+    let building = true;
+    const countTurns = () => {
+      if (!building) return;
+      turnsWhileBuilding++;
+      setImmediate(countTurns);
+    };
+    setImmediate(countTurns);
+    // 300 blocks asked for at once, as evm_mine {blocks} or a long automine run build them.
+    await Promise.all(Array.from({ length: 300 }, () => miner.mineBlock([])));
+    building = false;
+    expect(chain.head.number).to.equal(300n);
+    expect(turnsWhileBuilding, "turns of the event loop during 300 blocks").to.be.greaterThan(1);
+  });
+
+  it("end an automine run when the miner stops, leaving the rest pending for the next start", async () => {
+    const { chain, pool, miner, transfer } = await minerOn({ kind: "auto" });
+    miner.pause();
+    for (let nonce = 0; nonce < 16; nonce++) await pool.add(await transfer(nonce));
+    const run = miner.resume();
+    await miner.stop();
+    await run;
+    expect(chain.tip.number).to.equal(0n);
+    expect(pool.pending()).to.have.length(16);
+  });
+});

@@ -106,6 +106,29 @@ describe("txpool/poolJournal", () => {
     expect(await store.entries(storeKeys.pooledTransactions)).to.have.length(1);
   });
 
+  it("writes ahead transactions it does not hold (a revert's pool), once, and drops those a restore does not take", async () => {
+    const { store, batches } = recordingStore();
+    const pool = poolOn(new PoolJournal(store, common));
+    const taken = await transfer(cow, 0);
+    const notTaken = await transfer(cow1, 5);
+    await pool.add(taken);
+    await pool.persist();
+    pool.onBlockMined([taken]);
+    await pool.persist();
+    expect(await store.entries(storeKeys.pooledTransactions)).to.have.length(0);
+
+    await pool.persistAhead([taken, notTaken]);
+    expect(await store.entries(storeKeys.pooledTransactions)).to.have.length(2);
+    const written = batches.length;
+    await pool.persistAhead([taken, notTaken]);
+    expect(batches, "nothing written twice").to.have.length(written);
+    // The restore takes one of them back; the other's entry goes at the next write.
+    expect(await pool.restore([taken])).to.deep.equal([]);
+    await pool.persist();
+    const stored = await store.entries(storeKeys.pooledTransactions);
+    expect(stored.map((entry) => Buffer.from(entry.value).toString("hex"))).to.deep.equal([Buffer.from(taken.raw).toString("hex")]);
+  });
+
   it("takes back the stored transactions in order of arrival, and new entries follow them", async () => {
     const { store } = recordingStore();
     const pool = poolOn(new PoolJournal(store, common));
@@ -146,7 +169,7 @@ describe("txpool/poolJournal", () => {
     const restarted = poolOn(journal, new Map([[cow.address.slice(2).toLowerCase(), 1n]]));
     const refused = await restarted.restore(transactions);
     expect(refused.map(({ reason }) => reason)).to.deep.equal(["transaction nonce too low"]);
-    journal.dropUnheld((transaction) => restarted.get(transaction.hash) === transaction);
+    // The restore let go of the entry it did not take back: the next write deletes it.
     await restarted.persist();
     const stored = await store.entries(storeKeys.pooledTransactions);
     expect(stored.map((entry) => Buffer.from(entry.value).toString("hex"))).to.deep.equal([Buffer.from(stillPending.raw).toString("hex")]);
