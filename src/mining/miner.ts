@@ -23,6 +23,8 @@ export interface MinerOptions {
   extraData: Uint8Array;
   /** Seconds for the next block (the dev clock: wall clock plus offset); default: wall clock. */
   now?: () => bigint;
+  /** Longest the miner builds blocks in a row before the event loop gets a turn (default 10 ms). */
+  buildSliceMs?: number;
 }
 
 /** evm_mine's timestamp is not after the parent's: timestamps always increase block to block. */
@@ -67,9 +69,9 @@ export function nextBlockTemplate(parent: Block, fields: Pick<MinerOptions, "coi
 /**
  * Block after block without a turn of the event loop would hold every request and signal until
  * the run ends (10,000 blocks: about 13 s): building gives the event loop a turn once it has
- * run this long.
+ * run this long (MinerOptions.buildSliceMs).
  */
-const buildSliceMs = 10;
+const defaultBuildSliceMs = 10;
 
 export class Miner {
   private queue: Promise<unknown> = Promise.resolve();
@@ -247,7 +249,7 @@ export class Miner {
    * and built again on the new tip: its transactions are still in the pool.
    */
   private async buildAndAppend(candidates: readonly ChainTransaction[], timestamp?: bigint): Promise<{ built: BuiltBlock; written: Promise<void> }> {
-    if (performance.now() - this.sliceStartedMs >= buildSliceMs) {
+    if (performance.now() - this.sliceStartedMs >= (this.options.buildSliceMs ?? defaultBuildSliceMs)) {
       await new Promise((resolve) => setImmediate(resolve));
       this.sliceStartedMs = performance.now();
     }

@@ -9,7 +9,7 @@ import { createLogger } from "../../src/common/logger.js";
 import { hexToBytes } from "../../src/common/hex.js";
 import { BlockBuilder } from "../../src/execution/blockBuilder.js";
 import { createExecutionRules } from "../../src/execution/rules.js";
-import { Miner, type MiningMode } from "../../src/mining/miner.js";
+import { Miner, type MinerOptions, type MiningMode } from "../../src/mining/miner.js";
 import { StateDatabase } from "../../src/state/stateDatabase.js";
 import { createMemoryStore, type KeyValueStore, type StoreOperation } from "../../src/storage/keyValueStore.js";
 import { PoolJournal } from "../../src/txpool/poolJournal.js";
@@ -45,7 +45,7 @@ export function storeWithFailingWrites(): {
 }
 
 /** A chain, pool and miner of the local network on a store whose writes can be made to fail. */
-export async function minerOn(mode: MiningMode) {
+export async function minerOn(mode: MiningMode, minerOptions: Pick<MinerOptions, "buildSliceMs"> = {}) {
   const network = findNetworkProfile(33)!;
   const common = createExecutionRules(network.chainId);
   const { store, inner, failing } = storeWithFailingWrites();
@@ -61,7 +61,7 @@ export async function minerOn(mode: MiningMode) {
     },
     limits: () => ({ blockGasLimit: chain.tip.header.fields.gasLimit, minimumGasPrice: 0n }),
   });
-  const miner = new Miner(chain, pool, builder, { mode, coinbase: new Uint8Array(20), extraData: new Uint8Array() }, createLogger("silent"));
+  const miner = new Miner(chain, pool, builder, { mode, coinbase: new Uint8Array(20), extraData: new Uint8Array(), ...minerOptions }, createLogger("silent"));
   const wallet = new Wallet(keccak256(toUtf8Bytes("cow")));
   /** A 5-wei transfer from cow with `nonce`. */
   const transfer = async (nonce: number): Promise<ChainTransaction> =>
