@@ -22,7 +22,10 @@ export interface UnreadableEntry {
 }
 
 export class PoolJournal implements PoolObserver {
-  /** Held transactions whose entry is in the store (or in a write on its way there), by entry key. */
+  /**
+   * Transactions whose entry is in the store (or in a write on its way there), with the entry's
+   * key: those the pool holds, and for the length of a revert those written ahead of it.
+   */
   private readonly written = new Map<ChainTransaction, Uint8Array>();
   /** Held transactions not written yet. */
   private readonly toWrite = new Set<ChainTransaction>();
@@ -39,13 +42,17 @@ export class PoolJournal implements PoolObserver {
 
   /**
    * The transactions the store holds, in order of arrival, for the pool to take back (restart);
-   * each is then counted as written. Entries that no longer decode are deleted at the next flush.
+   * each is then counted as written. Entries that no longer decode are deleted at once.
    */
   async load(): Promise<{ transactions: ChainTransaction[]; unreadable: UnreadableEntry[] }> {
     const transactions: ChainTransaction[] = [];
     const unreadable: UnreadableEntry[] = [];
     for (const { key, value } of await this.store.entries(storeKeys.pooledTransactions)) {
-      const arrival = new DataView(key.buffer, key.byteOffset + 1, 8).getBigUint64(0);
+      if (key.length !== storeKeys.pooledTransactions.length + 8) {
+        unreadable.push({ key, reason: "not an entry of the pool's journal (key length)" });
+        continue;
+      }
+      const arrival = new DataView(key.buffer, key.byteOffset + storeKeys.pooledTransactions.length, 8).getBigUint64(0);
       if (arrival >= this.nextArrival) this.nextArrival = arrival + 1n;
       let transaction: ChainTransaction;
       try {
@@ -78,9 +85,7 @@ export class PoolJournal implements PoolObserver {
         continue;
       }
       this.toWrite.delete(transaction);
-      const key = storeKeys.pooledTransaction(this.nextArrival++);
-      operations.push({ type: "put", key, value: transaction.raw });
-      this.written.set(transaction, key);
+      this.addEntry(transaction, operations);
     }
     if (operations.length === 0) return this.lastWrite;
     this.lastWrite = this.store.write(operations);
@@ -119,7 +124,7 @@ export class PoolJournal implements PoolObserver {
   }
 
   /** Whether a flush has anything to write. */
-  get hasChanges(): boolean {
+  private get hasChanges(): boolean {
     return this.toWrite.size > 0 || this.toDelete.size > 0;
   }
 
@@ -131,14 +136,17 @@ export class PoolJournal implements PoolObserver {
     if (!this.hasChanges) return this.lastWrite;
     const operations: StoreOperation[] = [];
     for (const key of this.toDelete.values()) operations.push({ type: "del", key });
-    for (const transaction of this.toWrite) {
-      const key = storeKeys.pooledTransaction(this.nextArrival++);
-      operations.push({ type: "put", key, value: transaction.raw });
-      this.written.set(transaction, key);
-    }
+    for (const transaction of this.toWrite) this.addEntry(transaction, operations);
     this.toDelete.clear();
     this.toWrite.clear();
     this.lastWrite = this.store.write(operations);
     return this.lastWrite;
+  }
+
+  /** Adds the put of a new entry for `transaction` (the next in order of arrival) to `operations`. */
+  private addEntry(transaction: ChainTransaction, operations: StoreOperation[]): void {
+    const key = storeKeys.pooledTransaction(this.nextArrival++);
+    operations.push({ type: "put", key, value: transaction.raw });
+    this.written.set(transaction, key);
   }
 }
