@@ -8,7 +8,7 @@ import type { Block } from "../chain/block.js";
 import { bytesToUnprefixedHex } from "../common/hex.js";
 import type { StateDatabase } from "../state/stateDatabase.js";
 import { createExecutionBlock, createExecutionEngine, ExecutionTimeoutError, type CanonicalHashLookup, type ExecutionBlockContext, type ExecutionEngine } from "./engine.js";
-import { CallNotExecutableError, runMessageCall, type MessageCall, type MessageCallResult, type StateOverrides } from "./messageCall.js";
+import { CallNotExecutableError, runMessageCall, type MessageCall, type MessageCallResult, type RunMeasurements, type StateOverrides } from "./messageCall.js";
 
 export interface CallLimits {
   /** Largest gas a call may ask for; also the gas of calls that name none. */
@@ -159,7 +159,7 @@ export class CallService {
         const allowance = balance > call.value ? (balance - call.value) / call.gasPrice : 0n;
         if (upper > allowance) upper = allowance;
       }
-      const run = (gasLimit: bigint, measureSlack = false) => this.runOnce(engine, context, { ...call, gasLimit }, undefined, deadline, measureSlack);
+      const run = (gasLimit: bigint, gasSlack = false) => this.runOnce(engine, context, { ...call, gasLimit }, undefined, deadline, { gasSlack, framesOutOfGas: true });
 
       // A value transfer to an account without code needs exactly the transfer gas.
       if (call.to !== undefined && call.data.length === 0 && (await engine.state.getCode(new Address(call.to))).length === 0) {
@@ -172,10 +172,14 @@ export class CallService {
       if (atUpper.kind === "revert") throw new EstimateRevertedError(atUpper.returnData);
       if (atUpper.kind === "halt") throw new GasEstimationError(atUpper.reason === "out of gas" ? `gas required exceeds allowance (${upper})` : atUpper.reason);
 
+      // A limit is enough when the run succeeds with no more frames out of gas than at the upper
+      // bound: a caller that catches a call's failure (try/catch, a low-level call) succeeds with
+      // less gas than its work needs, and the work is silently not done (geth only asks for success).
+      const framesOutOfGasAtUpper = atUpper.framesOutOfGas ?? 0;
+      const enough = (result: MessageCallResult | undefined) => result?.kind === "success" && (result.framesOutOfGas ?? 0) <= framesOutOfGasAtUpper;
       // Less than what the run consumed (refunds included) is not enough, unless the code reads the
       // gas left: with less it may take another path that needs less (so the search starts below
-      // the smallest transaction). A child that runs out of gas and a caller that carries on
-      // without it can also need less; like geth, that case is not searched for.
+      // the smallest transaction).
       const readsGasLeft = atUpper.slack?.readsGasLeft === true;
       let failing = readsGasLeft ? transferGas - 1n : atUpper.gasConsumed - 1n;
       let succeeding = upper;
@@ -198,12 +202,12 @@ export class CallService {
       guesses.push(atUpper.gasConsumed, ((atUpper.gasConsumed + callStipend) * 64n) / 63n);
       for (const guess of guesses) {
         if (guess <= failing || guess >= succeeding) continue;
-        if ((await this.tryRun(run, guess))?.kind === "success") succeeding = guess;
+        if (enough(await this.tryRun(run, guess))) succeeding = guess;
         else failing = guess;
       }
       while (succeeding - failing > 1n) {
         const middle = (failing + succeeding) / 2n;
-        if ((await this.tryRun(run, middle))?.kind === "success") succeeding = middle;
+        if (enough(await this.tryRun(run, middle))) succeeding = middle;
         else failing = middle;
       }
       return succeeding;
@@ -220,12 +224,12 @@ export class CallService {
     }
   }
 
-  private async runOnce(engine: ExecutionEngine, context: ExecutionBlockContext, call: MessageCall, overrides: StateOverrides | undefined, deadline: number, measureSlack = false) {
+  private async runOnce(engine: ExecutionEngine, context: ExecutionBlockContext, call: MessageCall, overrides: StateOverrides | undefined, deadline: number, measurements: RunMeasurements = {}) {
     const timeLeft = deadline - performance.now();
     if (timeLeft <= 0) throw new ExecutionTimeoutError("execution time limit reached");
     // A call that pays no gas price runs with a base fee of zero, as a free call must be able to.
     const block = this.executionBlock({ ...context, baseFee: call.gasPrice === 0n ? 0n : context.baseFee });
-    return runMessageCall(engine, block, call, overrides, timeLeft, measureSlack);
+    return runMessageCall(engine, block, call, overrides, timeLeft, measurements);
   }
 
   /** The engine's block for a context; the few most recent are kept (building one costs a header). */

@@ -142,7 +142,16 @@ export interface ExecutionEngine<State extends StateManagerInterface = StateMana
   withTimeLimit<T>(timeLimitMs: number | undefined, execute: () => Promise<T>): Promise<T>;
   /** Runs `execute` while watching the gas slack of the top frame (see GasSlack). */
   measureGasSlack<T>(execute: () => Promise<T>): Promise<{ result: T; slack: GasSlack }>;
+  /**
+   * Runs `execute` counting the frames (the top one included) that ran out of gas: a caller that
+   * catches a call's failure carries on without it, so a run can succeed with less gas than its
+   * work needs (eth_estimateGas must not answer such a limit).
+   */
+  countFramesOutOfGas<T>(execute: () => Promise<T>): Promise<{ result: T; framesOutOfGas: number }>;
 }
+
+/** The engine's words for a frame that ran out of gas (running, or paying for its code). */
+const outOfGasErrors: ReadonlySet<string> = new Set(["out of gas", "code store out of gas"]);
 
 export async function createExecutionEngine<State extends StateManagerInterface>(common: Common, state: State, canonicalHash: CanonicalHashLookup): Promise<ExecutionEngine<State>> {
   const blockchain: EVMMockBlockchainInterface = {
@@ -228,6 +237,21 @@ export async function createExecutionEngine<State extends StateManagerInterface>
   return {
     vm,
     state,
+    async countFramesOutOfGas(execute) {
+      let framesOutOfGas = 0;
+      const afterFrame = (frame: { execResult: { exceptionError?: { error: string } } }) => {
+        const error = frame.execResult.exceptionError?.error;
+        if (error !== undefined && outOfGasErrors.has(error)) framesOutOfGas++;
+      };
+      const events = vm.evm.events!;
+      events.on("afterMessage", afterFrame);
+      try {
+        const result = await execute();
+        return { result, framesOutOfGas };
+      } finally {
+        events.off("afterMessage", afterFrame);
+      }
+    },
     async measureGasSlack(execute) {
       const measured: GasSlack = { storageSentrySlack: undefined, nestedFrames: false, readsGasLeft: false };
       slack = measured;

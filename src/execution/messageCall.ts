@@ -41,6 +41,14 @@ interface GasFigures {
   gasConsumed: bigint;
   /** Measured when asked for (see ExecutionEngine.measureGasSlack). */
   slack?: GasSlack;
+  /** Counted when asked for (see ExecutionEngine.countFramesOutOfGas). */
+  framesOutOfGas?: number;
+}
+
+/** What a run measures besides its result (eth_estimateGas asks for these). */
+export interface RunMeasurements {
+  gasSlack?: boolean;
+  framesOutOfGas?: boolean;
 }
 
 export type MessageCallResult =
@@ -86,12 +94,12 @@ export async function runMessageCall(
   call: MessageCall,
   overrides: StateOverrides | undefined,
   timeLimitMs: number | undefined,
-  measureSlack = false,
+  measurements: RunMeasurements = {},
 ): Promise<MessageCallResult> {
   return runWithOverrides(engine, overrides, async () => {
     const lean = await leanCallPlan(engine, block, call);
     const execute = lean === undefined ? () => runAsTransaction(engine, block, call) : () => runAsLeanCall(engine, block, call, lean);
-    return measured(engine, execute, timeLimitMs, measureSlack);
+    return measured(engine, execute, timeLimitMs, measurements);
   });
 }
 
@@ -102,9 +110,9 @@ export async function runMessageCallAsTransaction(
   call: MessageCall,
   overrides: StateOverrides | undefined,
   timeLimitMs: number | undefined,
-  measureSlack = false,
+  measurements: RunMeasurements = {},
 ): Promise<MessageCallResult> {
-  return runWithOverrides(engine, overrides, () => measured(engine, () => runAsTransaction(engine, block, call), timeLimitMs, measureSlack));
+  return runWithOverrides(engine, overrides, () => measured(engine, () => runAsTransaction(engine, block, call), timeLimitMs, measurements));
 }
 
 async function runWithOverrides(engine: ExecutionEngine, overrides: StateOverrides | undefined, run: () => Promise<MessageCallResult>): Promise<MessageCallResult> {
@@ -125,18 +133,33 @@ interface RunOutcome {
   intrinsicGas: bigint;
 }
 
-async function measured(engine: ExecutionEngine, execute: () => Promise<RunOutcome>, timeLimitMs: number | undefined, measureSlack: boolean): Promise<MessageCallResult> {
-  let outcome: RunOutcome;
+async function measured(engine: ExecutionEngine, execute: () => Promise<RunOutcome>, timeLimitMs: number | undefined, measurements: RunMeasurements): Promise<MessageCallResult> {
+  let outcome!: RunOutcome;
   let slack: GasSlack | undefined;
+  let framesOutOfGas: number | undefined;
+  let run = async () => {
+    outcome = await execute();
+  };
+  if (measurements.gasSlack) {
+    const inner = run;
+    run = async () => {
+      ({ slack } = await engine.measureGasSlack(inner));
+    };
+  }
+  if (measurements.framesOutOfGas) {
+    const inner = run;
+    run = async () => {
+      ({ framesOutOfGas } = await engine.countFramesOutOfGas(inner));
+    };
+  }
   try {
-    if (measureSlack) ({ result: outcome, slack } = await engine.withTimeLimit(timeLimitMs, () => engine.measureGasSlack(execute)));
-    else outcome = await engine.withTimeLimit(timeLimitMs, execute);
+    await engine.withTimeLimit(timeLimitMs, run);
   } catch (error) {
     if (error instanceof ExecutionTimeoutError) throw error;
     throw new CallNotExecutableError(engineErrorMessage(error));
   }
   const { execResult } = outcome;
-  const gas: GasFigures = { gasUsed: outcome.gasUsed, gasConsumed: execResult.executionGasUsed + outcome.intrinsicGas, slack };
+  const gas: GasFigures = { gasUsed: outcome.gasUsed, gasConsumed: execResult.executionGasUsed + outcome.intrinsicGas, slack, framesOutOfGas };
   const error = execResult.exceptionError;
   if (error === undefined) return { kind: "success", returnData: execResult.returnValue, ...gas };
   if (error.error === "revert") return { kind: "revert", returnData: execResult.returnValue, ...gas };

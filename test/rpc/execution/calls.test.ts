@@ -281,6 +281,22 @@ describe("execution: eth_call and eth_estimateGas", function () {
       await expectSmallest({ from: cow, to: deployment.address, data: data("forward", [await child.getAddress(), 30]) });
     });
 
+    it("gives enough gas for a child call whose failure the caller would catch and carry on from", async () => {
+      const child = await new ContractFactory(compiled.abi as never, compiled.bytecode, deployment.signer).deploy({ gasLimit: 3_000_000n });
+      await child.waitForDeployment();
+      const childAddress = await child.getAddress();
+      const childDone = deployment.iface.getEvent("ChildDone")!;
+      for (const name of ["tryForward", "callForward"]) {
+        const call = { from: cow, to: deployment.address, data: data(name, [childAddress, 200]) };
+        const gas = BigInt(await node.client.eth_estimateGas(call));
+        const sent = await deployment.signer.sendTransaction({ to: call.to, data: call.data, gasLimit: gas, type: 0 });
+        const receipt = (await sent.wait())!;
+        expect(receipt.status).to.equal(1);
+        const done = receipt.logs.map((log) => deployment.iface.parseLog(log)).find((log) => log?.name === childDone.name);
+        expect(done?.args[0], `${name}: the child's work is done with the estimate (${gas}) as gas limit`).to.equal(true);
+      }
+    });
+
     it("gives the smallest gas for code that reads the gas left to decide what to do", async () => {
       // Runtime: while (gasleft() > 10000) {} — with less gas it takes fewer rounds, so the first
       // run's spare gas says nothing: the smallest limit is one pass at 22 gas.

@@ -103,14 +103,15 @@ describe("execution/messageCall: the lean path against runTx", function () {
   for (const [name, make] of Object.entries(cases)) {
     it(name, async () => {
       const built = make();
-      for (const measureSlack of [false, true]) {
-        const asTransaction = comparable(await outcomeOf(() => runMessageCallAsTransaction(engine, block, built, undefined, undefined, measureSlack)));
-        const lean = await outcomeOf(() => runMessageCall(engine, block, built, undefined, undefined, measureSlack));
-        expect(comparable(lean), `lean, measureSlack ${measureSlack}`).to.deep.equal(asTransaction);
-        const onOverlay = await outcomeOf(() => runMessageCall(overlayEngine, block, built, undefined, undefined, measureSlack));
-        expect(comparable(onOverlay), `lean on the overlay, measureSlack ${measureSlack}`).to.deep.equal(asTransaction);
-        const transactionOnOverlay = await outcomeOf(() => runMessageCallAsTransaction(overlayEngine, block, built, undefined, undefined, measureSlack));
-        expect(comparable(transactionOnOverlay), `runTx on the overlay, measureSlack ${measureSlack}`).to.deep.equal(asTransaction);
+      for (const measurements of [{}, { gasSlack: true, framesOutOfGas: true }]) {
+        const measured = JSON.stringify(measurements);
+        const asTransaction = comparable(await outcomeOf(() => runMessageCallAsTransaction(engine, block, built, undefined, undefined, measurements)));
+        const lean = await outcomeOf(() => runMessageCall(engine, block, built, undefined, undefined, measurements));
+        expect(comparable(lean), `lean, ${measured}`).to.deep.equal(asTransaction);
+        const onOverlay = await outcomeOf(() => runMessageCall(overlayEngine, block, built, undefined, undefined, measurements));
+        expect(comparable(onOverlay), `lean on the overlay, ${measured}`).to.deep.equal(asTransaction);
+        const transactionOnOverlay = await outcomeOf(() => runMessageCallAsTransaction(overlayEngine, block, built, undefined, undefined, measurements));
+        expect(comparable(transactionOnOverlay), `runTx on the overlay, ${measured}`).to.deep.equal(asTransaction);
       }
     });
   }
