@@ -151,7 +151,8 @@ export class CallService {
   private async estimateHere(target: CallTarget, call: EstimateCall, timeLimitMs: number): Promise<bigint> {
     return this.onTarget(target, async (engine, context) => {
       const deadline = performance.now() + timeLimitMs;
-      let upper = call.gasLimit ?? context.gasLimit;
+      // A gas below the smallest transaction's is no bound at all (geth likewise takes the block's).
+      let upper = call.gasLimit !== undefined && call.gasLimit >= transferGas ? call.gasLimit : context.gasLimit;
       if (upper > this.limits.gasCap) upper = this.limits.gasCap;
       if (call.gasPrice > 0n) {
         // No more gas than the sender can pay for at the given price.

@@ -270,6 +270,13 @@ describe("execution: eth_call and eth_estimateGas", function () {
       expect(await node.client.eth_estimateGas({ from: cow, to: pauper, value: "0x1" })).to.equal("0x5208");
     });
 
+    it("takes a gas below 21000 as no bound, as geth does", async () => {
+      const call = { from: cow, to: deployment.address, data: data("spin", [20]) };
+      const unbounded = await node.client.eth_estimateGas(call);
+      for (const gas of ["0x0", "0x5207"]) expect(await node.client.eth_estimateGas({ ...call, gas }), gas).to.equal(unbounded);
+      await expectRpcError(node.client.eth_estimateGas({ ...call, gas: "0x5208" }), -32010, "gas required exceeds allowance (21000)");
+    });
+
     it("gives the smallest gas that makes a loop succeed", async () => {
       const gas = await expectSmallest({ from: cow, to: deployment.address, data: data("spin", [200]) });
       expect(gas > 100_000n, `${gas} gas`).to.equal(true);
