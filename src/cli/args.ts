@@ -15,7 +15,7 @@ interface FlagSpec {
 
 /** The flag table: the source of --help; a test checks the README's flag table names each flag. */
 export const flagTable: readonly FlagSpec[] = [
-  { flag: "--host", value: "ADDRESS", help: `Address the JSON-RPC server binds to (default ${defaultNodeOptions.rpc.host}). On a non-loopback address the personal, evm, debug and sco modules are off unless named in --rpc-modules.` },
+  { flag: "--host", value: "ADDRESS", help: `Address the JSON-RPC server binds to (default ${defaultNodeOptions.rpc.host}). On a non-loopback address the personal, evm, debug, trace, txpool and sco modules are off unless named in --rpc-modules.` },
   { flag: "--port", value: "PORT", help: `TCP port of the JSON-RPC server (default ${defaultNodeOptions.rpc.port}; 0 picks a free port).` },
   { flag: "--network", value: "ID", help: `Network profile: ${networkProfiles.map((profile) => `${profile.networkId} (${[profile.name, ...profile.aliases].join("/")})`).join(", ")}; default ${defaultNodeOptions.networkId}. Private networks with these ids; the node does not join the public networks.` },
   { flag: "--data-dir", value: "DIR", help: "Where the chain is stored, in an embedded LevelDB (default ./.chain-node/<network name>)." },

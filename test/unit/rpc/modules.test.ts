@@ -14,9 +14,11 @@ describe("rpc/modules", () => {
     expect(sorted(resolveEnabledModules(undefined, "127.0.0.1"))).to.deep.equal(sorted(rpcNamespaces));
   });
 
-  it("turns personal, evm, debug and sco off on a non-loopback bind unless named", () => {
+  it("turns personal, evm, debug, trace, txpool and sco off on a non-loopback bind unless named", () => {
+    expect(sorted(loopbackOnlyModules)).to.deep.equal(["debug", "evm", "personal", "sco", "trace", "txpool"]);
     const enabled = resolveEnabledModules(undefined, "0.0.0.0");
     for (const module of loopbackOnlyModules) expect(enabled.has(module), module).to.equal(false);
+    expect(sorted(enabled)).to.deep.equal(["eth", "ext", "mnr", "net", "web3"]);
     expect(enabled.has("eth")).to.equal(true);
     expect(enabled.has("mnr"), "merged-mining pools connect over the network").to.equal(true);
     expect(sorted(resolveEnabledModules("eth,personal", "0.0.0.0"))).to.deep.equal(["eth", "personal"]);
