@@ -263,6 +263,19 @@ export class DirectoryKeyStorage implements KeyStorage {
     private readonly reportIgnoredFile: (fileName: string, reason: string) => void,
   ) {}
 
+  /**
+   * The folder's permission bits when users other than its owner may enter, list or change it (the
+   * node creates it 0700; one made by hand may be looser); undefined when it is private or absent.
+   */
+  async looseAccess(): Promise<number | undefined> {
+    try {
+      const mode = (await stat(this.location)).mode & 0o777;
+      return (mode & 0o077) === 0 ? undefined : mode;
+    } catch {
+      return undefined;
+    }
+  }
+
   private async rescan(): Promise<void> {
     let names: string[];
     try {

@@ -95,10 +95,18 @@ async function openStore(network: NetworkProfile, storage: StorageOptions): Prom
   }
 }
 
-/** <data dir>/keystore; a node without a data directory keeps its keys in memory only. */
-function openKeyStorage(network: NetworkProfile, storage: StorageOptions, log: Logger): KeyStorage {
+/**
+ * <data dir>/keystore; a node without a data directory keeps its keys in memory only. A folder
+ * other users may reach is used, with a warning (the node does not change permissions it did not set).
+ */
+async function openKeyStorage(network: NetworkProfile, storage: StorageOptions, log: Logger): Promise<KeyStorage> {
   if (storage.inMemory) return new MemoryKeyStorage();
-  return new DirectoryKeyStorage(join(dataDirectory(network, storage), "keystore"), (file, reason) => log.warn({ file, reason }, "key file ignored"));
+  const keys = new DirectoryKeyStorage(join(dataDirectory(network, storage), "keystore"), (file, reason) => log.warn({ file, reason }, "key file ignored"));
+  const mode = await keys.looseAccess();
+  if (mode !== undefined) {
+    log.warn({ keyStore: keys.location, mode: `0${mode.toString(8)}` }, "other users can reach the key-store folder: make it private (chmod 700)");
+  }
+  return keys;
 }
 
 export async function openChainServices(network: NetworkProfile, storage: StorageOptions, options: ChainOptions, log: Logger): Promise<ChainServices> {
@@ -137,7 +145,7 @@ export async function openChainServices(network: NetworkProfile, storage: Storag
     const walletLog = log.child({ module: "wallet" });
     const scrypt = options.keyStoreKdf === "standard" ? standardScrypt : lightScrypt;
     const wallet = new Wallet(common, {
-      keys: openKeyStorage(network, storage, walletLog),
+      keys: await openKeyStorage(network, storage, walletLog),
       scrypt,
       onPassphraseLockout: (address) => walletLog.warn({ address: `0x${address}`, failures: maxPassphraseFailures, windowMs: passphraseWindowMs }, "wrong passphrases: the account refuses passphrases until the window ends"),
     });

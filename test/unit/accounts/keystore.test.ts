@@ -3,7 +3,7 @@
 // the MAC, and a key-store directory is written atomically with private file modes.
 import { expect } from "chai";
 import { encryptKeystoreJson, Wallet as EthersWallet } from "ethers";
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -154,6 +154,15 @@ describe("accounts: key-store directory", function () {
     expect(await storage.addresses()).to.deep.equal([address]);
     expect(await storage.filesFor(address)).to.deep.equal([file]);
     expect(await storage.filesFor("00".repeat(20))).to.deep.equal([]);
+  });
+
+  it("tells when other users can reach its folder", async () => {
+    expect(await storage.looseAccess(), "absent").to.equal(undefined);
+    await storage.write(await encryptKey(privateKey, addressBytes, "pw"));
+    expect(await storage.looseAccess(), "made by the node").to.equal(undefined);
+    await chmod(directory, 0o755);
+    expect(await storage.looseAccess()).to.equal(0o755);
+    await chmod(directory, 0o700);
   });
 
   it("picks up files copied in while it is open, skips broken ones (reported once) and unfinished writes", async () => {
