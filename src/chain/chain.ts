@@ -261,9 +261,10 @@ export class Chain {
    * entries, transaction locations, headers, bodies, receipts and total difficulties (state-trie
    * nodes stay: tries are content-addressed and shared). Head listeners hear of the removed blocks,
    * newest first. The caller must keep blocks from being appended meanwhile (the miner's queue);
-   * blocks still on their way to disk are waited for first. Answers the removed blocks.
+   * blocks still on their way to disk are waited for first. `alongside` goes into the same batch
+   * (the pool's journal restored with the chain). Answers the removed blocks.
    */
-  async revertTo(target: Block): Promise<BlockWithReceipts[]> {
+  async revertTo(target: Block, alongside: readonly StoreOperation[] = []): Promise<BlockWithReceipts[]> {
     // A failed write already took the tip back to the head: nothing more to wait for.
     await this.whenTipWritten().catch(() => undefined);
     if (this.staged.length > 0 || this.writing.length > 0 || this.tipBlock !== this.headBlock) {
@@ -290,8 +291,11 @@ export class Chain {
       );
       for (const transaction of block.transactions) operations.push({ type: "del", key: storeKeys.transactionLocation(transaction.hash) });
     }
-    if (removed.length === 0) return removed;
-    operations.push({ type: "put", key: storeKeys.metadata(metadataNames.head), value: target.hash });
+    if (removed.length === 0) {
+      if (alongside.length > 0) await this.store.write(alongside);
+      return removed;
+    }
+    operations.push(...alongside, { type: "put", key: storeKeys.metadata(metadataNames.head), value: target.hash });
     await this.store.write(operations);
     for (const { block } of removed) {
       const key = bytesToUnprefixedHex(block.hash);

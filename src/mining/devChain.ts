@@ -112,10 +112,17 @@ export class DevChain {
 
   /** Runs inside the miner's queue. */
   private async restore(snapshot: Snapshot): Promise<void> {
-    // The snapshot's pool goes to disk before the chain is cut: some of it may be in the blocks the
-    // cut removes, and a crash before the restore below must not lose them.
-    await this.pool.persistAhead(snapshot.pool);
-    const removed = await this.chain.revertTo(snapshot.head);
+    // The snapshot's pool goes to disk in the batch that cuts the chain: some of it may be in the
+    // blocks the cut removes, and what was sent after the snapshot must not come back.
+    const journal = this.pool.planRestore(snapshot.pool);
+    let removed;
+    try {
+      removed = await this.chain.revertTo(snapshot.head, journal.operations);
+    } catch (error) {
+      journal.abort();
+      throw error;
+    }
+    journal.commit();
     const refused = await this.pool.restore(snapshot.pool);
     for (const { transaction, reason } of refused) {
       this.log.warn({ hash: bytesToHex(transaction.hash), reason }, "transaction of the snapshot's pool not taken back");

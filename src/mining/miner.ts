@@ -200,6 +200,8 @@ export class Miner {
 
   private async mineOne(candidates: () => readonly ChainTransaction[], timestamp?: bigint, afterBuild?: () => void): Promise<Block> {
     const { built, written } = await this.enqueue(async () => {
+      // The turn comes before the candidates are read: a replacement arriving in it is seen.
+      await this.giveTurnIfDue();
       const appended = await this.buildAndAppend(candidates(), timestamp);
       afterBuild?.();
       return appended;
@@ -215,7 +217,10 @@ export class Miner {
   private async mineEachPending(watched?: ChainTransaction): Promise<{ dropReason: string | undefined; lastWritten: Promise<void> | undefined }> {
     let dropReason: string | undefined;
     let lastWritten: Promise<void> | undefined;
-    for (let next = this.pool.pending()[0]; next !== undefined && !this.paused && !this.stopping; next = this.pool.pending()[0]) {
+    for (;;) {
+      await this.giveTurnIfDue();
+      const next = this.pool.pending()[0];
+      if (next === undefined || this.paused || this.stopping) break;
       const { built, written } = await this.buildAndAppend([next]);
       lastWritten = written;
       const skippedNext = built.skipped.find((entry) => entry.transaction === next);
@@ -248,11 +253,14 @@ export class Miner {
    * a failed write took the tip back while the block was being built, the block is thrown away
    * and built again on the new tip: its transactions are still in the pool.
    */
+  /** Gives the event loop a turn once blocks have been built for a slice without one. */
+  private async giveTurnIfDue(): Promise<void> {
+    if (performance.now() - this.sliceStartedMs < (this.options.buildSliceMs ?? defaultBuildSliceMs)) return;
+    await new Promise((resolve) => setImmediate(resolve));
+    this.sliceStartedMs = performance.now();
+  }
+
   private async buildAndAppend(candidates: readonly ChainTransaction[], timestamp?: bigint): Promise<{ built: BuiltBlock; written: Promise<void> }> {
-    if (performance.now() - this.sliceStartedMs >= (this.options.buildSliceMs ?? defaultBuildSliceMs)) {
-      await new Promise((resolve) => setImmediate(resolve));
-      this.sliceStartedMs = performance.now();
-    }
     for (;;) {
       const parent = this.chain.tip;
       if (timestamp !== undefined && timestamp <= parent.header.fields.timestamp) {
@@ -270,7 +278,8 @@ export class Miner {
         this.log.debug({ hash: bytesToHex(transaction.hash), reason }, "transaction dropped: the block builder cannot run it");
         this.pool.remove(transaction);
       }
-      this.pool.onBlockMined(built.block.transactions);
+      // The pool's journal keeps their entries until the block is on disk.
+      this.pool.onBlockMined(built.block.transactions, written);
       return { built, written };
     }
   }

@@ -7,13 +7,14 @@
 // (flush): before a send call answers for a transaction that stays in the pool, after a revert has
 // put the pool back, and when the node closes. A transaction mined before its send answers (under
 // automine, nearly all) is taken and let go of between two flushes and is never written at all.
-// Entries of mined transactions are deleted at the next flush; one a crash leaves behind is
-// dropped at the next start, where every entry is checked against the chain again.
+// Entries of mined transactions are deleted at the next flush after their block is on disk; one a
+// crash leaves behind is dropped at the next start, where every entry is checked against the chain
+// again. A revert's new contents go into the batch that cuts the chain (planRestore).
 import type { Common } from "@ethereumjs/common";
 import { decodeRawTransaction, type ChainTransaction } from "../chain/transactions.js";
 import type { KeyValueStore, StoreOperation } from "../storage/keyValueStore.js";
 import { storeKeys } from "../storage/keys.js";
-import type { PoolObserver } from "./transactionPool.js";
+import type { JournalPlan, PoolObserver } from "./transactionPool.js";
 
 /** A stored entry the journal cannot decode any more, and why (it is deleted). */
 export interface UnreadableEntry {
@@ -31,6 +32,11 @@ export class PoolJournal implements PoolObserver {
   private readonly toWrite = new Set<ChainTransaction>();
   /** Entries of transactions the pool let go of, not deleted yet. */
   private readonly toDelete = new Map<ChainTransaction, Uint8Array>();
+  /**
+   * Entries of transactions a block took, kept until that block is on disk: deleted before it, a
+   * crash in between would find the transaction neither in a block nor in the journal.
+   */
+  private readonly awaitingBlock = new Map<ChainTransaction, Uint8Array>();
   private nextArrival = 0n;
   /** The last batch written: a flush with nothing new still waits until it is durable. */
   private lastWrite: Promise<void> = Promise.resolve();
@@ -69,27 +75,60 @@ export class PoolJournal implements PoolObserver {
   }
 
   /**
-   * Writes entries for `transactions` whether the pool holds them or not, and settles once they are
-   * durable: before a revert cuts the chain, the snapshot's pool (which may hold transactions the
-   * cut takes out of blocks) must be on disk, or a crash between the cut and the pool's restore
-   * would lose them. dropUnheld after the restore deletes those the pool did not take.
+   * The operations that make the journal hold exactly `transactions` (a revert's pool), to be
+   * written in the same batch as the cut of the chain: a crash then finds either the old chain with
+   * the old pool or the reverted chain with the snapshot's pool, never a mix (the snapshot's
+   * transactions may be in the blocks the cut removes; those sent after it must not come back).
+   * `commit` records the batch once written, `abort` undoes the plan when it was not.
    */
-  writeAhead(transactions: readonly ChainTransaction[]): Promise<void> {
+  planRestore(transactions: readonly ChainTransaction[]): JournalPlan {
+    const keep = new Set(transactions);
     const operations: StoreOperation[] = [];
+    const added = new Map<ChainTransaction, Uint8Array>();
+    const revived: [ChainTransaction, Uint8Array, Map<ChainTransaction, Uint8Array>][] = [];
+    const unwritten: ChainTransaction[] = [];
     for (const transaction of transactions) {
       if (this.written.has(transaction)) continue;
-      const stillStored = this.toDelete.get(transaction);
-      if (stillStored !== undefined) {
-        this.toDelete.delete(transaction);
-        this.written.set(transaction, stillStored);
+      // Still on disk though let go of: kept from now on, so that no flush meanwhile deletes it.
+      const pending = this.toDelete.has(transaction) ? this.toDelete : this.awaitingBlock.has(transaction) ? this.awaitingBlock : undefined;
+      if (pending !== undefined) {
+        const key = pending.get(transaction)!;
+        pending.delete(transaction);
+        this.written.set(transaction, key);
+        revived.push([transaction, key, pending]);
         continue;
       }
-      this.toWrite.delete(transaction);
-      this.addEntry(transaction, operations);
+      // Held but not written yet: written by this batch, not by a flush meanwhile.
+      if (this.toWrite.delete(transaction)) unwritten.push(transaction);
+      const key = storeKeys.pooledTransaction(this.nextArrival++);
+      operations.push({ type: "put", key, value: transaction.raw });
+      added.set(transaction, key);
     }
-    if (operations.length === 0) return this.lastWrite;
-    this.lastWrite = this.store.write(operations);
-    return this.lastWrite;
+    const removed: [ChainTransaction, Uint8Array][] = [];
+    for (const entries of [this.written, this.toDelete, this.awaitingBlock]) {
+      for (const [transaction, key] of entries) {
+        if (keep.has(transaction)) continue;
+        operations.push({ type: "del", key });
+        removed.push([transaction, key]);
+      }
+    }
+    return {
+      operations,
+      commit: () => {
+        for (const [transaction, key] of added) this.written.set(transaction, key);
+        for (const [transaction, key] of removed) {
+          for (const entries of [this.written, this.toDelete, this.awaitingBlock]) if (entries.get(transaction) === key) entries.delete(transaction);
+        }
+      },
+      abort: () => {
+        for (const [transaction, key, pending] of revived) {
+          if (this.written.get(transaction) !== key) continue;
+          this.written.delete(transaction);
+          pending.set(transaction, key);
+        }
+        for (const transaction of unwritten) this.toWrite.add(transaction);
+      },
+    };
   }
 
   /**
@@ -105,22 +144,33 @@ export class PoolJournal implements PoolObserver {
   }
 
   held(transaction: ChainTransaction): void {
-    const key = this.toDelete.get(transaction);
-    if (key !== undefined) {
-      // Let go of and taken back (a revert) before its entry was deleted: it stays.
-      this.toDelete.delete(transaction);
+    for (const pending of [this.toDelete, this.awaitingBlock]) {
+      const key = pending.get(transaction);
+      if (key === undefined) continue;
+      // Let go of and taken back (a revert, a block not written) before its entry was deleted: it stays.
+      pending.delete(transaction);
       this.written.set(transaction, key);
-    } else if (!this.written.has(transaction)) {
-      this.toWrite.add(transaction);
+      return;
     }
+    if (!this.written.has(transaction)) this.toWrite.add(transaction);
   }
 
-  released(transaction: ChainTransaction): void {
+  released(transaction: ChainTransaction, blockWritten?: Promise<void>): void {
     if (this.toWrite.delete(transaction)) return;
     const key = this.written.get(transaction);
     if (key === undefined) return;
     this.written.delete(transaction);
-    this.toDelete.set(transaction, key);
+    if (blockWritten === undefined) {
+      this.toDelete.set(transaction, key);
+      return;
+    }
+    this.awaitingBlock.set(transaction, key);
+    const blockSettled = () => {
+      if (this.awaitingBlock.get(transaction) !== key) return;
+      this.awaitingBlock.delete(transaction);
+      this.toDelete.set(transaction, key);
+    };
+    blockWritten.then(blockSettled, blockSettled);
   }
 
   /** Whether a flush has anything to write. */

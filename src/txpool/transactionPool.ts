@@ -2,6 +2,7 @@
 // (pending) versus nonce-gap (queued) transactions per sender, replacement by price bump, and
 // clean-up when blocks are mined.
 import type { ChainTransaction } from "../chain/transactions.js";
+import type { StoreOperation } from "../storage/keyValueStore.js";
 import { bytesToUnprefixedHex } from "../common/hex.js";
 
 /** A transaction the pool refuses; the message is the reference node's wording. */
@@ -25,14 +26,26 @@ export interface PoolLimits {
  */
 export interface PoolObserver {
   held(transaction: ChainTransaction): void;
-  released(transaction: ChainTransaction): void;
+  /** `blockWritten`: the transaction went into a block that is on disk once this settles. */
+  released(transaction: ChainTransaction, blockWritten?: Promise<void>): void;
   /** Settles once the transactions held now would be back in the pool after a crash. */
   flush(): Promise<void>;
-  /** Settles once `transactions` would be back after a crash too, held or not (ahead of a restore). */
-  writeAhead(transactions: readonly ChainTransaction[]): Promise<void>;
+  /** The store operations that make what it keeps `transactions` (for a revert's batch). */
+  planRestore(transactions: readonly ChainTransaction[]): JournalPlan;
   /** Forgets what it keeps of transactions the pool does not hold (after a restore). */
   dropUnheld(isHeld: (transaction: ChainTransaction) => boolean): void;
 }
+
+/** A change of the pool's journal planned to go into another batch (a revert's). */
+export interface JournalPlan {
+  readonly operations: readonly StoreOperation[];
+  /** Records the operations as written (call once the batch holding them is). */
+  commit(): void;
+  /** Undoes the plan: the batch was not written. */
+  abort(): void;
+}
+
+const nothingPlanned: JournalPlan = { operations: [], commit: () => undefined, abort: () => undefined };
 
 export interface TransactionPoolOptions {
   /** The sender's account in the head state. */
@@ -117,7 +130,7 @@ export class TransactionPool {
    */
   async restore(transactions: readonly ChainTransaction[]): Promise<{ transaction: ChainTransaction; reason: string }[]> {
     const pendingBefore = new Set(this.pending());
-    for (const transaction of this.byHash.values()) this.options.observer?.released(transaction);
+    const heldBefore = [...this.byHash.values()];
     this.senders.clear();
     this.byHash.clear();
     this.heldBytes = 0;
@@ -130,18 +143,22 @@ export class TransactionPool {
         refused.push({ transaction, reason: error.message });
       }
     }
-    this.options.observer?.dropUnheld((transaction) => this.byHash.get(bytesToUnprefixedHex(transaction.hash)) === transaction);
+    // Let go of only now, those not taken back: a transaction taken back keeps its journal entry
+    // throughout (a journal write by a send meanwhile must not delete it).
+    const isHeld = (transaction: ChainTransaction) => this.byHash.get(bytesToUnprefixedHex(transaction.hash)) === transaction;
+    for (const transaction of heldBefore) if (!isHeld(transaction)) this.options.observer?.released(transaction);
+    this.options.observer?.dropUnheld(isHeld);
     const newlyPending = this.pending().filter((transaction) => !pendingBefore.has(transaction));
     if (newlyPending.length > 0) this.notifyPending(newlyPending);
     return refused;
   }
 
   /**
-   * Makes `transactions` durable, held or not, before a restore() takes them back (a revert): a
-   * crash between the chain going back and the restore then loses none of them.
+   * The journal operations that make the pool kept on disk `transactions`, to be written in the
+   * batch of a revert's cut, before restore() takes them back (see PoolJournal.planRestore).
    */
-  persistAhead(transactions: readonly ChainTransaction[]): Promise<void> {
-    return this.options.observer?.writeAhead(transactions) ?? Promise.resolve();
+  planRestore(transactions: readonly ChainTransaction[]): JournalPlan {
+    return this.options.observer?.planRestore(transactions) ?? nothingPlanned;
   }
 
   private async admit(transaction: ChainTransaction, notify: boolean): Promise<Admission> {
@@ -249,12 +266,15 @@ export class TransactionPool {
     return nonce;
   }
 
-  /** Forgets mined transactions and moves each sender of the block past its mined nonces. */
-  onBlockMined(transactions: readonly ChainTransaction[]): void {
+  /**
+   * Forgets mined transactions and moves each sender of the block past its mined nonces;
+   * `blockWritten` settles once their block is on disk (the journal keeps them until then).
+   */
+  onBlockMined(transactions: readonly ChainTransaction[], blockWritten?: Promise<void>): void {
     for (const transaction of transactions) {
       const senderKey = bytesToUnprefixedHex(transaction.sender);
       const queue = this.senders.get(senderKey);
-      this.release(transaction);
+      this.release(transaction, blockWritten);
       if (queue === undefined) continue;
       if (transaction.tx.nonce + 1n > queue.accountNonce) queue.accountNonce = transaction.tx.nonce + 1n;
       this.dropStale(queue);
@@ -283,14 +303,14 @@ export class TransactionPool {
   }
 
   /** Forgets a held transaction's hash and bytes (its sender queue is the caller's business). */
-  private release(transaction: ChainTransaction): void {
+  private release(transaction: ChainTransaction, blockWritten?: Promise<void>): void {
     const hashKey = bytesToUnprefixedHex(transaction.hash);
     // The object held, which may not be the one given (a block's copy of the transaction).
     const held = this.byHash.get(hashKey);
     if (held === undefined) return;
     this.byHash.delete(hashKey);
     this.heldBytes -= held.raw.length;
-    this.options.observer?.released(held);
+    this.options.observer?.released(held, blockWritten);
   }
 
   private isExecutable(queue: SenderQueue, nonce: bigint): boolean {

@@ -18,25 +18,21 @@ import { TransactionPool } from "../../src/txpool/transactionPool.js";
 /** Where harness transfers go. */
 export const transferRecipient = "0x00000000000000000000000000000000000000aa";
 
-/**
- * A memory store whose writes fail while `failing.on` is set; `beforeWrite` (when set) sees each
- * batch before it is applied, with `inner` as it is then.
- */
-export function storeWithFailingWrites(): {
-  store: KeyValueStore;
-  inner: KeyValueStore;
-  failing: { on: boolean; beforeWrite?: (operations: readonly StoreOperation[], inner: KeyValueStore) => Promise<void> };
-} {
+/** Sees each batch once applied, with the store as it is then. */
+type AfterWrite = (operations: readonly StoreOperation[], inner: KeyValueStore) => Promise<void>;
+
+/** A memory store whose writes fail while `failing.on` is set; `afterWrite` (when set) sees each batch. */
+export function storeWithFailingWrites(): { store: KeyValueStore; inner: KeyValueStore; failing: { on: boolean; afterWrite?: AfterWrite } } {
   const inner = createMemoryStore();
-  const failing: { on: boolean; beforeWrite?: (operations: readonly StoreOperation[], inner: KeyValueStore) => Promise<void> } = { on: false };
+  const failing: { on: boolean; afterWrite?: AfterWrite } = { on: false };
   const store: KeyValueStore = {
     get: (key) => inner.get(key),
     getSync: (key) => inner.getSync(key),
     entries: (prefix) => inner.entries(prefix),
     write: async (operations) => {
       if (failing.on) throw new Error("no space left on device");
-      await failing.beforeWrite?.(operations, inner);
-      return inner.write(operations);
+      await inner.write(operations);
+      await failing.afterWrite?.(operations, inner);
     },
     close: () => inner.close(),
     location: "memory (failing writes)",

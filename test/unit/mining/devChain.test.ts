@@ -12,35 +12,39 @@ import { minerOn } from "../../helpers/minerHarness.js";
 const hashesOf = (transactions: readonly ChainTransaction[]) => transactions.map((transaction) => Buffer.from(transaction.hash).toString("hex")).sort();
 
 describe("mining/devChain: revert and the pool's journal", () => {
-  it("writes the snapshot's pool before the batch that cuts the chain", async () => {
+  it("writes the snapshot's pool in the batch that cuts the chain: a crash finds the old chain and pool, or the new ones", async () => {
     const { common, inner, failing, chain, pool, miner, transfer } = await minerOn({ kind: "off" });
     const devChain = new DevChain(chain, pool, miner, new MinerClock(), createLogger("silent"));
     const snapshotPool = [await transfer(0), await transfer(1)];
     for (const transaction of snapshotPool) await pool.add(transaction);
     await pool.persist();
+    const snapshotHead = Buffer.from(chain.head.hash).toString("hex");
     const id = await devChain.snapshot();
     await devChain.mine();
-    // The next journal write deletes the entries of the transactions the block took.
-    await pool.add(await transfer(2));
+    // Sent after the snapshot and answered: kept until the revert; its journal write also deletes
+    // the entries of the transactions the block took.
+    const sentSince = await transfer(2);
+    await pool.add(sentSince);
     await pool.persist();
     expect(await inner.entries(storeKeys.pooledTransactions)).to.have.length(1);
 
-    // What a restart would find if the process died just before each batch of the revert.
-    const foundBeforeEachBatch: { cutsChain: boolean; pooled: string[] }[] = [];
-    const headKey = Buffer.from(storeKeys.metadata("head")).toString("hex");
-    failing.beforeWrite = async (operations, store) => {
-      const cutsChain = operations.some((operation) => Buffer.from(operation.key).toString("hex") === headKey);
+    // What a restart would find after each batch of the revert.
+    const afterEachBatch: { reverted: boolean; pooled: string[] }[] = [];
+    failing.afterWrite = async (_operations, store) => {
+      const head = await store.get(storeKeys.metadata("head"));
       const { transactions } = await new PoolJournal(store, common).load();
-      foundBeforeEachBatch.push({ cutsChain, pooled: hashesOf(transactions) });
+      afterEachBatch.push({ reverted: Buffer.from(head!).toString("hex") === snapshotHead, pooled: hashesOf(transactions) });
     };
     expect(await devChain.revert(id)).to.equal(true);
-    failing.beforeWrite = undefined;
+    failing.afterWrite = undefined;
 
-    const cut = foundBeforeEachBatch.findIndex((batch) => batch.cutsChain);
-    expect(cut, "the revert writes a batch that moves the head").to.be.at.least(0);
-    // From the cut on, the journal holds the snapshot's pool (the block holding it is gone).
-    for (const batch of foundBeforeEachBatch.slice(cut)) expect(batch.pooled).to.include.members(hashesOf(snapshotPool));
-    // Once done, it holds exactly the pool the revert restored.
+    expect(afterEachBatch.some((batch) => batch.reverted), "the revert moved the head").to.equal(true);
+    for (const batch of afterEachBatch) {
+      // Reverted: the snapshot's pool (its transactions are in no block now), and not what was sent since.
+      if (batch.reverted) expect(batch.pooled).to.deep.equal(hashesOf(snapshotPool));
+      // Not yet: the block holds the snapshot's pool, and what was sent since is still kept.
+      else expect(batch.pooled).to.include(hashesOf([sentSince])[0]);
+    }
     const { transactions } = await new PoolJournal(inner, common).load();
     expect(hashesOf(transactions)).to.deep.equal(hashesOf(snapshotPool));
     expect(hashesOf(pool.pending())).to.deep.equal(hashesOf(snapshotPool));

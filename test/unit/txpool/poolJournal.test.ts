@@ -106,27 +106,72 @@ describe("txpool/poolJournal", () => {
     expect(await store.entries(storeKeys.pooledTransactions)).to.have.length(1);
   });
 
-  it("writes ahead transactions it does not hold (a revert's pool), once, and drops those a restore does not take", async () => {
+  it("plans a revert's journal: the snapshot's transactions kept or added, every other entry deleted, in one batch", async () => {
     const { store, batches } = recordingStore();
     const pool = poolOn(new PoolJournal(store, common));
-    const taken = await transfer(cow, 0);
-    const notTaken = await transfer(cow1, 5);
-    await pool.add(taken);
+    const minedSinceSnapshot = await transfer(cow, 0);
+    const sentSinceSnapshot = await transfer(cow1, 0);
+    await pool.add(minedSinceSnapshot);
     await pool.persist();
-    pool.onBlockMined([taken]);
+    pool.onBlockMined([minedSinceSnapshot]);
+    await pool.add(sentSinceSnapshot);
+    await pool.persist();
+    expect((await store.entries(storeKeys.pooledTransactions)).map((entry) => Buffer.from(entry.value).toString("hex"))).to.deep.equal([Buffer.from(sentSinceSnapshot.raw).toString("hex")]);
+
+    // The snapshot's pool held the mined one; the one sent since must go.
+    const plan = pool.planRestore([minedSinceSnapshot]);
+    expect(plan.operations.map((operation) => operation.type)).to.deep.equal(["put", "del"]);
+    const written = batches.length;
+    await store.write(plan.operations);
+    plan.commit();
+    expect(await pool.restore([minedSinceSnapshot])).to.deep.equal([]);
+    await pool.persist();
+    expect(batches, "nothing left to write after the plan").to.have.length(written + 1);
+    const stored = await store.entries(storeKeys.pooledTransactions);
+    expect(stored.map((entry) => Buffer.from(entry.value).toString("hex"))).to.deep.equal([Buffer.from(minedSinceSnapshot.raw).toString("hex")]);
+  });
+
+  it("keeps a mined transaction's entry until its block is on disk", async () => {
+    const { store } = recordingStore();
+    const pool = poolOn(new PoolJournal(store, common));
+    const mined = await transfer(cow, 0);
+    await pool.add(mined);
+    await pool.persist();
+    let blockWritten!: () => void;
+    pool.onBlockMined([mined], new Promise<void>((resolve) => (blockWritten = resolve)));
+    await pool.persist();
+    expect(await store.entries(storeKeys.pooledTransactions), "block not on disk yet").to.have.length(1);
+    blockWritten();
+    await new Promise((resolve) => setImmediate(resolve));
     await pool.persist();
     expect(await store.entries(storeKeys.pooledTransactions)).to.have.length(0);
+  });
 
-    await pool.persistAhead([taken, notTaken]);
-    expect(await store.entries(storeKeys.pooledTransactions)).to.have.length(2);
-    const written = batches.length;
-    await pool.persistAhead([taken, notTaken]);
-    expect(batches, "nothing written twice").to.have.length(written);
-    // The restore takes one of them back; the other's entry goes at the next write.
-    expect(await pool.restore([taken])).to.deep.equal([]);
+  it("never lets go of the entry of a transaction a restore takes back, even when a journal write comes in between", async () => {
+    const { store } = recordingStore();
+    const journal = new PoolJournal(store, common);
+    let gate: Promise<void> | undefined;
+    const pool = new TransactionPool({
+      readAccount: async () => {
+        await gate;
+        return { nonce: 0n, balance: 10n ** 20n };
+      },
+      limits: () => ({ blockGasLimit: 10_000_000n, minimumGasPrice: 0n }),
+      observer: journal,
+    });
+    const kept = await transfer(cow, 0);
+    await pool.add(kept);
     await pool.persist();
-    const stored = await store.entries(storeKeys.pooledTransactions);
-    expect(stored.map((entry) => Buffer.from(entry.value).toString("hex"))).to.deep.equal([Buffer.from(taken.raw).toString("hex")]);
+    let open!: () => void;
+    gate = new Promise<void>((resolve) => (open = resolve));
+    const restoring = pool.restore([kept]);
+    // A send's journal write while the restore waits for the account.
+    await pool.persist();
+    expect(await store.entries(storeKeys.pooledTransactions), "entry kept while restoring").to.have.length(1);
+    open();
+    expect(await restoring).to.deep.equal([]);
+    await pool.persist();
+    expect(await store.entries(storeKeys.pooledTransactions)).to.have.length(1);
   });
 
   it("takes back the stored transactions in order of arrival, and new entries follow them", async () => {
