@@ -134,12 +134,13 @@ export class LevelStore implements KeyValueStore {
   }
 
   async entries(prefix: Uint8Array): Promise<StoreEntry[]> {
+    // Batches on their way to LevelDB are newer than what it holds. They are taken before LevelDB
+    // is read: one applied (and so no longer pending) while the read runs is then still seen.
+    const start = keyOf(prefix);
+    const newer = [...this.pending].filter(([key]) => key.startsWith(start));
     const found = new Map<string, Uint8Array>();
     for (const [key, value] of await readEntries(this.db, prefix)) found.set(keyOf(key), value);
-    // Batches on their way to LevelDB are newer than what it holds.
-    const start = keyOf(prefix);
-    for (const [key, pending] of this.pending) {
-      if (!key.startsWith(start)) continue;
+    for (const [key, pending] of newer) {
       if (pending.value === undefined) found.delete(key);
       else found.set(key, pending.value);
     }
