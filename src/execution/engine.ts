@@ -6,6 +6,7 @@ import type { Common, StateManagerInterface } from "@ethereumjs/common";
 import type { EVM, EVMMockBlockchainInterface } from "@ethereumjs/evm";
 import { Account, Address, bigIntToBytes, setLengthLeft } from "@ethereumjs/util";
 import { createVM, type VM } from "@ethereumjs/vm";
+import { nextEventLoopTurn } from "../common/eventLoop.js";
 import { installInterpreterFastPaths } from "./interpreterFastPaths.js";
 import { guardLongPrecompiles } from "./precompileTimeGuard.js";
 
@@ -35,11 +36,6 @@ const jumpsPerClockCheck = 4096;
  * limit run on engines no other work uses meanwhile: calls queue per engine, a replay has its own).
  */
 const executionSliceMs = 10;
-
-/** Resolves after a turn of the event loop: the I/O callbacks waiting now run first. */
-function nextEventLoopTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
 
 /**
  * The clock of work under a time limit: its deadline, and the slices after which it gives the
@@ -140,14 +136,27 @@ export interface ExecutionEngine<State extends StateManagerInterface = StateMana
    * checks, no pauses.
    */
   withTimeLimit<T>(timeLimitMs: number | undefined, execute: () => Promise<T>): Promise<T>;
-  /** Runs `execute` while watching the gas slack of the top frame (see GasSlack). */
-  measureGasSlack<T>(execute: () => Promise<T>): Promise<{ result: T; slack: GasSlack }>;
+  /** Runs `execute` while watching what `what` asks for. */
+  measure<T>(what: ExecutionMeasurements, execute: () => Promise<T>): Promise<Measured<T>>;
+}
+
+/** What ExecutionEngine.measure watches while a run goes (eth_estimateGas asks for these). */
+export interface ExecutionMeasurements {
+  /** The gas slack of the top frame (see GasSlack). */
+  gasSlack?: boolean;
   /**
-   * Runs `execute` counting the frames (the top one included) that ran out of gas: a caller that
-   * catches a call's failure carries on without it, so a run can succeed with less gas than its
-   * work needs (eth_estimateGas must not answer such a limit).
+   * The frames (the top one included) that ran out of gas: a caller that catches a call's failure
+   * carries on without it, so a run can succeed with less gas than its work needs (eth_estimateGas
+   * must not answer such a limit).
    */
-  countFramesOutOfGas<T>(execute: () => Promise<T>): Promise<{ result: T; framesOutOfGas: number }>;
+  framesOutOfGas?: boolean;
+}
+
+/** A run's result and what was measured during it (undefined for what was not asked for). */
+export interface Measured<T> {
+  result: T;
+  slack?: GasSlack;
+  framesOutOfGas?: number;
 }
 
 /** The engine's words for a frame that ran out of gas (running, or paying for its code). */
@@ -237,28 +246,22 @@ export async function createExecutionEngine<State extends StateManagerInterface>
   return {
     vm,
     state,
-    async countFramesOutOfGas(execute) {
+    async measure(what, execute) {
+      const measuredSlack: GasSlack | undefined = what.gasSlack ? { storageSentrySlack: undefined, nestedFrames: false, readsGasLeft: false } : undefined;
+      slack = measuredSlack;
       let framesOutOfGas = 0;
       const afterFrame = (frame: { execResult: { exceptionError?: { error: string } } }) => {
         const error = frame.execResult.exceptionError?.error;
         if (error !== undefined && outOfGasErrors.has(error)) framesOutOfGas++;
       };
       const events = vm.evm.events!;
-      events.on("afterMessage", afterFrame);
+      if (what.framesOutOfGas) events.on("afterMessage", afterFrame);
       try {
         const result = await execute();
-        return { result, framesOutOfGas };
-      } finally {
-        events.off("afterMessage", afterFrame);
-      }
-    },
-    async measureGasSlack(execute) {
-      const measured: GasSlack = { storageSentrySlack: undefined, nestedFrames: false, readsGasLeft: false };
-      slack = measured;
-      try {
-        return { result: await execute(), slack: measured };
+        return { result, slack: measuredSlack, framesOutOfGas: what.framesOutOfGas ? framesOutOfGas : undefined };
       } finally {
         slack = undefined;
+        if (what.framesOutOfGas) events.off("afterMessage", afterFrame);
       }
     },
     async withTimeLimit(timeLimitMs, execute) {

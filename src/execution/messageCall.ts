@@ -8,7 +8,7 @@ import { createLegacyTx } from "@ethereumjs/tx";
 import { Account, Address, bytesToBigInt, bytesToUnprefixedHex, equalsBytes, KECCAK256_NULL, setLengthLeft } from "@ethereumjs/util";
 import { runTx } from "@ethereumjs/vm";
 import { engineErrorMessage } from "../common/engineErrors.js";
-import { ExecutionTimeoutError, type ExecutionEngine, type GasSlack } from "./engine.js";
+import { ExecutionTimeoutError, type ExecutionEngine, type ExecutionMeasurements, type GasSlack, type Measured } from "./engine.js";
 
 export interface MessageCall {
   /** 20 bytes; the zero address when the caller names none. */
@@ -39,17 +39,14 @@ export type StateOverrides = ReadonlyArray<readonly [Uint8Array, AccountOverride
 interface GasFigures {
   gasUsed: bigint;
   gasConsumed: bigint;
-  /** Measured when asked for (see ExecutionEngine.measureGasSlack). */
+  /** Measured when asked for (see ExecutionEngine.measure). */
   slack?: GasSlack;
-  /** Counted when asked for (see ExecutionEngine.countFramesOutOfGas). */
+  /** Counted when asked for (see ExecutionEngine.measure). */
   framesOutOfGas?: number;
 }
 
 /** What a run measures besides its result (eth_estimateGas asks for these). */
-export interface RunMeasurements {
-  gasSlack?: boolean;
-  framesOutOfGas?: boolean;
-}
+export type RunMeasurements = ExecutionMeasurements;
 
 export type MessageCallResult =
   /** Ran to the end. */
@@ -134,30 +131,16 @@ interface RunOutcome {
 }
 
 async function measured(engine: ExecutionEngine, execute: () => Promise<RunOutcome>, timeLimitMs: number | undefined, measurements: RunMeasurements): Promise<MessageCallResult> {
-  let outcome!: RunOutcome;
-  let slack: GasSlack | undefined;
-  let framesOutOfGas: number | undefined;
-  let run = async () => {
-    outcome = await execute();
-  };
-  if (measurements.gasSlack) {
-    const inner = run;
-    run = async () => {
-      ({ slack } = await engine.measureGasSlack(inner));
-    };
-  }
-  if (measurements.framesOutOfGas) {
-    const inner = run;
-    run = async () => {
-      ({ framesOutOfGas } = await engine.countFramesOutOfGas(inner));
-    };
-  }
+  let run: Measured<RunOutcome>;
   try {
-    await engine.withTimeLimit(timeLimitMs, run);
+    // A plain call measures nothing and pays for no measurement.
+    if (measurements.gasSlack || measurements.framesOutOfGas) run = await engine.withTimeLimit(timeLimitMs, () => engine.measure(measurements, execute));
+    else run = { result: await engine.withTimeLimit(timeLimitMs, execute) };
   } catch (error) {
     if (error instanceof ExecutionTimeoutError) throw error;
     throw new CallNotExecutableError(engineErrorMessage(error));
   }
+  const { result: outcome, slack, framesOutOfGas } = run;
   const { execResult } = outcome;
   const gas: GasFigures = { gasUsed: outcome.gasUsed, gasConsumed: execResult.executionGasUsed + outcome.intrinsicGas, slack, framesOutOfGas };
   const error = execResult.exceptionError;

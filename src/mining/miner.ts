@@ -10,6 +10,7 @@ import type { Block } from "../chain/block.js";
 import type { Chain } from "../chain/chain.js";
 import type { ChainTransaction } from "../chain/transactions.js";
 import { bytesToHex, bytesToUnprefixedHex } from "../common/hex.js";
+import { nextEventLoopTurn } from "../common/eventLoop.js";
 import type { Logger } from "../common/logger.js";
 import type { BlockBuilder, BlockTemplate, BuiltBlock } from "../execution/blockBuilder.js";
 import type { TransactionPool } from "../txpool/transactionPool.js";
@@ -248,18 +249,18 @@ export class Miner {
     return run;
   }
 
+  /** Gives the event loop a turn once blocks have been built for a slice without one. */
+  private async giveTurnIfDue(): Promise<void> {
+    if (performance.now() - this.sliceStartedMs < (this.options.buildSliceMs ?? defaultBuildSliceMs)) return;
+    await nextEventLoopTurn();
+    this.sliceStartedMs = performance.now();
+  }
+
   /**
    * Builds a block on the chain's tip and appends it; the chain writes it in the background. When
    * a failed write took the tip back while the block was being built, the block is thrown away
    * and built again on the new tip: its transactions are still in the pool.
    */
-  /** Gives the event loop a turn once blocks have been built for a slice without one. */
-  private async giveTurnIfDue(): Promise<void> {
-    if (performance.now() - this.sliceStartedMs < (this.options.buildSliceMs ?? defaultBuildSliceMs)) return;
-    await new Promise((resolve) => setImmediate(resolve));
-    this.sliceStartedMs = performance.now();
-  }
-
   private async buildAndAppend(candidates: readonly ChainTransaction[], timestamp?: bigint): Promise<{ built: BuiltBlock; written: Promise<void> }> {
     for (;;) {
       const parent = this.chain.tip;

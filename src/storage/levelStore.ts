@@ -4,6 +4,7 @@
 import { mkdir, readdir, stat } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { ClassicLevel } from "classic-level";
+import { nextEventLoopTurn } from "../common/eventLoop.js";
 import { compareKeys, DataDirectoryError, keyFromString, keyOf, prefixEnd, type KeyValueStore, type StoreEntry, type StoreOperation } from "./keyValueStore.js";
 import { storeKeys } from "./keys.js";
 import { WriteAheadLog, type LogRecord } from "./writeAheadLog.js";
@@ -130,7 +131,7 @@ export class LevelStore implements KeyValueStore {
     }
     this.queued.push(operations as StoreOperation[]);
     // LevelDB gets the batch after this turn: the caller answers first.
-    this.applying ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.applyQueued());
+    this.applying ??= nextEventLoopTurn().then(() => this.applyQueued());
   }
 
   async entries(prefix: Uint8Array): Promise<StoreEntry[]> {
