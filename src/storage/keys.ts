@@ -19,24 +19,23 @@ function prefixed(prefix: string, subject: Uint8Array): Uint8Array {
   return key;
 }
 
+/** A prefix followed by a number as 8 big-endian bytes (keys in number order). */
+function prefixedNumber(prefix: string, value: bigint): Uint8Array {
+  const subject = new Uint8Array(8);
+  new DataView(subject.buffer).setBigUint64(0, value);
+  return prefixed(prefix, subject);
+}
+
 export const storeKeys = {
   metadata: (name: string) => prefixed("m", textEncoder.encode(name)),
   header: (blockHash: Uint8Array) => prefixed("h", blockHash),
   body: (blockHash: Uint8Array) => prefixed("b", blockHash),
-  canonicalHash(blockNumber: bigint): Uint8Array {
-    const subject = new Uint8Array(8);
-    new DataView(subject.buffer).setBigUint64(0, blockNumber);
-    return prefixed("n", subject);
-  },
+  canonicalHash: (blockNumber: bigint) => prefixedNumber("n", blockNumber),
   totalDifficulty: (blockHash: Uint8Array) => prefixed("d", blockHash),
   receipts: (blockHash: Uint8Array) => prefixed("r", blockHash),
   transactionLocation: (transactionHash: Uint8Array) => prefixed("t", transactionHash),
   trieNode: (nodeKey: Uint8Array) => prefixed("s", nodeKey),
-  pooledTransaction(arrival: bigint): Uint8Array {
-    const subject = new Uint8Array(8);
-    new DataView(subject.buffer).setBigUint64(0, arrival);
-    return prefixed("p", subject);
-  },
+  pooledTransaction: (arrival: bigint) => prefixedNumber("p", arrival),
   /** The prefix every pooledTransaction key starts with. */
   pooledTransactions: prefixed("p", new Uint8Array(0)),
 };
