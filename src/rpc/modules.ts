@@ -26,8 +26,8 @@ function isModule(name: string): name is RpcNamespace {
  * - No selection: every module on a loopback bind; on any other bind every module but
  *   personal, evm, debug, trace, txpool and sco.
  * - A list of names ("eth,net,web3"): exactly those modules, wherever bound.
- * - "all": every module the bind allows without naming; personal, evm, debug, trace, txpool and sco on a
- *   non-loopback bind still have to be named one by one.
+ * - "all": every module the bind allows without naming; personal, evm, debug, trace, txpool and
+ *   sco on a non-loopback bind still have to be named one by one.
  * - Entries with a sign ("-debug,+sco") change the default set; they may follow plain names too.
  */
 export function resolveEnabledModules(selection: string | undefined, host: string): Set<RpcNamespace> {

@@ -25,7 +25,7 @@ export interface UnreadableEntry {
 export class PoolJournal implements PoolObserver {
   /**
    * Transactions whose entry is in the store (or in a write on its way there), with the entry's
-   * key: those the pool holds, and for the length of a revert those written ahead of it.
+   * key: those the pool holds, and for the length of a revert those its plan keeps (planRestore).
    */
   private readonly written = new Map<ChainTransaction, Uint8Array>();
   /** Held transactions not written yet. */
@@ -90,19 +90,14 @@ export class PoolJournal implements PoolObserver {
     for (const transaction of transactions) {
       if (this.written.has(transaction)) continue;
       // Still on disk though let go of: kept from now on, so that no flush meanwhile deletes it.
-      const pending = this.toDelete.has(transaction) ? this.toDelete : this.awaitingBlock.has(transaction) ? this.awaitingBlock : undefined;
-      if (pending !== undefined) {
-        const key = pending.get(transaction)!;
-        pending.delete(transaction);
-        this.written.set(transaction, key);
-        revived.push([transaction, key, pending]);
+      const revival = this.takeBack(transaction);
+      if (revival !== undefined) {
+        revived.push([transaction, ...revival]);
         continue;
       }
       // Held but not written yet: written by this batch, not by a flush meanwhile.
       if (this.toWrite.delete(transaction)) unwritten.push(transaction);
-      const key = storeKeys.pooledTransaction(this.nextArrival++);
-      operations.push({ type: "put", key, value: transaction.raw });
-      added.set(transaction, key);
+      added.set(transaction, this.newEntry(transaction, operations));
     }
     const removed: [ChainTransaction, Uint8Array][] = [];
     for (const entries of [this.written, this.toDelete, this.awaitingBlock]) {
@@ -132,10 +127,12 @@ export class PoolJournal implements PoolObserver {
   }
 
   /**
-   * Forgets the entries of transactions the pool does not hold (after a restore: those it did not
-   * take back, mined meanwhile or no longer valid): their deletion goes with the next flush.
+   * Forgets the transactions the pool does not hold (after a restore: those it did not take back,
+   * mined meanwhile or no longer valid): those not written yet at once, the deletion of the entries
+   * of the others with the next flush.
    */
   dropUnheld(isHeld: (transaction: ChainTransaction) => boolean): void {
+    for (const transaction of this.toWrite) if (!isHeld(transaction)) this.toWrite.delete(transaction);
     for (const [transaction, key] of this.written) {
       if (isHeld(transaction)) continue;
       this.written.delete(transaction);
@@ -144,15 +141,24 @@ export class PoolJournal implements PoolObserver {
   }
 
   held(transaction: ChainTransaction): void {
-    for (const pending of [this.toDelete, this.awaitingBlock]) {
-      const key = pending.get(transaction);
-      if (key === undefined) continue;
-      // Let go of and taken back (a revert, a block not written) before its entry was deleted: it stays.
-      pending.delete(transaction);
-      this.written.set(transaction, key);
-      return;
-    }
+    // Let go of and taken back (a revert, a block not written) before its entry was deleted: it stays.
+    if (this.takeBack(transaction) !== undefined) return;
     if (!this.written.has(transaction)) this.toWrite.add(transaction);
+  }
+
+  /**
+   * Moves a transaction whose entry waits for deletion back among the written ones; answers its
+   * key and the map it waited in, or undefined when it waited in none.
+   */
+  private takeBack(transaction: ChainTransaction): [Uint8Array, Map<ChainTransaction, Uint8Array>] | undefined {
+    for (const waiting of [this.toDelete, this.awaitingBlock]) {
+      const key = waiting.get(transaction);
+      if (key === undefined) continue;
+      waiting.delete(transaction);
+      this.written.set(transaction, key);
+      return [key, waiting];
+    }
+    return undefined;
   }
 
   released(transaction: ChainTransaction, blockWritten?: Promise<void>): void {
@@ -186,17 +192,17 @@ export class PoolJournal implements PoolObserver {
     if (!this.hasChanges) return this.lastWrite;
     const operations: StoreOperation[] = [];
     for (const key of this.toDelete.values()) operations.push({ type: "del", key });
-    for (const transaction of this.toWrite) this.addEntry(transaction, operations);
+    for (const transaction of this.toWrite) this.written.set(transaction, this.newEntry(transaction, operations));
     this.toDelete.clear();
     this.toWrite.clear();
     this.lastWrite = this.store.write(operations);
     return this.lastWrite;
   }
 
-  /** Adds the put of a new entry for `transaction` (the next in order of arrival) to `operations`. */
-  private addEntry(transaction: ChainTransaction, operations: StoreOperation[]): void {
+  /** Adds the put of a new entry for `transaction` (the next in order of arrival) to `operations`; answers its key. */
+  private newEntry(transaction: ChainTransaction, operations: StoreOperation[]): Uint8Array {
     const key = storeKeys.pooledTransaction(this.nextArrival++);
     operations.push({ type: "put", key, value: transaction.raw });
-    this.written.set(transaction, key);
+    return key;
   }
 }

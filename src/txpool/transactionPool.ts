@@ -21,8 +21,9 @@ export interface PoolLimits {
 }
 
 /**
- * Told of every transaction the pool takes and lets go of (mined, replaced, dropped, or put aside
- * by a restore), and asked to make what it holds durable: the journal (txpool/poolJournal.ts).
+ * Told of every transaction the pool takes and lets go of (mined, replaced, dropped; after a
+ * restore, of what it holds then), and asked to make what it holds durable: the journal
+ * (txpool/poolJournal.ts).
  */
 export interface PoolObserver {
   held(transaction: ChainTransaction): void;
@@ -130,7 +131,6 @@ export class TransactionPool {
    */
   async restore(transactions: readonly ChainTransaction[]): Promise<{ transaction: ChainTransaction; reason: string }[]> {
     const pendingBefore = new Set(this.pending());
-    const heldBefore = [...this.byHash.values()];
     this.senders.clear();
     this.byHash.clear();
     this.heldBytes = 0;
@@ -143,11 +143,9 @@ export class TransactionPool {
         refused.push({ transaction, reason: error.message });
       }
     }
-    // Let go of only now, those not taken back: a transaction taken back keeps its journal entry
-    // throughout (a journal write by a send meanwhile must not delete it).
-    const isHeld = (transaction: ChainTransaction) => this.byHash.get(bytesToUnprefixedHex(transaction.hash)) === transaction;
-    for (const transaction of heldBefore) if (!isHeld(transaction)) this.options.observer?.released(transaction);
-    this.options.observer?.dropUnheld(isHeld);
+    // The journal lets go only now, of those not taken back: a transaction taken back keeps its
+    // entry throughout (a journal write by a send meanwhile must not delete it).
+    this.options.observer?.dropUnheld((transaction) => this.byHash.get(bytesToUnprefixedHex(transaction.hash)) === transaction);
     const newlyPending = this.pending().filter((transaction) => !pendingBefore.has(transaction));
     if (newlyPending.length > 0) this.notifyPending(newlyPending);
     return refused;
