@@ -50,6 +50,7 @@ build: install
 	$(ESBUILD) --splitting dist/src/cli/main.js --outdir=$(dir $(BUNDLE)) --entry-names=$(basename $(notdir $(BUNDLE))) \
 	  --chunk-names=chunks/[name]-[hash] --out-extension:.js=.mjs
 	$(ESBUILD) dist/src/node/callWorker.js --outfile=$(dir $(BUNDLE))callWorker.js
+	@chmod +x $(BUNDLE)
 
 # Fails on an import that breaks the dependency direction of src/ (.dependency-cruiser.cjs).
 check-deps: install
@@ -69,8 +70,9 @@ test-e2e: build
 
 lint: build gen-check check-deps
 
+# Through its first line, which gives node the runtime flags the command wants (src/cli/main.ts).
 run: build
-	node $(BUNDLE) $(RUN_ARGS)
+	./$(BUNDLE) $(RUN_ARGS)
 
 bench: bench-rpc bench-chain
 

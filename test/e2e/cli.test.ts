@@ -2,12 +2,12 @@
 import { spawnSync } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { expect } from "chai";
-import { cliPath, startNodeProcess } from "../helpers/nodeProcess.js";
+import { cliPath, commandRuntimeFlags, startNodeProcess } from "../helpers/nodeProcess.js";
 
 function runCli(args: string[]) {
-  return spawnSync(process.execPath, [cliPath, ...args], { encoding: "utf8", timeout: 15_000 });
+  return spawnSync(process.execPath, [...commandRuntimeFlags(), cliPath, ...args], { encoding: "utf8", timeout: 15_000 });
 }
 
 describe("chain-node command", () => {
@@ -74,6 +74,13 @@ describe("chain-node command", () => {
     const version = runCli(["--version"]);
     expect(version.status).to.equal(0);
     expect(version.stdout).to.match(/^chain-node\/0\.1\.0\//);
+  });
+
+  it("runs as an executable through its first line, which gives node the command's runtime flags", () => {
+    expect(commandRuntimeFlags()).to.include("--v8-pool-size=0");
+    const direct = spawnSync(cliPath, ["--version"], { encoding: "utf8", timeout: 15_000, env: { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ""}` } });
+    expect(direct.status, direct.stderr).to.equal(0);
+    expect(direct.stdout).to.match(/^chain-node\/0\.1\.0\//);
   });
 
   it("exits 2 with a clear message on bad usage, and 1 when it cannot start", async () => {

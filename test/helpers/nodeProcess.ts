@@ -1,11 +1,23 @@
 // Runs the built CLI as a child process (as a user would), waiting for its listening line.
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { createInterface } from "node:readline";
 
 /** The bundled command (make build), as `make run` starts it. */
 export const cliPath = fileURLToPath(new URL("../../bundle/cli/chain-node.mjs", import.meta.url));
+
+/**
+ * The runtime flags the command's first line gives node (`#!/usr/bin/env -S node <flags>`), so
+ * that a test started with this node binary runs the command as `make run` and the bin do.
+ */
+export function commandRuntimeFlags(): string[] {
+  const firstLine = readFileSync(cliPath, "utf8").slice(0, 200).split("\n", 1)[0]!;
+  const match = /^#!\/usr\/bin\/env -S node((?: --[\w-]+(?:=\S+)?)*)$/.exec(firstLine);
+  if (match === null) throw new Error(`unexpected first line of ${cliPath}: ${firstLine}`);
+  return match[1]!.split(" ").filter(Boolean);
+}
 
 export interface NodeProcess {
   readonly child: ChildProcess;
@@ -21,7 +33,7 @@ export interface NodeProcess {
  * `nodeFlags` go to the node runtime (say, --cpu-prof).
  */
 export function startNodeProcess(args: string[], timeoutMs = 15_000, nodeFlags: readonly string[] = []): Promise<NodeProcess> {
-  return startListeningProcess(cliPath, args, timeoutMs, nodeFlags);
+  return startListeningProcess(cliPath, args, timeoutMs, [...commandRuntimeFlags(), ...nodeFlags]);
 }
 
 /** Starts a script that logs the node's listening line, and waits for it. */
