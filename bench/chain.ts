@@ -24,7 +24,7 @@ import { startNodeProcess, type NodeProcess } from "../test/helpers/nodeProcess.
 import { compileFixture } from "../test/helpers/solidity.js";
 import { deploy, developmentSigners, encodeTokenConstructor, median, memoryOf, minedReceipt, rpc, rpcBody, signedRaw } from "./chainClient.js";
 import { benchSnapshotRevert } from "./devChain.js";
-import { recordResult, writeResults } from "./results.js";
+import { recordResult, targetsOf, writeResults, type Target } from "./results.js";
 import { runLoad, runSequences, type LoadResult } from "./loadClient.js";
 import { benchStructLogTrace } from "./tracing.js";
 
@@ -56,15 +56,14 @@ async function benchStartUp(dataDir: string): Promise<void> {
     restart.push(await timeStartUp(dataDir));
   }
   const startUp = median(fresh);
-  const met = recordResult("start-up to first answer", startUp, "ms", { value: 400, better: "lower" }, { restartMs: median(restart) });
+  const verdict = recordResult("start-up to first answer", startUp, "ms", targetsOf("lower", [3, 400]), { restartMs: median(restart) });
   console.log(
-    `${"start-up to first answer".padEnd(34)} ${startUp.toFixed(0).padStart(7)} ms    (fresh dir, median of 3; restart on it ${median(restart).toFixed(0)} ms)  <= 400: ${met ? "met" : "NOT met"}`,
+    `${"start-up to first answer".padEnd(34)} ${startUp.toFixed(0).padStart(7)} ms    (fresh dir, median of 3; restart on it ${median(restart).toFixed(0)} ms)  ${verdict}`,
   );
 }
 
-function report(name: string, result: LoadResult, unit: string, target: number): void {
-  const met = recordResult(name, result.perSecond, unit, { value: target, better: "higher" }, { p50Ms: result.p50Ms, p99Ms: result.p99Ms, errors: result.errors });
-  const verdict = `>= ${target}: ${met ? "met" : "NOT met"}`;
+function report(name: string, result: LoadResult, unit: string, targets: Target[]): void {
+  const verdict = recordResult(name, result.perSecond, unit, targets, { p50Ms: result.p50Ms, p99Ms: result.p99Ms, errors: result.errors });
   console.log(
     `${name.padEnd(34)} ${result.perSecond.toFixed(0).padStart(7)} ${unit.padEnd(5)} p50 ${result.p50Ms.toFixed(2).padStart(6)} ms  p99 ${result.p99Ms.toFixed(2).padStart(6)} ms  errors ${result.errors}  ${verdict}`,
   );
@@ -79,7 +78,7 @@ async function benchTransfers(node: NodeProcess): Promise<void> {
   const before = BigInt(await rpc<string>(node.url, "eth_blockNumber", []));
   const result = await runSequences({ url: node.url, bodies });
   const blocks = BigInt(await rpc<string>(node.url, "eth_blockNumber", [])) - before;
-  report(`value transfers (${senderCount} senders, automine)`, result, "tx/s", 1_000);
+  report(`value transfers (${senderCount} senders, automine)`, result, "tx/s", targetsOf("higher", [3, 1_000], [6, 1_500]));
   console.log(`  ${result.requests} transactions, ${blocks} blocks mined`);
 }
 
@@ -108,7 +107,7 @@ async function sendTokenTransfers(node: NodeProcess, count: number): Promise<Loa
 
 async function benchTokenTransfers(node: NodeProcess): Promise<void> {
   const result = await sendTokenTransfers(node, tokenTransfers);
-  report("ERC-20 transfers (sequential)", result, "tx/s", 800);
+  report("ERC-20 transfers (sequential)", result, "tx/s", targetsOf("higher", [3, 800], [6, 1_000]));
 }
 
 /** Median, best and worst of `rounds` timed runs of `work`, in milliseconds. */
@@ -122,9 +121,8 @@ async function timeRuns(rounds: number, work: () => Promise<unknown>): Promise<{
   return { medianMs: median(times), bestMs: Math.min(...times), worstMs: Math.max(...times) };
 }
 
-function reportTime(name: string, timing: { medianMs: number; bestMs: number; worstMs: number }, targetMs: number, detail: string): void {
-  const met = recordResult(name, timing.medianMs, "ms", { value: targetMs, better: "lower" }, { bestMs: timing.bestMs, worstMs: timing.worstMs, detail });
-  const verdict = `<= ${targetMs} ms: ${met ? "met" : "NOT met"}`;
+function reportTime(name: string, timing: { medianMs: number; bestMs: number; worstMs: number }, targets: Target[], detail: string): void {
+  const verdict = recordResult(name, timing.medianMs, "ms", targets, { bestMs: timing.bestMs, worstMs: timing.worstMs, detail });
   console.log(`${name.padEnd(34)} median ${timing.medianMs.toFixed(1).padStart(7)} ms  best ${timing.bestMs.toFixed(1)} ms  worst ${timing.worstMs.toFixed(1)} ms  ${verdict}`);
   console.log(`  ${detail}`);
 }
@@ -136,7 +134,7 @@ async function benchBalanceOfCalls(node: NodeProcess): Promise<void> {
   if (BigInt(answer) === 0n) throw new Error("balanceOf answered 0: the call does not read the token");
   await runLoad({ url: node.url, body, connections: 32, durationMs: 3_000 });
   const result = await runLoad({ url: node.url, body, connections: 32, durationMs: readSeconds * 1000 });
-  report("eth_call balanceOf (32 connections)", result, "req/s", 5_000);
+  report("eth_call balanceOf (32 connections)", result, "req/s", targetsOf("higher", [4, 5_000], [6, 8_000]));
 }
 
 const transferTopic = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef";
@@ -148,7 +146,7 @@ async function benchLogQueries(node: NodeProcess): Promise<void> {
   const logs = await rpc<unknown[]>(node.url, "eth_getLogs", [filter]);
   if (logs.length !== 1_000) throw new Error(`eth_getLogs found ${logs.length} logs, not 1000`);
   const timing = await timeRuns(30, () => rpc(node.url, "eth_getLogs", [filter]));
-  reportTime("eth_getLogs (1,000 logs, 1,000 blocks)", timing, 20, `${logs.length} logs per answer, ${JSON.stringify(logs).length} bytes`);
+  reportTime("eth_getLogs (1,000 logs, 1,000 blocks)", timing, targetsOf("lower", [4, 20]), `${logs.length} logs per answer, ${JSON.stringify(logs).length} bytes`);
 }
 
 /** One Probe contract for the execution workloads, deployed on first use. */
@@ -171,7 +169,7 @@ async function benchHeavyCall(node: NodeProcess): Promise<void> {
     if (receipt.status !== "0x1") throw new Error("fill(300) failed");
     gasUsed = BigInt(receipt.gasUsed);
   });
-  reportTime("heavy call mined (automine)", timing, 40, `fill(300): ${gasUsed} gas, sent and mined, median of 10`);
+  reportTime("heavy call mined (automine)", timing, targetsOf("lower", [6, 40]), `fill(300): ${gasUsed} gas, sent and mined, median of 10`);
 }
 
 /** Probe function selectors: spin(uint256) and fill(uint256). */
@@ -197,7 +195,7 @@ async function benchGasEstimates(node: NodeProcess): Promise<void> {
     const rounds = 1 + Math.round((400_000 - Number(oneRound)) / perRound);
     const estimate = await estimateOf(rounds);
     const timing = await timeRuns(20, () => rpc(node.url, "eth_estimateGas", [callOf(rounds)]));
-    reportTime(`eth_estimateGas ~400k gas, ${name}`, timing, 15, `${name}(${rounds}) estimated at ${estimate} gas`);
+    reportTime(`eth_estimateGas ~400k gas, ${name}`, timing, targetsOf("lower", [4, 30], [6, 15]), `${name}(${rounds}) estimated at ${estimate} gas`);
   }
 }
 
@@ -205,7 +203,7 @@ async function benchBalanceReads(node: NodeProcess): Promise<void> {
   const body = rpcBody("eth_getBalance", [signers[0]!.address, "latest"]);
   await runLoad({ url: node.url, body, connections: 32, durationMs: 3_000 });
   const result = await runLoad({ url: node.url, body, connections: 32, durationMs: readSeconds * 1000 });
-  report("eth_getBalance (32 connections)", result, "req/s", 12_000);
+  report("eth_getBalance (32 connections)", result, "req/s", targetsOf("higher", [3, 12_000]));
 }
 
 const workDir = await mkdtemp(join(tmpdir(), "chain-node-bench-"));
@@ -224,8 +222,8 @@ try {
     if (selected.has("snapshot")) await benchSnapshotRevert(node.url);
     if (selected.has("trace")) await benchStructLogTrace(node.url);
     const memory = memoryOf(node.child.pid!);
-    recordResult("node memory (RSS)", memory.rssMiB, "MiB", undefined, { peakMiB: memory.peakMiB });
-    console.log(`${"node memory".padEnd(34)} RSS ${memory.rssMiB.toFixed(0)} MiB now, ${memory.peakMiB.toFixed(0)} MiB peak`);
+    const verdict = recordResult("node memory (RSS)", memory.rssMiB, "MiB", targetsOf("lower", [6, 300]), { peakMiB: memory.peakMiB });
+    console.log(`${"node memory".padEnd(34)} RSS ${memory.rssMiB.toFixed(0)} MiB now, ${memory.peakMiB.toFixed(0)} MiB peak  ${verdict}`);
   } finally {
     await node.stop();
   }

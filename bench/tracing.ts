@@ -2,10 +2,11 @@
 // ~1.4M-gas transaction. Self-contained: its own JSON-RPC over fetch and its own signing (the
 // regtest "cow" account, chain id 33, legacy transactions at gas price 0).
 import { Wallet, keccak256, toUtf8Bytes } from "ethers";
-import { recordResult } from "./results.js";
+import { recordResult, targetsOf } from "./results.js";
 
 const chainId = 33;
-const targetMs = 300;
+/** Issue 5 asked 300 ms of the struct-log trace, issue 6 150 ms. */
+const targets = targetsOf("lower", [5, 300], [6, 150]);
 const runs = 10;
 /** Bounds the receipt polling of one transaction. */
 const receiptPolls = 500;
@@ -75,8 +76,7 @@ export async function benchStructLogTrace(url: string): Promise<void> {
   }
   timesMs.sort((a, b) => a - b);
   const medianMs = (timesMs[runs / 2 - 1]! + timesMs[runs / 2]!) / 2;
-  const met = recordResult("debug_traceTransaction struct logs", medianMs, "ms", { value: targetMs, better: "lower" }, { bestMs: timesMs[0]!, worstMs: timesMs[runs - 1]!, steps });
-  const verdict = `<= ${targetMs} ms: ${met ? "met" : "NOT met"}`;
+  const verdict = recordResult("debug_traceTransaction struct logs", medianMs, "ms", targets, { bestMs: timesMs[0]!, worstMs: timesMs[runs - 1]!, steps });
   console.log(
     `${"debug_traceTransaction struct logs".padEnd(34)} median ${medianMs.toFixed(1).padStart(7)} ms  best ${timesMs[0]!.toFixed(1)} ms  worst ${timesMs[runs - 1]!.toFixed(1)} ms  ${verdict}`,
   );
