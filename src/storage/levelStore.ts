@@ -70,6 +70,12 @@ interface PendingValue {
   readonly batch: number;
 }
 
+/** A batch written to the log and not yet to LevelDB, with its keys as `pending` holds them. */
+interface QueuedBatch {
+  readonly operations: readonly StoreOperation[];
+  readonly pendingKeys: readonly string[];
+}
+
 /**
  * LevelDB behind the write-ahead log. A write appends its batch to the log, records its keys in
  * `pending` and answers; the batches go to LevelDB in order, those waiting meanwhile together in
@@ -78,7 +84,7 @@ interface PendingValue {
  */
 export class LevelStore implements KeyValueStore {
   private readonly pending = new Map<string, PendingValue>();
-  private queued: StoreOperation[][] = [];
+  private queued: QueuedBatch[] = [];
   private lastBatch = 0;
   /** The loop handing queued batches to LevelDB, while there are any. */
   private applying: Promise<void> | undefined;
@@ -126,10 +132,12 @@ export class LevelStore implements KeyValueStore {
       throw this.failure;
     }
     const batch = ++this.lastBatch;
-    for (const operation of operations) {
-      this.pending.set(keyOf(operation.key), { value: operation.type === "put" ? operation.value : undefined, batch });
-    }
-    this.queued.push(operations as StoreOperation[]);
+    const pendingKeys = operations.map((operation) => {
+      const key = keyOf(operation.key);
+      this.pending.set(key, { value: operation.type === "put" ? operation.value : undefined, batch });
+      return key;
+    });
+    this.queued.push({ operations, pendingKeys });
     // LevelDB gets the batch after this turn: the caller answers first.
     this.applying ??= nextEventLoopTurn().then(() => this.applyQueued());
   }
@@ -181,19 +189,29 @@ export class LevelStore implements KeyValueStore {
       while (this.queued.length > 0 && this.failure === undefined) {
         const batches = this.queued;
         const appliedUpTo = this.lastBatch;
-        // Every queued batch is logged: the last of them has the last sequence number written.
-        const appliedRecord: StoreOperation = { type: "put", key: appliedRecordKey, value: sequenceBytes(this.lastSequence) };
         this.queued = [];
+        // LevelDB's chained batch: each operation goes to the native batch as it is added. The
+        // array form costs the main thread two to three times as much (abstract-level copies and
+        // checks every operation object, then the binding reads each one's properties back):
+        // 50-100 µs against 20-30 µs for a block's twenty-odd operations here.
         try {
-          await this.db.batch([...batches.flat(), appliedRecord]);
+          const levelBatch = this.db.batch();
+          for (const { operations } of batches) {
+            for (const operation of operations) {
+              if (operation.type === "put") levelBatch.put(operation.key, operation.value);
+              else levelBatch.del(operation.key);
+            }
+          }
+          // Every queued batch is logged: the last of them has the last sequence number written.
+          levelBatch.put(appliedRecordKey, sequenceBytes(this.lastSequence));
+          await levelBatch.write();
         } catch (error) {
           // The batches stay in the log (a restart applies them) and in `pending` (reads see them).
           this.failure = new Error(`LevelDB in ${this.location} failed a write: ${(error as Error).message}`);
           return;
         }
-        for (const operations of batches) {
-          for (const operation of operations) {
-            const key = keyOf(operation.key);
+        for (const { pendingKeys } of batches) {
+          for (const key of pendingKeys) {
             // A key a later batch set again keeps that batch's value until it is applied too.
             const pending = this.pending.get(key);
             if (pending !== undefined && pending.batch <= appliedUpTo) this.pending.delete(key);

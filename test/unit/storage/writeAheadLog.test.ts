@@ -113,6 +113,31 @@ describe("storage/writeAheadLog", () => {
     await reopened.close();
   });
 
+  it("keeps serving a batch LevelDB failed to take, refuses later writes, and applies it at the next open", async () => {
+    const store = await openLevelStore(directory);
+    await store.write([{ type: "put", key: bytes("a"), value: bytes("1") }]);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // LevelDB goes away under the store once it holds the first batch: the next reaches the log only.
+    await (store as unknown as { db: ClassicLevel<Uint8Array, Uint8Array> }).db.close();
+    await store.write([
+      { type: "put", key: bytes("b"), value: bytes("2") },
+      { type: "del", key: bytes("a") },
+    ]);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(text(store.getSync(bytes("b"))), "the batch is still read from the log's side").to.equal("2");
+    expect(store.getSync(bytes("a"))).to.equal(undefined);
+    let refusal: Error | undefined;
+    await store.write([{ type: "put", key: bytes("c"), value: bytes("3") }]).catch((error: Error) => (refusal = error));
+    expect(refusal?.message).to.match(/^LevelDB in .* failed a write: /);
+    await store.close().catch(() => undefined);
+
+    const reopened = await openLevelStore(directory);
+    expect(text(reopened.getSync(bytes("b")))).to.equal("2");
+    expect(reopened.getSync(bytes("a"))).to.equal(undefined);
+    expect(reopened.getSync(bytes("c"))).to.equal(undefined);
+    await reopened.close();
+  });
+
   it("agrees with a plain map over many batches written without waiting", async () => {
     const next = seededRandom(43);
     const store = await openLevelStore(directory);
