@@ -1,7 +1,7 @@
 // Runs the built CLI as a child process (as a user would), waiting for its listening line.
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { readFileSync } from "node:fs";
+import { closeSync, openSync, readSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { createInterface } from "node:readline";
 
@@ -13,7 +13,14 @@ export const cliPath = fileURLToPath(new URL("../../bundle/cli/chain-node.mjs", 
  * that a test started with this node binary runs the command as `make run` and the bin do.
  */
 export function commandRuntimeFlags(): string[] {
-  const firstLine = readFileSync(cliPath, "utf8").slice(0, 200).split("\n", 1)[0]!;
+  const head = Buffer.alloc(200);
+  const descriptor = openSync(cliPath, "r");
+  try {
+    readSync(descriptor, head, 0, head.length, 0);
+  } finally {
+    closeSync(descriptor);
+  }
+  const firstLine = head.toString("utf8").split("\n", 1)[0]!;
   const match = /^#!\/usr\/bin\/env -S node((?: --[\w-]+(?:=\S+)?)*)$/.exec(firstLine);
   if (match === null) throw new Error(`unexpected first line of ${cliPath}: ${firstLine}`);
   return match[1]!.split(" ").filter(Boolean);
