@@ -190,21 +190,13 @@ export class LevelStore implements KeyValueStore {
         const batches = this.queued;
         const appliedUpTo = this.lastBatch;
         this.queued = [];
-        // LevelDB's chained batch: each operation goes to the native batch as it is added. The
-        // array form costs the main thread two to three times as much (abstract-level copies and
-        // checks every operation object, then the binding reads each one's properties back):
-        // 50-100 µs against 20-30 µs for a block's twenty-odd operations here.
         try {
-          const levelBatch = this.db.batch();
-          for (const { operations } of batches) {
-            for (const operation of operations) {
-              if (operation.type === "put") levelBatch.put(operation.key, operation.value);
-              else levelBatch.del(operation.key);
-            }
-          }
           // Every queued batch is logged: the last of them has the last sequence number written.
-          levelBatch.put(appliedRecordKey, sequenceBytes(this.lastSequence));
-          await levelBatch.write();
+          await writeToLevel(
+            this.db,
+            batches.map(({ operations }) => operations),
+            this.lastSequence,
+          );
         } catch (error) {
           // The batches stay in the log (a restart applies them) and in `pending` (reads see them).
           this.failure = new Error(`LevelDB in ${this.location} failed a write: ${(error as Error).message}`);
@@ -308,9 +300,11 @@ async function openLoggedStore(directory: string, create: boolean, resolved: str
       if (last !== undefined && last > lastSequence) lastSequence = last;
     }
     if (toApply.length > 0) {
-      const operations = toApply.flatMap((record) => record.operations);
-      if (sequenced) operations.push({ type: "put", key: appliedRecordKey, value: sequenceBytes(lastSequence) });
-      await db.batch(operations);
+      await writeToLevel(
+        db,
+        toApply.map((record) => record.operations),
+        sequenced ? lastSequence : undefined,
+      );
     }
     if (opened.log.bytes > 0) opened.log.clear();
   } catch (error) {
@@ -339,6 +333,26 @@ function sequenceBytes(sequence: bigint): Uint8Array {
   const bytes = Buffer.alloc(8);
   bytes.writeBigUInt64BE(sequence);
   return bytes;
+}
+
+/**
+ * Writes logged batches to LevelDB in one atomic batch, in order, with the sequence number of the
+ * last of them under `appliedRecordKey` when given (a log written before sequence numbers has none).
+ * LevelDB's chained batch: each operation goes to the native batch as it is added. The array form
+ * costs the main thread two to three times as much (abstract-level copies and checks every
+ * operation object, then the binding reads each one's properties back): 50-100 µs against 20-30 µs
+ * for a block's twenty-odd operations here.
+ */
+async function writeToLevel(db: ClassicLevel<Uint8Array, Uint8Array>, batches: Iterable<readonly StoreOperation[]>, appliedSequence: bigint | undefined): Promise<void> {
+  const levelBatch = db.batch();
+  for (const operations of batches) {
+    for (const operation of operations) {
+      if (operation.type === "put") levelBatch.put(operation.key, operation.value);
+      else levelBatch.del(operation.key);
+    }
+  }
+  if (appliedSequence !== undefined) levelBatch.put(appliedRecordKey, sequenceBytes(appliedSequence));
+  await levelBatch.write();
 }
 
 /** LevelDB's entries under `prefix`, in key order. */
