@@ -115,15 +115,23 @@ describe("storage/writeAheadLog", () => {
 
   it("keeps serving a batch LevelDB failed to take, refuses later writes, and applies it at the next open", async () => {
     const store = await openLevelStore(directory);
+    const internals = store as unknown as { db: ClassicLevel<Uint8Array, Uint8Array>; failure: Error | undefined };
+    /** Waits (up to 5 s) until `condition` holds. */
+    const until = async (condition: () => boolean, what: string) => {
+      for (let waited = 0; !condition(); waited += 5) {
+        if (waited >= 5_000) throw new Error(`timed out waiting until ${what}`);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    };
     await store.write([{ type: "put", key: bytes("a"), value: bytes("1") }]);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(() => store.settled, "LevelDB holds the first batch");
     // LevelDB goes away under the store once it holds the first batch: the next reaches the log only.
-    await (store as unknown as { db: ClassicLevel<Uint8Array, Uint8Array> }).db.close();
+    await internals.db.close();
     await store.write([
       { type: "put", key: bytes("b"), value: bytes("2") },
       { type: "del", key: bytes("a") },
     ]);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(() => internals.failure !== undefined, "LevelDB refused the second batch");
     expect(text(store.getSync(bytes("b"))), "the batch is still read from the log's side").to.equal("2");
     expect(store.getSync(bytes("a"))).to.equal(undefined);
     let refusal: Error | undefined;
