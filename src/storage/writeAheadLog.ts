@@ -34,33 +34,51 @@ export interface LogRecord {
   readonly operations: StoreOperation[];
 }
 
-/** One batch as a log record (header and payload); with `sequence`, the sequenced form. */
-export function encodeLogRecord(operations: readonly StoreOperation[], sequence?: bigint): Buffer {
-  const prefixBytes = sequence === undefined ? 0 : sequenceBytes;
-  let payloadBytes = prefixBytes + 4;
+/** Bytes of the record of one batch (header and payload); with `sequence`, the sequenced form. */
+function logRecordBytes(operations: readonly StoreOperation[], sequence: bigint | undefined): number {
+  let payloadBytes = (sequence === undefined ? 0 : sequenceBytes) + 4;
   for (const operation of operations) {
     payloadBytes += 1 + 4 + operation.key.length;
     if (operation.type === "put") payloadBytes += 4 + operation.value.length;
   }
-  const record = Buffer.allocUnsafe(recordHeaderBytes + payloadBytes);
-  let offset = recordHeaderBytes;
-  if (sequence !== undefined) offset = record.writeBigUInt64LE(sequence, offset);
-  offset = record.writeUInt32LE(operations.length, offset);
+  return recordHeaderBytes + payloadBytes;
+}
+
+/** Writes the record of one batch into `target` at `start` (room for logRecordBytes); answers where it ends. */
+function writeLogRecord(operations: readonly StoreOperation[], sequence: bigint | undefined, target: Buffer, start: number): number {
+  let offset = start + recordHeaderBytes;
+  if (sequence !== undefined) offset = target.writeBigUInt64LE(sequence, offset);
+  offset = target.writeUInt32LE(operations.length, offset);
   for (const operation of operations) {
-    offset = record.writeUInt8(operation.type === "put" ? putType : delType, offset);
-    offset = record.writeUInt32LE(operation.key.length, offset);
-    record.set(operation.key, offset);
+    offset = target.writeUInt8(operation.type === "put" ? putType : delType, offset);
+    offset = target.writeUInt32LE(operation.key.length, offset);
+    target.set(operation.key, offset);
     offset += operation.key.length;
     if (operation.type === "put") {
-      offset = record.writeUInt32LE(operation.value.length, offset);
-      record.set(operation.value, offset);
+      offset = target.writeUInt32LE(operation.value.length, offset);
+      target.set(operation.value, offset);
       offset += operation.value.length;
     }
   }
-  record.writeUInt32LE(payloadBytes, 0);
-  record.writeUInt32LE(crc32(record.subarray(recordHeaderBytes)), 4);
+  const payloadStart = start + recordHeaderBytes;
+  target.writeUInt32LE(offset - payloadStart, start);
+  target.writeUInt32LE(crc32(target.subarray(payloadStart, offset)), start + 4);
+  return offset;
+}
+
+/** One batch as a log record (header and payload); with `sequence`, the sequenced form. */
+export function encodeLogRecord(operations: readonly StoreOperation[], sequence?: bigint): Buffer {
+  const record = Buffer.allocUnsafe(logRecordBytes(operations, sequence));
+  writeLogRecord(operations, sequence, record, 0);
   return record;
 }
+
+/**
+ * Records up to this size are encoded into one buffer the log keeps (a block's record is a few
+ * KiB; a new buffer for each cost an allocation of node's buffer pool every other block); larger
+ * ones get a buffer of their own, so the log does not hold on to a rare large one.
+ */
+const reusedRecordBufferBytes = 256 * 1024;
 
 /** The record of one payload whose checksum matched, or undefined when it does not parse. */
 function decodePayload(payload: Buffer, sequenced: boolean): LogRecord | undefined {
@@ -146,10 +164,18 @@ export function decodeLogRecords(log: Buffer): DecodedLog {
 
 /** The log file: appended to synchronously, emptied once LevelDB holds everything in it. */
 export class WriteAheadLog {
+  /** Where records are encoded before they are written (see reusedRecordBufferBytes). */
+  private reusedBuffer = Buffer.allocUnsafeSlow(16 * 1024);
+
   private constructor(
     private readonly descriptor: number,
     private size: number,
   ) {}
+
+  private recordBuffer(bytes: number): Buffer {
+    if (this.reusedBuffer.length < bytes) this.reusedBuffer = Buffer.allocUnsafeSlow(Math.min(reusedRecordBufferBytes, 2 ** Math.ceil(Math.log2(bytes))));
+    return this.reusedBuffer;
+  }
 
   /**
    * Opens (or creates) the log at `path`; answers it with what it still holds. A torn last record
@@ -179,9 +205,12 @@ export class WriteAheadLog {
    * log is cut back to where it was, so a partial record never precedes a later one.
    */
   append(operations: readonly StoreOperation[], sequence: bigint): void {
-    const encoded = encodeLogRecord(operations, sequence);
     // An empty log starts with the mark: a log with older, unmarked records is emptied first.
-    const record = this.size === 0 ? Buffer.concat([sequencedLogMark, encoded]) : encoded;
+    const markBytes = this.size === 0 ? sequencedLogMark.length : 0;
+    const recordBytes = markBytes + logRecordBytes(operations, sequence);
+    const buffer = recordBytes <= reusedRecordBufferBytes ? this.recordBuffer(recordBytes) : Buffer.allocUnsafe(recordBytes);
+    if (markBytes > 0) sequencedLogMark.copy(buffer, 0);
+    const record = buffer.subarray(0, writeLogRecord(operations, sequence, buffer, markBytes));
     try {
       let written = 0;
       while (written < record.length) written += writeSync(this.descriptor, record, written, record.length - written, this.size + written);

@@ -238,6 +238,21 @@ describe("storage/writeAheadLog", () => {
       await reopened.close();
     });
 
+    it("logs each batch as given whatever its size: growing past the buffer it reuses, past its limit, and small again", async () => {
+      const next = seededRandom(43);
+      const batchOf = (valueBytes: number): StoreOperation[] => [
+        { type: "put", key: randomBytes(next, 32), value: randomBytes(next, valueBytes) },
+        { type: "del", key: randomBytes(next, 20) },
+      ];
+      const batches = [batchOf(10), batchOf(40_000), batchOf(300_000), batchOf(10), batchOf(70_000)];
+      const store = await openLevelStore(directory);
+      for (const batch of batches) await store.write(batch);
+      const logged = decodeLogRecords(readFileSync(join(directory, writeAheadLogFileName)));
+      expect(logged.end).to.equal("clean");
+      expect(logged.records.map((record) => record.operations)).to.deep.equal(batches);
+      await store.close();
+    });
+
     it("never applies again a batch LevelDB holds: a stale or shortened log cannot take the store back", async () => {
       const logPath = await storeAtFive();
       writeFileSync(logPath, logOf(encodeLogRecord(head(2), 2n), encodeLogRecord(head(3), 3n)));
