@@ -182,11 +182,11 @@ export class StateTrie extends MerklePatriciaTrie {
   }
 
   /**
-   * Keeps a node just written under `hash` (by a batch of changes): the next block's changes and
+   * Keeps a node just written under its hash (`hashText`, unprefixed hex; by a batch of changes): the next block's changes and
    * reads start from the new root and walk the new nodes first. The node must not change afterwards.
    */
-  keepWrittenNode(hash: Uint8Array, node: MPTNode): void {
-    this.decodedNodes.set(bytesToUnprefixedHex(hash), node);
+  keepWrittenNode(hashText: string, node: MPTNode): void {
+    this.decodedNodes.set(hashText, node);
   }
 
   /** A copy on the same database, as the package's, but of this class (storage tries are copies). */

@@ -18,8 +18,9 @@ import {
   type MPTNode,
   type NodeReferenceOrRawMPTNode,
 } from "@ethereumjs/mpt";
-import { type BatchDBOp, equalsBytes, type Lock } from "@ethereumjs/util";
+import { equalsBytes, type Lock } from "@ethereumjs/util";
 import { bytesToNibbles, bytesToUnprefixedHex } from "../common/hex.js";
+import { TrieNodeStore, type WrittenTrieNode } from "../storage/trieNodeStore.js";
 import { StateTrie } from "./stateTrie.js";
 
 /** A change of one key: the value to store, or null (or empty bytes) to delete the key. */
@@ -78,7 +79,7 @@ interface PathEntry {
  * reaches them as the package itself uses them (the same database wrapper, hash and key prefix).
  */
 interface TrieInternals {
-  readonly writeNodes: (operations: BatchDBOp[]) => Promise<void>;
+  readonly writeNodes: (nodes: readonly WrittenTrieNode[]) => Promise<void>;
   readonly hash: (bytes: Uint8Array) => Uint8Array;
   readonly databaseKey: (hash: Uint8Array) => Uint8Array;
   readonly lock: Lock;
@@ -88,7 +89,13 @@ interface TrieInternals {
 function internalsOf(trie: MerklePatriciaTrie): TrieInternals {
   const database = trie["_db"];
   return {
-    writeNodes: (operations) => database.batch(operations),
+    writeNodes: async (nodes) => {
+      // Without a checkpoint the package's database converts each operation to a hex key and hands
+      // the batch to the node store: the store takes the nodes with the hex keys made once here.
+      // Under a checkpoint the database keeps them until the checkpoint is committed.
+      if (!database.hasCheckpoints() && database.db instanceof TrieNodeStore) database.db.putWritten(nodes);
+      else await database.batch(nodes.map(({ key, value }) => ({ type: "put", key, value })));
+    },
     hash: (bytes) => trie["hash"](bytes),
     databaseKey: (hash) => trie["_getDbKey"](hash),
     lock: trie["_lock"],
@@ -156,8 +163,8 @@ function extension(path: number[], child: TrieNode): ExtensionNode {
 }
 
 class TrieBatch {
-  /** Node writes, in the form the trie's database takes. */
-  readonly writes: BatchDBOp[] = [];
+  /** Nodes to write, by database key. */
+  readonly writes: WrittenTrieNode[] = [];
 
   constructor(
     private readonly trie: MerklePatriciaTrie,
@@ -298,8 +305,11 @@ class TrieBatch {
     const encoded = node.serialize();
     if (encoded.length < 32 && !isRoot) return node.raw() as NodeReference;
     const hash = this.internals.hash(encoded);
-    this.writes.push({ type: "put", key: this.internals.databaseKey(hash), value: encoded });
-    if (this.trie instanceof StateTrie) this.trie.keepWrittenNode(hash, node);
+    const key = this.internals.databaseKey(hash);
+    const keyText = bytesToUnprefixedHex(key);
+    this.writes.push({ key, keyText, value: encoded });
+    // One hex string for both (unless the trie prefixes its keys): V8 hashes a string once for every map.
+    if (this.trie instanceof StateTrie) this.trie.keepWrittenNode(key === hash ? keyText : bytesToUnprefixedHex(hash), node);
     return hash;
   }
 }

@@ -27,6 +27,13 @@ function keyText(key: TrieKey): string {
   return typeof key === "string" ? key : bytesToUnprefixedHex(key);
 }
 
+/** A node a trie writes: its database key as bytes and as unprefixed hex, and its encoding. */
+export interface WrittenTrieNode {
+  readonly key: Uint8Array;
+  readonly keyText: string;
+  readonly value: Uint8Array;
+}
+
 /** Trie nodes taken into one block's batch (hex key -> node). */
 export type TrieNodeBatch = ReadonlyMap<string, Uint8Array>;
 
@@ -90,6 +97,11 @@ export class TrieNodeStore implements DB<string, TrieValue> {
     for (const operation of operations) {
       if (operation.type === "put") this.unwritten.set(keyText(operation.key), valueBytes(operation.value));
     }
+  }
+
+  /** Nodes written by a trie outside any checkpoint (state/trieBatch.ts), as `batch` takes them. */
+  putWritten(nodes: readonly WrittenTrieNode[]): void {
+    for (const { keyText, value } of nodes) this.unwritten.set(keyText, value);
   }
 
   shallowCopy(): DB<string, TrieValue> {
