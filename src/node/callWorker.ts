@@ -18,8 +18,10 @@ import type { BlockReference, CallWorkerData, CallWorkerFailure, CallWorkerReply
 /**
  * The worker's trie-node cache: calls read the few paths of recent roots, and the main thread's
  * cache (12 MiB) already holds what blocks wrote; a second thread's heap costs resident memory.
+ * Each new head brings new nodes on the paths calls read, so the cache fills over minutes of
+ * steady work: at 8 MiB the worker's heap grew from 24 to 31-35 MiB in bench-long's 10 minutes.
  */
-const workerNodeCacheBytes = 8 * 1024 * 1024;
+const workerNodeCacheBytes = 2 * 1024 * 1024;
 
 /** Decoded headers kept, by block hash. */
 const recentBlockCount = 16;
