@@ -18,7 +18,7 @@ ESBUILD := node_modules/.bin/esbuild --bundle --platform=node --format=esm --tar
   --banner:js="import { createRequire as createRequireForBundle } from 'node:module'; const require = createRequireForBundle(import.meta.url);"
 RUN_ARGS ?=
 
-.PHONY: help install gen gen-check check-deps build test test-unit test-rpc test-e2e run bench bench-rpc bench-chain bench-long lint clean
+.PHONY: help install gen gen-check check-deps build test test-unit test-rpc test-e2e run bench bench-rpc bench-chain bench-long bench-compare lint clean
 
 help:
 	@echo "make run    install, build and start the node (regtest, 127.0.0.1:4444); RUN_ARGS='--help' for flags"
@@ -26,6 +26,7 @@ help:
 	@echo "make gen    regenerate generated/ and the README method table from openrpc.json"
 	@echo "make bench  run the benchmarks (bench-rpc: the JSON-RPC pipeline; bench-chain: transactions, reads, calls, logs, traces, start-up); JSON in dist/bench/results/"
 	@echo "make bench-long  the node's memory over a 10-minute repeated run (BENCH_LONG_MINUTES)"
+	@echo "make bench-compare  this build against BENCH_OTHER (another build's bundle), side by side"
 
 $(NPM_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -85,6 +86,11 @@ bench-chain: build
 # The node's memory over a repeated run (BENCH_LONG_MINUTES, default 10): flat within 10 %?
 bench-long: build
 	node dist/bench/longRun.js
+
+# This build against another, side by side in alternating blocks (bench/compare.ts): BENCH_OTHER
+# names the other build's dist/bundle/cli/chain-node.mjs; BENCH_KIND=erc20 or transfers.
+bench-compare: build
+	node dist/bench/compare.js
 
 clean:
 	rm -rf dist

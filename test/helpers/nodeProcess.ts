@@ -12,9 +12,9 @@ export const cliPath = fileURLToPath(new URL("../../bundle/cli/chain-node.mjs", 
  * The runtime flags the command's first line gives node (`#!/usr/bin/env -S node <flags>`), so
  * that a test started with this node binary runs the command as `make run` and the bin do.
  */
-export function commandRuntimeFlags(): string[] {
+export function commandRuntimeFlags(bundlePath = cliPath): string[] {
   const head = Buffer.alloc(200);
-  const descriptor = openSync(cliPath, "r");
+  const descriptor = openSync(bundlePath, "r");
   try {
     readSync(descriptor, head, 0, head.length, 0);
   } finally {
@@ -22,7 +22,7 @@ export function commandRuntimeFlags(): string[] {
   }
   const firstLine = head.toString("utf8").split("\n", 1)[0]!;
   const match = /^#!\/usr\/bin\/env -S node((?: --[\w-]+(?:=\S+)?)*)$/.exec(firstLine);
-  if (match === null) throw new Error(`unexpected first line of ${cliPath}: ${firstLine}`);
+  if (match === null) throw new Error(`unexpected first line of ${bundlePath}: ${firstLine}`);
   return match[1]!.split(" ").filter(Boolean);
 }
 

@@ -1,0 +1,126 @@
+// make bench-compare: this build of the node against another, side by side. Whole runs of one build
+// differ by ±10 % on a shared 2-core host, more than most changes are worth; here both nodes run at
+// once, each on a fresh LevelDB data dir, and get the same workload in alternating blocks of
+// transactions, so that the host's changes of speed fall on both alike. What it prints per build:
+// transactions a second, wall time and CPU (main thread, all threads) per transaction; and the
+// median of the per-block ratios of wall time (the other build's over this one's) with its quartiles.
+//   BENCH_OTHER     the other build's bundle (dist/bundle/cli/chain-node.mjs of another checkout
+//                   built with make build; a git worktree of the commit to compare with does)
+//   BENCH_KIND      erc20 (sequential token transfers from one sender, the default) or transfers
+//                   (value transfers from 8 senders at once)
+//   BENCH_BLOCK     transactions per block (default 200); BENCH_BLOCKS blocks per build (default 30),
+//                   after 2 blocks of warm-up each
+import { readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { cliPath, commandRuntimeFlags, startListeningProcess, type NodeProcess } from "../test/helpers/nodeProcess.js";
+import { compileFixture } from "../test/helpers/solidity.js";
+import { deploy, developmentSigners, encodeTokenConstructor, median, rpcBody, signedRaw, type Signer } from "./chainClient.js";
+import { runSequences } from "./loadClient.js";
+
+const otherBundle = process.env.BENCH_OTHER;
+const kind = process.env.BENCH_KIND ?? "erc20";
+const blockSize = Number(process.env.BENCH_BLOCK ?? 200);
+const measuredBlocks = Number(process.env.BENCH_BLOCKS ?? 30);
+const warmUpBlocks = 2;
+const senderCount = 8;
+
+if (otherBundle === undefined) throw new Error("set BENCH_OTHER to the other build's dist/bundle/cli/chain-node.mjs");
+if (kind !== "erc20" && kind !== "transfers") throw new Error(`BENCH_KIND is erc20 or transfers, not ${kind}`);
+if (kind === "transfers" && blockSize % senderCount !== 0) throw new Error(`BENCH_BLOCK must be a multiple of ${senderCount} for transfers`);
+
+/** CPU time of a process's threads (all, or only its main thread), in milliseconds (Linux /proc). */
+function cpuMs(pid: number, mainThreadOnly: boolean): number {
+  const stat = readFileSync(mainThreadOnly ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const clockTicks = Number(fields[11]) + Number(fields[12]);
+  return clockTicks * 10;
+}
+
+interface Build {
+  readonly label: string;
+  readonly node: NodeProcess;
+  readonly dataDir: string;
+  /** Request bodies, block by block; each block one list per connection. */
+  readonly blocks: string[][][];
+  readonly blockWallMs: number[];
+  mainCpuMs: number;
+  allCpuMs: number;
+}
+
+const tokenCode = `${compileFixture("Token.sol", "Token").bytecode}${encodeTokenConstructor(10n ** 30n)}`;
+
+async function startBuild(label: string, bundle: string): Promise<Build> {
+  const dataDir = await mkdtemp(join(tmpdir(), "chain-node-compare-"));
+  const node = await startListeningProcess(bundle, ["--port", "0", "--data-dir", dataDir], 15_000, commandRuntimeFlags(bundle));
+  try {
+    return { label, node, dataDir, blocks: await prepareBlocks(node), blockWallMs: [], mainCpuMs: 0, allCpuMs: 0 };
+  } catch (error) {
+    await node.stop();
+    await rm(dataDir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/** The workload's request bodies for `node`, block by block (a token deployed first for erc20). */
+async function prepareBlocks(node: NodeProcess): Promise<string[][][]> {
+  // Each build has a chain of its own: its own signers, from nonce 0.
+  const signers = developmentSigners();
+  const blockCount = warmUpBlocks + measuredBlocks;
+  let blocks: string[][][];
+  if (kind === "erc20") {
+    const owner = signers[9]!;
+    const token = await deploy(node, owner, tokenCode);
+    const transfer = (index: number): string =>
+      rpcBody("eth_sendRawTransaction", [signedRaw(owner, { to: token, data: `0xa9059cbb${signers[index % senderCount]!.address.slice(2).padStart(64, "0")}${"1".padStart(64, "0")}`, gasLimit: 100_000n })], index);
+    blocks = Array.from({ length: blockCount }, () => [Array.from({ length: blockSize }, (_, index) => transfer(index))]);
+  } else {
+    const senders = signers.slice(0, senderCount);
+    const transfer = (sender: Signer, index: number, id: number): string =>
+      rpcBody("eth_sendRawTransaction", [signedRaw(sender, { to: signers[(index + 1) % signers.length]!.address, value: 1n, gasLimit: 21_000n })], id);
+    blocks = Array.from({ length: blockCount }, () => senders.map((sender, index) => Array.from({ length: blockSize / senderCount }, (_, id) => transfer(sender, index, id))));
+  }
+  return blocks;
+}
+
+async function runBlock(build: Build, block: number): Promise<void> {
+  const pid = build.node.child.pid!;
+  const mainBefore = cpuMs(pid, true);
+  const allBefore = cpuMs(pid, false);
+  const started = performance.now();
+  const result = await runSequences({ url: build.node.url, bodies: build.blocks[block]! });
+  const wallMs = performance.now() - started;
+  if (result.errors > 0) throw new Error(`${build.label}: ${result.errors} failed requests; first: ${result.firstError}`);
+  if (block < warmUpBlocks) return;
+  build.blockWallMs.push(wallMs);
+  build.mainCpuMs += cpuMs(pid, true) - mainBefore;
+  build.allCpuMs += cpuMs(pid, false) - allBefore;
+}
+
+const builds: Build[] = [];
+try {
+  builds.push(await startBuild("this build", cliPath));
+  builds.push(await startBuild(`other (${resolve(otherBundle)})`, otherBundle));
+  console.log(`${kind === "erc20" ? "sequential token transfers" : `value transfers from ${senderCount} senders`}: ${measuredBlocks} blocks of ${blockSize} per build, alternating`);
+  for (let block = 0; block < warmUpBlocks + measuredBlocks; block++) {
+    // Which build goes first alternates too: neither always follows the other.
+    for (const build of block % 2 === 0 ? builds : [...builds].reverse()) await runBlock(build, block);
+  }
+  for (const build of builds) {
+    const transactions = build.blockWallMs.length * blockSize;
+    const wallMs = build.blockWallMs.reduce((sum, each) => sum + each, 0);
+    console.log(
+      `${build.label.padEnd(12)} ${((transactions / wallMs) * 1000).toFixed(0).padStart(6)} tx/s  wall ${((wallMs / transactions) * 1000).toFixed(0)} µs  ` +
+        `CPU main ${((build.mainCpuMs / transactions) * 1000).toFixed(0)} µs, all threads ${((build.allCpuMs / transactions) * 1000).toFixed(0)} µs a transaction`,
+    );
+  }
+  const ratios = builds[1]!.blockWallMs.map((otherMs, block) => otherMs / builds[0]!.blockWallMs[block]!).sort((a, b) => a - b);
+  const quartile = (fraction: number) => ratios[Math.min(ratios.length - 1, Math.floor(ratios.length * fraction))]!;
+  console.log(`the other build's time per block over this one's: median ${median(ratios).toFixed(3)} (quartiles ${quartile(0.25).toFixed(3)}–${quartile(0.75).toFixed(3)})`);
+} finally {
+  for (const build of builds) {
+    await build.node.stop();
+    await rm(build.dataDir, { recursive: true, force: true });
+  }
+}
