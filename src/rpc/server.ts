@@ -14,13 +14,13 @@ import { PlainPostConnections } from "./plainPostConnections.js";
 
 const acceptedContentTypes = new Set(["application/json", "application/json-rpc", "application/jsonrequest"]);
 
-/** The media type of a Content-Type value the node does not answer; undefined for an accepted one or none. */
 /**
  * The last Content-Type value found acceptable: a client sends the same header with every request,
  * and comparing it is cheaper than splitting and lower-casing it again (a few µs a request).
  */
 let lastAcceptedContentType = "application/json";
 
+/** The media type of a Content-Type value the node does not answer; undefined for an accepted one or none. */
 function refusedContentType(headerValue: string): string | undefined {
   if (headerValue === lastAcceptedContentType) return undefined;
   const type = headerValue.split(";")[0]!.trim().toLowerCase();

@@ -182,8 +182,9 @@ export class StateTrie extends MerklePatriciaTrie {
   }
 
   /**
-   * Keeps a node just written under its hash (`hashText`, unprefixed hex; by a batch of changes): the next block's changes and
-   * reads start from the new root and walk the new nodes first. The node must not change afterwards.
+   * Keeps a node just written by a batch of changes under its hash (`hashText`, unprefixed hex):
+   * the next block's changes and reads start from the new root and walk the new nodes first. The
+   * node must not change afterwards.
    */
   keepWrittenNode(hashText: string, node: MPTNode): void {
     this.decodedNodes.set(hashText, node);

@@ -172,7 +172,9 @@ export class WriteAheadLog {
     private size: number,
   ) {}
 
+  /** A buffer of at least `bytes` to encode a record in: the kept one, grown if need be, or one of its own past the limit. */
   private recordBuffer(bytes: number): Buffer {
+    if (bytes > reusedRecordBufferBytes) return Buffer.allocUnsafe(bytes);
     if (this.reusedBuffer.length < bytes) this.reusedBuffer = Buffer.allocUnsafeSlow(Math.min(reusedRecordBufferBytes, 2 ** Math.ceil(Math.log2(bytes))));
     return this.reusedBuffer;
   }
@@ -207,8 +209,7 @@ export class WriteAheadLog {
   append(operations: readonly StoreOperation[], sequence: bigint): void {
     // An empty log starts with the mark: a log with older, unmarked records is emptied first.
     const markBytes = this.size === 0 ? sequencedLogMark.length : 0;
-    const recordBytes = markBytes + logRecordBytes(operations, sequence);
-    const buffer = recordBytes <= reusedRecordBufferBytes ? this.recordBuffer(recordBytes) : Buffer.allocUnsafe(recordBytes);
+    const buffer = this.recordBuffer(markBytes + logRecordBytes(operations, sequence));
     if (markBytes > 0) sequencedLogMark.copy(buffer, 0);
     const record = buffer.subarray(0, writeLogRecord(operations, sequence, buffer, markBytes));
     try {
