@@ -4,14 +4,18 @@
 // the cost of two Map operations, and the whole cache never costs more than its budget (plus one
 // entry).
 //
-// The cost of an entry is what it holds in the JavaScript heap, not only its payload: a Map entry
-// with a hex-string key and a Uint8Array that owns its ArrayBuffer costs about 300 bytes besides
-// the key's characters and the bytes (measured with node 20: Map slot, string header, Uint8Array
-// and ArrayBuffer objects, the backing store's allocation). For trie nodes of 70 to 530 bytes that
-// overhead is most of the memory, so a budget of payload bytes alone held two to four times more.
+// The cost of an entry is the resident memory it takes, not only its payload. A typed array of
+// more than 64 bytes (and any Buffer node hands out) owns a backing store that node allocates with
+// malloc, together with the bookkeeping V8 and node keep for each backing store. Measured with node
+// 20 as the growth of the process's resident memory per Map entry of a 64-character hex key and a
+// Uint8Array of its own (60,000 entries): some 420-520 bytes besides the key's characters and the
+// bytes for values of 65 to 530 bytes. Values V8 keeps in its heap (64 bytes or fewer) took 140-300;
+// they are counted at the same rate, which errs towards holding less. For trie nodes of 70 to 530
+// bytes that overhead is most of the memory; 320 bytes, the share of V8's heap alone, made a
+// budget hold a third more than it said.
 
-/** Heap bytes of one entry besides its key's characters and its value's bytes (see above). */
-export const entryOverheadBytes = 320;
+/** Resident bytes of one entry besides its key's characters and its value's bytes (see above). */
+export const entryOverheadBytes = 500;
 
 /** The cost of an entry with a string key and bytes (or null) as its value. */
 export function bytesEntryCost(key: string, value: Uint8Array | null): number {

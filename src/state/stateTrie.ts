@@ -24,9 +24,9 @@ import { bytesToNibbles, bytesToUnprefixedHex } from "../common/hex.js";
 const missingNodeMessage = "Missing node in DB";
 /**
  * Memory of the values remembered per node database (root and key -> value, null for none), as
- * heap cost (see common/generationalCache.ts): about 16,000 reads of 128-character keys. A new
+ * resident cost (see common/generationalCache.ts): about 12,000 reads of 128-character keys. A new
  * block is a new root, so what is worth remembering is the reads at the few roots calls run at;
- * 16,000 covers the accounts and slots of several heavy calls. It was 100,000 entries, about 40 MiB
+ * 12,000 covers the accounts and slots of several heavy calls. It was 100,000 entries, about 40 MiB
  * of heap, mostly reads at roots no call would use again.
  */
 const rememberedValuesBytes = 8 * 1024 * 1024;

@@ -38,19 +38,21 @@ export interface WrittenTrieNode {
 export type TrieNodeBatch = ReadonlyMap<string, Uint8Array>;
 
 /**
- * Default memory of the node cache, counted as heap cost (see common/generationalCache.ts): about
- * 20,000 nodes of 200 bytes. That holds the paths a block's transactions and the calls at recent
- * roots walk, many times over (a dev chain's working set is a few thousand nodes, and the upper
- * nodes every access walks are also kept decoded by state/stateTrie.ts); the nodes of older states
- * come from LevelDB's own block cache and the page cache in microseconds. The cache fills with the
- * nodes of every new block (a node is written once and rarely read again once its state is old),
- * so its size is also how long the node's memory keeps growing under steady work. It was 64 MiB of
- * node bytes (150 MiB of heap with the objects around them), then 24 MiB: over bench-long's first
- * 5 minutes the resident memory then rose from 271 MiB (at 1 minute) to 300 MiB, against 266 to
- * 261 MiB (peak 293) with 12 MiB. The cache is not the whole rise: a 10-minute run with 12 MiB
- * still went from 249 to 292 MiB (peak 308) while the live heap stayed at 50-51 MiB.
+ * Default memory of the node cache, counted as resident cost (see common/generationalCache.ts):
+ * about 7,000 nodes of 300 bytes. That holds the paths a block's transactions and the calls at
+ * recent roots walk, many times over (a dev chain's working set is a few thousand nodes, and the
+ * upper nodes every access walks are also kept decoded by state/stateTrie.ts); the nodes of older
+ * states come from LevelDB's own block cache and the page cache in microseconds. The cache fills
+ * with the nodes of every new block (a node is written once and rarely read again once its state
+ * is old), so its size is also how long the node's memory keeps growing under steady work.
+ * History: 64 MiB of node bytes (150 MiB of heap with the objects around them); then 24 and 12 MiB
+ * of heap cost. At 12 MiB (some 18,000 nodes) the node bytes and their backing stores made
+ * malloc's main arena 28-29 MiB at bench-long's first minute and 33 MiB at its tenth (the cache
+ * drops half its entries at a time, and the freed chunks are reused only in part), against 9 MiB
+ * throughout with 2 MiB; side by side (make bench-compare) 2 MiB changed neither the token nor
+ * the value transfers (0.978 and 1.010 of the other's time per block).
  */
-export const defaultNodeCacheBytes = 12 * 1024 * 1024;
+export const defaultNodeCacheBytes = 6 * 1024 * 1024;
 
 export class TrieNodeStore implements DB<string, TrieValue> {
   /** Written by the tries, not yet on disk (hex key -> node). */
