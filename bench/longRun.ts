@@ -68,31 +68,9 @@ try {
     }
 
     const last = samples[samples.length - 1]!;
-    const windows = peaksPerWindow(samples, warmUpMs);
-    const [reference, ...later] = windows;
-    if (reference === undefined || later.length === 0) throw new Error(`the run is too short to compare windows of ${warmUpMs / 1000} s past the first`);
-    const driftOf = (rssMiB: number, referenceMiB: number) => Math.abs(rssMiB - referenceMiB) / referenceMiB;
-    const largestDrift = Math.max(...later.map((window) => driftOf(window.peakMiB, reference.peakMiB)));
-    const settled = samples.filter((sample) => sample.atMs >= warmUpMs);
-    const firstSettled = settled[0]!;
-    const singleReadingDrift = Math.max(...settled.map((sample) => driftOf(sample.rssMiB, firstSettled.rssMiB)));
     const peakMiB = memoryOf(node.child.pid!).peakMiB;
-    const flatness = recordResult("RSS drift after the first minute", largestDrift * 100, "%", targetsOf("lower", [6, allowedDrift * 100]), {
-      referenceMiB: reference.peakMiB,
-      windowPeaksMiB: windows.map((window) => window.peakMiB).join(" "),
-      windowSeconds: warmUpMs / 1000,
-      singleReadingDriftPercent: singleReadingDrift * 100,
-      lastMiB: last.rssMiB,
-      peakMiB,
-      rounds: samples.length,
-      minutes,
-    });
     recordResult("RSS at the end of the long run", last.rssMiB, "MiB", targetsOf("lower", [6, 300]), { peakMiB });
-    console.log(`highest RSS of each ${warmUpMs / 1000} s past the first: ${windows.map((window) => window.peakMiB.toFixed(0)).join(", ")} MiB`);
-    console.log(
-      `RSS ${last.rssMiB.toFixed(0)} MiB at the end, peak ${peakMiB.toFixed(0)} MiB; largest drift of a window's highest reading from the first's ` +
-        `${(largestDrift * 100).toFixed(1)} %: ${flatness}; single readings against the first past ${warmUpMs / 1000} s (${firstSettled.rssMiB.toFixed(0)} MiB): ${(singleReadingDrift * 100).toFixed(1)} %`,
-    );
+    judgeFlatness(samples, peakMiB);
   } finally {
     await node.stop();
   }
@@ -100,6 +78,41 @@ try {
   await rm(workDir, { recursive: true, force: true });
 }
 writeResults("long");
+
+/**
+ * Records and prints the drift of each window's highest reading from the first window's (the first
+ * window of `warmUpMs` is the warm-up), and the drift of single readings for comparison.
+ */
+function judgeFlatness(samples: readonly { atMs: number; rssMiB: number }[], peakMiB: number): void {
+  const last = samples[samples.length - 1]!;
+  const windows = peaksPerWindow(samples, warmUpMs);
+  const [reference, ...later] = windows;
+  if (reference === undefined || later.length === 0) {
+    console.log(`RSS ${last.rssMiB.toFixed(0)} MiB at the end, peak ${peakMiB.toFixed(0)} MiB; too short to compare windows of ${warmUpMs / 1000} s past the first`);
+    return;
+  }
+  const driftOf = (rssMiB: number, referenceMiB: number) => Math.abs(rssMiB - referenceMiB) / referenceMiB;
+  const largestDrift = Math.max(...later.map((window) => driftOf(window.peakMiB, reference.peakMiB)));
+  const settled = samples.filter((sample) => sample.atMs >= warmUpMs);
+  const firstSettled = settled[0]!;
+  const singleReadingDrift = Math.max(...settled.map((sample) => driftOf(sample.rssMiB, firstSettled.rssMiB)));
+  const describe = (window: { fromMs: number; peakMiB: number }) => `${(window.fromMs / 1000).toFixed(0)} s: ${window.peakMiB.toFixed(0)}`;
+  const flatness = recordResult("RSS drift after the first minute", largestDrift * 100, "%", targetsOf("lower", [6, allowedDrift * 100]), {
+    measure: `highest reading of each ${warmUpMs / 1000} s past the first, against the first such window's`,
+    referenceMiB: Math.round(reference.peakMiB),
+    windowPeaksMiB: windows.map(describe).join(", "),
+    singleReadingDriftPercent: Number((singleReadingDrift * 100).toFixed(1)),
+    lastMiB: last.rssMiB,
+    peakMiB,
+    rounds: samples.length,
+    minutes,
+  });
+  console.log(`highest RSS of each ${warmUpMs / 1000} s past the first, from: ${windows.map(describe).join(", ")} MiB`);
+  console.log(
+    `RSS ${last.rssMiB.toFixed(0)} MiB at the end, peak ${peakMiB.toFixed(0)} MiB; largest drift of a window's highest reading from the first's ` +
+      `${(largestDrift * 100).toFixed(1)} %: ${flatness}; single readings against the first past ${warmUpMs / 1000} s (${firstSettled.rssMiB.toFixed(0)} MiB): ${(singleReadingDrift * 100).toFixed(1)} %`,
+  );
+}
 
 /**
  * The highest reading of each window of `windowMs` after the first one (the warm-up), in order; a

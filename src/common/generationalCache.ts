@@ -4,15 +4,16 @@
 // the cost of two Map operations, and the whole cache never costs more than its budget (plus one
 // entry).
 //
-// The cost of an entry is the resident memory it takes, not only its payload. A typed array of
-// more than 64 bytes (and any Buffer node hands out) owns a backing store that node allocates with
-// malloc, together with the bookkeeping V8 and node keep for each backing store. Measured with node
-// 20 as the growth of the process's resident memory per Map entry of a 64-character hex key and a
-// Uint8Array of its own (60,000 entries): some 420-520 bytes besides the key's characters and the
-// bytes for values of 65 to 530 bytes. Values V8 keeps in its heap (64 bytes or fewer) took 140-300;
-// they are counted at the same rate, which errs towards holding less. For trie nodes of 70 to 530
-// bytes that overhead is most of the memory; 320 bytes, the share of V8's heap alone, made a
-// budget hold a third more than it said.
+// What an entry of bytes costs (bytesEntryCost) is the resident memory it takes, not only its
+// payload. A typed array of more than 64 bytes owns a backing store that node allocates with
+// malloc, together with the bookkeeping V8 and node keep for each backing store (Buffers node cuts
+// from its 8 KiB pool share one instead). Measured with node 20 as the growth of the process's
+// resident memory per Map entry of a 64-character hex key and a Uint8Array of its own (60,000
+// entries): some 420-520 bytes besides the key's characters and the bytes for values of 65 to 530
+// bytes. Values V8 keeps in its heap (64 bytes or fewer) took 140-300; they are counted at the
+// same rate, which errs towards holding less. For trie nodes of 70 to 530 bytes that overhead is
+// most of the memory; 320 bytes, the share of V8's heap alone, made a budget hold a fifth to two
+// fifths more than it said.
 
 /** Resident bytes of one entry besides its key's characters and its value's bytes (see above). */
 export const entryOverheadBytes = 500;

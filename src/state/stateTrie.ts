@@ -27,7 +27,8 @@ const missingNodeMessage = "Missing node in DB";
  * resident cost (see common/generationalCache.ts): about 12,000 reads of 128-character keys. A new
  * block is a new root, so what is worth remembering is the reads at the few roots calls run at;
  * 12,000 covers the accounts and slots of several heavy calls. It was 100,000 entries, about 40 MiB
- * of heap, mostly reads at roots no call would use again.
+ * of heap, mostly reads at roots no call would use again; then 16,000, until the cost of an entry
+ * counted malloc's share too (eth_call of balanceOf and make bench-compare unchanged).
  */
 const rememberedValuesBytes = 8 * 1024 * 1024;
 
