@@ -1,7 +1,7 @@
 // The execution engine: an @ethereumjs/vm instance on one state manager, with BLOCKHASH answered
 // from the chain and an optional time limit, plus the engine's view of a block (BASEFEE answers
 // the block's minimum gas price, PREVRANDAO/DIFFICULTY the difficulty).
-import { Block as EngineBlock, BlockHeader as EngineBlockHeader, createBlockHeader } from "@ethereumjs/block";
+import { Block as EngineBlock, BlockHeader as EngineBlockHeader, createBlockHeader, type HeaderData } from "@ethereumjs/block";
 import type { Common, StateManagerInterface } from "@ethereumjs/common";
 import type { EVM, EVMMockBlockchainInterface } from "@ethereumjs/evm";
 import { Account, Address, bigIntToBytes, setLengthLeft } from "@ethereumjs/util";
@@ -297,6 +297,19 @@ export async function creditMinimumGasPriceShare(state: StateManagerInterface, c
  */
 const executionHeaderTemplates = new WeakMap<Common, EngineBlockHeader>();
 
+/** The header fields of an execution block for `context`, in the package's header data form: the ones opcodes read. */
+export function executionHeaderFields(context: ExecutionBlockContext) {
+  return {
+    number: context.number,
+    coinbase: new Address(context.coinbase),
+    timestamp: context.timestamp,
+    gasLimit: context.gasLimit,
+    baseFeePerGas: context.baseFee,
+    difficulty: 0n,
+    mixHash: setLengthLeft(bigIntToBytes(context.difficulty), 32),
+  } satisfies HeaderData;
+}
+
 /** The engine's block for `context` (only the header fields opcodes read are set). */
 export function createExecutionBlock(common: Common, context: ExecutionBlockContext): EngineBlock {
   let template = executionHeaderTemplates.get(common);
@@ -308,16 +321,7 @@ export function createExecutionBlock(common: Common, context: ExecutionBlockCont
   // with the context's in place of the defaults, and a hash cache of its own: what the package's
   // constructor gives for the same fields (a test compares the two).
   const header = Object.create(EngineBlockHeader.prototype) as EngineBlockHeader;
-  Object.assign(header, template, {
-    cache: { hash: undefined },
-    number: context.number,
-    coinbase: new Address(context.coinbase),
-    timestamp: context.timestamp,
-    gasLimit: context.gasLimit,
-    baseFeePerGas: context.baseFee,
-    difficulty: 0n,
-    mixHash: setLengthLeft(bigIntToBytes(context.difficulty), 32),
-  });
+  Object.assign(header, template, { cache: { hash: undefined } }, executionHeaderFields(context));
   Object.freeze(header);
   return new EngineBlock(header);
 }

@@ -1,7 +1,7 @@
 import { createBlock } from "@ethereumjs/block";
-import { Address, bigIntToBytes, bytesToHex, setLengthLeft } from "@ethereumjs/util";
+import { Address, bytesToHex } from "@ethereumjs/util";
 import { expect } from "chai";
-import { createExecutionBlock, createExecutionEngine, type ExecutionBlockContext } from "../../../src/execution/engine.js";
+import { createExecutionBlock, createExecutionEngine, executionHeaderFields, type ExecutionBlockContext } from "../../../src/execution/engine.js";
 import { createExecutionRules } from "../../../src/execution/rules.js";
 import { StateDatabase } from "../../../src/state/stateDatabase.js";
 import { createMemoryStore } from "../../../src/storage/keyValueStore.js";
@@ -15,7 +15,7 @@ describe("execution/engine", () => {
     expect(common.events.listenerCount("hardforkChanged")).to.equal(listenersBefore);
   });
 
-  it("an execution block is the block the package's constructor makes for the same context", () => {
+  it("an execution block is the block the package's constructor makes from the same header fields", () => {
     const common = createExecutionRules(33n);
     const contexts: ExecutionBlockContext[] = [
       { number: 1n, coinbase: new Uint8Array(20).fill(0x11), timestamp: 1_700_000_000n, gasLimit: 6_800_000n, baseFee: 0n, difficulty: 1n },
@@ -32,20 +32,7 @@ describe("execution/engine", () => {
       return { fields, hash: bytesToHex(header.hash()), serialized: bytesToHex(block.serialize()), hardfork: header.common.hardfork(), prevRandao: bytesToHex(header.prevRandao), frozen: Object.isFrozen(header) && Object.isFrozen(block) };
     };
     for (const context of contexts) {
-      const byPackage = createBlock(
-        {
-          header: {
-            number: context.number,
-            coinbase: new Address(context.coinbase),
-            timestamp: context.timestamp,
-            gasLimit: context.gasLimit,
-            baseFeePerGas: context.baseFee,
-            difficulty: 0n,
-            mixHash: setLengthLeft(bigIntToBytes(context.difficulty), 32),
-          },
-        },
-        { common, skipConsensusFormatValidation: true },
-      );
+      const byPackage = createBlock({ header: executionHeaderFields(context) }, { common, skipConsensusFormatValidation: true });
       const made = createExecutionBlock(common, context);
       expect(described(made)).to.deep.equal(described(byPackage));
       expect(made.header.common).to.not.equal(common);
