@@ -1,8 +1,10 @@
 // Builds a block on a parent: runs candidate transactions through @ethereumjs/vm on the state at
-// the parent's root, skips those the block cannot hold, and assembles the header with real
+// the parent's root (plain transfers without the EVM, calls without runTx, when they can: see
+// plainTransfers.ts and leanCalls.ts), skips those the block cannot hold, and assembles the header with real
 // transaction and receipt trie roots, the logs bloom, the fees paid and the new state root.
 import type { Block as EngineBlock } from "@ethereumjs/block";
 import type { Common } from "@ethereumjs/common";
+import type { EVM } from "@ethereumjs/evm";
 import type { MerkleStateManager } from "@ethereumjs/statemanager";
 import { Address } from "@ethereumjs/util";
 import { runTx, type VM } from "@ethereumjs/vm";
@@ -14,6 +16,7 @@ import type { ChainTransaction } from "../chain/transactions.js";
 import { engineErrorMessage } from "../common/engineErrors.js";
 import { bytesToUnprefixedHex } from "../common/hex.js";
 import { createExecutionBlock, createExecutionEngine, creditMinimumGasPriceShare, type CanonicalHashLookup, type ExecutionEngine } from "./engine.js";
+import { leanCallsApply, runLeanCall, type LeanCallOutcome } from "./leanCalls.js";
 import { plainTransfersApply, runPlainTransfer, type PlainTransferContext } from "./plainTransfers.js";
 
 export interface BlockTemplate {
@@ -55,6 +58,9 @@ interface TransactionOutcome {
   contractAddress: Uint8Array | undefined;
 }
 
+/** What a transaction the engine ran did: a creation's runTx names the contract it created. */
+type EngineOutcome = LeanCallOutcome & { readonly contractAddress?: Uint8Array | undefined };
+
 /** What running a block's candidates produced. */
 interface Execution {
   included: ChainTransaction[];
@@ -65,29 +71,46 @@ interface Execution {
   paidFees: bigint;
 }
 
+/** The ways around the engine's runTx a builder may take. */
+export interface BlockBuilderPaths {
+  /** Plain value transfers without the EVM (execution/plainTransfers.ts). */
+  plainTransfers?: boolean;
+  /** Calls through the EVM without runTx (execution/leanCalls.ts). */
+  leanCalls?: boolean;
+}
+
 /** Executes blocks on one state manager, the chain's working state. */
 export class BlockBuilder {
   /** Whether a simulation holds its checkpoint open. */
   private simulating = false;
 
   private readonly vm: VM;
+  /** The engine's EVM (the package's class: createExecutionEngine makes one). */
+  private readonly evm: EVM;
   private readonly state: MerkleStateManager;
   /** Whether plain value transfers skip the EVM (execution/plainTransfers.ts). */
   private readonly plainTransfers: boolean;
+  /** Whether calls skip the engine's runTx (execution/leanCalls.ts). */
+  private readonly leanCalls: boolean;
 
   private constructor(
     /** The engine the builder executes on; a simulation's state is readable and callable through it. */
     readonly engine: ExecutionEngine<MerkleStateManager>,
-    plainTransfers: boolean,
+    paths: Required<BlockBuilderPaths>,
   ) {
     this.vm = engine.vm;
+    this.evm = engine.vm.evm as EVM;
     this.state = engine.state;
-    this.plainTransfers = plainTransfers;
+    this.plainTransfers = paths.plainTransfers;
+    this.leanCalls = paths.leanCalls;
   }
 
-  /** `options.plainTransfers: false` runs every transaction through the engine (the tests compare both). */
-  static async create(common: Common, state: MerkleStateManager, canonicalHash: CanonicalHashLookup, options: { plainTransfers?: boolean } = {}): Promise<BlockBuilder> {
-    return new BlockBuilder(await createExecutionEngine(common, state, canonicalHash), options.plainTransfers ?? plainTransfersApply(common));
+  /** By default each path is taken when the rules allow it; false runs those transactions through runTx (the tests compare both). */
+  static async create(common: Common, state: MerkleStateManager, canonicalHash: CanonicalHashLookup, paths: BlockBuilderPaths = {}): Promise<BlockBuilder> {
+    return new BlockBuilder(await createExecutionEngine(common, state, canonicalHash), {
+      plainTransfers: paths.plainTransfers ?? plainTransfersApply(common),
+      leanCalls: paths.leanCalls ?? leanCallsApply(common),
+    });
   }
 
   /**
@@ -221,14 +244,25 @@ export class BlockBuilder {
     const plainGas = plainTransfer === undefined ? undefined : await runPlainTransfer(plainTransfer, transaction);
     if (plainGas !== undefined) return { gasUsed: plainGas, success: true, logsBloom: emptyBloom, logs: [], contractAddress: undefined };
     const block = engineBlock();
-    const result = await runTx(this.vm, { tx: transaction.tx, block, blockGasUsed, skipHardForkValidation: true });
-    const gasUsed = result.totalGasSpent;
-    await creditMinimumGasPriceShare(this.state, block.header.coinbase, gasUsed, block.header.baseFeePerGas ?? 0n);
+    const ran: EngineOutcome = (this.leanCalls ? await runLeanCall({ evm: this.evm, state: this.state, block }, transaction) : undefined) ?? (await this.runTx(transaction, block, blockGasUsed));
+    await creditMinimumGasPriceShare(this.state, block.header.coinbase, ran.gasUsed, block.header.baseFeePerGas ?? 0n);
     return {
-      gasUsed,
+      gasUsed: ran.gasUsed,
+      success: ran.success,
+      logsBloom: ran.logsBloom,
+      logs: ran.logs.map(([address, topics, data]) => ({ address, topics, data })),
+      contractAddress: ran.contractAddress,
+    };
+  }
+
+  /** The engine's runTx, its result in the lean path's form (the created contract besides). */
+  private async runTx(transaction: ChainTransaction, block: EngineBlock, blockGasUsed: bigint): Promise<EngineOutcome> {
+    const result = await runTx(this.vm, { tx: transaction.tx, block, blockGasUsed, skipHardForkValidation: true });
+    return {
+      gasUsed: result.totalGasSpent,
       success: result.execResult.exceptionError === undefined,
       logsBloom: result.bloom.bitvector,
-      logs: result.execResult.logs?.map(([address, topics, data]) => ({ address, topics, data })) ?? [],
+      logs: result.execResult.logs ?? [],
       contractAddress: result.createdAddress?.bytes,
     };
   }

@@ -1,6 +1,6 @@
 // The node's execution path (native crypto, ExecutionRules, ChainStateManager with its storage
 // write fix and kept storage tries, the remembered trie reads, the wrapped opcodes and the kept code
-// analysis, one-pass roots) against @ethereumjs/vm as it comes (its own Common, state manager and
+// analysis, one-pass roots, plain transfers without the EVM and calls without runTx) against @ethereumjs/vm as it comes (its own Common, state manager and
 // JavaScript crypto), on a few hundred generated transactions: after every block the state roots,
 // and for every transaction its status, gas and logs, must be the same.
 import { expect } from "chai";
