@@ -19,6 +19,7 @@ import { compileFixture } from "../test/helpers/solidity.js";
 import { abiWord, deploy, developmentSigners, encodeTokenConstructor, memoryOf, minedReceipt, rpc, rpcBody, signedRaw } from "./chainClient.js";
 import { runLoad, runSequences } from "./loadClient.js";
 import { recordResult, targetsOf, writeResults } from "./results.js";
+import { driftFrom, largestPeakDrift, peaksPerWindow, type RssReading, type WindowPeak } from "./rssWindows.js";
 
 const minutes = Number(process.env.BENCH_LONG_MINUTES ?? 10);
 const warmUpMs = Math.min(60_000, (minutes * 60_000) / 5);
@@ -38,7 +39,7 @@ try {
     const transferTopic = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef";
 
     const started = performance.now();
-    const samples: { atMs: number; rssMiB: number }[] = [];
+    const samples: RssReading[] = [];
     console.log(`long run: ${minutes} min on a LevelDB data dir in ${tmpdir()} (node ${process.version}); RSS after each round`);
     for (let round = 1; performance.now() - started < minutes * 60_000; round++) {
       const senders = signers.slice(0, 8);
@@ -83,20 +84,19 @@ writeResults("long");
  * Records and prints the drift of each window's highest reading from the first window's (the first
  * window of `warmUpMs` is the warm-up), and the drift of single readings for comparison.
  */
-function judgeFlatness(samples: readonly { atMs: number; rssMiB: number }[], peakMiB: number): void {
+function judgeFlatness(samples: readonly RssReading[], peakMiB: number): void {
   const last = samples[samples.length - 1]!;
   const windows = peaksPerWindow(samples, warmUpMs);
-  const [reference, ...later] = windows;
-  if (reference === undefined || later.length === 0) {
+  const compared = largestPeakDrift(windows);
+  if (compared === undefined) {
     console.log(`RSS ${last.rssMiB.toFixed(0)} MiB at the end, peak ${peakMiB.toFixed(0)} MiB; too short to compare windows of ${warmUpMs / 1000} s past the first`);
     return;
   }
-  const driftOf = (rssMiB: number, referenceMiB: number) => Math.abs(rssMiB - referenceMiB) / referenceMiB;
-  const largestDrift = Math.max(...later.map((window) => driftOf(window.peakMiB, reference.peakMiB)));
+  const { reference, drift: largestDrift } = compared;
   const settled = samples.filter((sample) => sample.atMs >= warmUpMs);
   const firstSettled = settled[0]!;
-  const singleReadingDrift = Math.max(...settled.map((sample) => driftOf(sample.rssMiB, firstSettled.rssMiB)));
-  const describe = (window: { fromMs: number; peakMiB: number }) => `${(window.fromMs / 1000).toFixed(0)} s: ${window.peakMiB.toFixed(0)}`;
+  const singleReadingDrift = Math.max(...settled.map((sample) => driftFrom(firstSettled.rssMiB, sample.rssMiB)));
+  const describe = (window: WindowPeak) => `${(window.fromMs / 1000).toFixed(0)} s: ${window.peakMiB.toFixed(0)}`;
   const flatness = recordResult("RSS drift after the first minute", largestDrift * 100, "%", targetsOf("lower", [6, allowedDrift * 100]), {
     measure: `highest reading of each ${warmUpMs / 1000} s past the first, against the first such window's`,
     referenceMiB: Math.round(reference.peakMiB),
@@ -112,21 +112,4 @@ function judgeFlatness(samples: readonly { atMs: number; rssMiB: number }[], pea
     `RSS ${last.rssMiB.toFixed(0)} MiB at the end, peak ${peakMiB.toFixed(0)} MiB; largest drift of a window's highest reading from the first's ` +
       `${(largestDrift * 100).toFixed(1)} %: ${flatness}; single readings against the first past ${warmUpMs / 1000} s (${firstSettled.rssMiB.toFixed(0)} MiB): ${(singleReadingDrift * 100).toFixed(1)} %`,
   );
-}
-
-/**
- * The highest reading of each window of `windowMs` after the first one (the warm-up), in order; a
- * last window shorter than half of `windowMs` is left out (fewer readings, a lower peak).
- */
-function peaksPerWindow(samples: readonly { atMs: number; rssMiB: number }[], windowMs: number): { fromMs: number; peakMiB: number }[] {
-  const lastAtMs = samples[samples.length - 1]?.atMs ?? 0;
-  const lastWindow = Math.floor(lastAtMs / windowMs);
-  const lastWindowIsShort = lastAtMs - lastWindow * windowMs < windowMs / 2;
-  const peaks = new Map<number, number>();
-  for (const sample of samples) {
-    const window = Math.floor(sample.atMs / windowMs);
-    if (window === 0 || (window === lastWindow && lastWindowIsShort)) continue;
-    peaks.set(window, Math.max(peaks.get(window) ?? 0, sample.rssMiB));
-  }
-  return [...peaks].sort(([a], [b]) => a - b).map(([window, peakMiB]) => ({ fromMs: window * windowMs, peakMiB }));
 }
