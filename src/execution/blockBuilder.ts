@@ -58,6 +58,11 @@ interface TransactionOutcome {
   contractAddress: Uint8Array | undefined;
 }
 
+/** Checkpoints the state manager holds open (the package's count). */
+function openCheckpoints(state: MerkleStateManager): number {
+  return (state as unknown as { _checkpointCount: number })._checkpointCount;
+}
+
 /** What a transaction the engine ran did: a creation's runTx names the contract it created. */
 type EngineOutcome = LeanCallOutcome & { readonly contractAddress?: Uint8Array | undefined };
 
@@ -244,7 +249,7 @@ export class BlockBuilder {
     const plainGas = plainTransfer === undefined ? undefined : await runPlainTransfer(plainTransfer, transaction);
     if (plainGas !== undefined) return { gasUsed: plainGas, success: true, logsBloom: emptyBloom, logs: [], contractAddress: undefined };
     const block = engineBlock();
-    const ran: EngineOutcome = (this.leanCalls ? await runLeanCall({ evm: this.evm, state: this.state, block }, transaction) : undefined) ?? (await this.runTx(transaction, block, blockGasUsed));
+    const ran = await this.runThroughEngine(transaction, block, blockGasUsed);
     await creditMinimumGasPriceShare(this.state, block.header.coinbase, ran.gasUsed, block.header.baseFeePerGas ?? 0n);
     return {
       gasUsed: ran.gasUsed,
@@ -253,6 +258,24 @@ export class BlockBuilder {
       logs: ran.logs.map(([address, topics, data]) => ({ address, topics, data })),
       contractAddress: ran.contractAddress,
     };
+  }
+
+  /**
+   * The lean path when it takes the transaction, else runTx. A failure of the engine itself inside
+   * a frame (a store it cannot read, say) escapes past the frames' checkpoints, and runTx's and
+   * the lean path's own revert only the innermost: the state is taken back to where the
+   * transaction started (the fee and the nonce it took) and the transient storage emptied (the
+   * EVM empties it after a top-level message that ends, which this one did not).
+   */
+  private async runThroughEngine(transaction: ChainTransaction, block: EngineBlock, blockGasUsed: bigint): Promise<EngineOutcome> {
+    const checkpointsBefore = openCheckpoints(this.state);
+    try {
+      return (this.leanCalls ? await runLeanCall({ evm: this.evm, state: this.state, block }, transaction) : undefined) ?? (await this.runTx(transaction, block, blockGasUsed));
+    } catch (error) {
+      while (openCheckpoints(this.state) > checkpointsBefore) await this.state.revert();
+      this.evm.transientStorage.clear();
+      throw error;
+    }
   }
 
   /** The engine's runTx, its result in the lean path's form (the created contract besides). */

@@ -144,7 +144,8 @@ export async function runLeanCall(context: LeanCallContext, transaction: ChainTr
     committed = true;
     return { gasUsed, success: execResult.exceptionError === undefined, logsBloom: bloom.bitvector, logs };
   } finally {
-    // A throw (the engine's own failure) or a destroyed account: nothing of the attempt stays.
+    // A destroyed account: nothing of the attempt stays. After a throw (the engine's own failure)
+    // the frames' checkpoints may still be open above this one: the block builder reverts them too.
     if (!committed) await journal.revert();
     journal.cleanJournal();
     state.originalStorageCache.clear();

@@ -260,6 +260,30 @@ describe("execution/leanCalls", () => {
       return outline(await builder.build(template, transactions));
     };
 
+    // An engine failure inside a frame (here the canonical-hash lookup BLOCKHASH makes): the
+    // transaction is refused and nothing of it stays, neither its fee and nonce nor what it put in
+    // transient storage, which the block's next call of the same contract reads.
+    const failing = "0x000000000000000000000000000000000000fa11";
+    // Without calldata: PUSH1 1 PUSH1 1 TSTORE, PUSH1 0 BLOCKHASH POP, STOP. With calldata (the
+    // JUMPI to 14): PUSH1 1 TLOAD PUSH1 0 SSTORE, STOP: slot 0 keeps what transient slot 1 holds.
+    const failureAccounts: [string, GenesisAccount][] = [[failing, { balance: 0n, code: hexToBytes("0x36600e57600160015d60004050005b60015c60005500") }]];
+    const blockAfterFailure = async (leanCalls: boolean, withFailing: boolean) => {
+      const chain = await deployedChain(failureAccounts);
+      const state = chain.database.at(chain.parent.header.fields.stateRoot);
+      const builder = await BlockBuilder.create(chain.common, state, () => Promise.reject(new Error("the store cannot be read")), { leanCalls });
+      const transactions = withFailing ? [await chain.sign({ from: 2, to: failing, gasPrice: 1n })] : [];
+      transactions.push(await chain.sign({ from: 0, to: failing, data: "0x01", gasPrice: 1n }));
+      return outline(await builder.build(chain.template(chain.parent), transactions));
+    };
+    for (const leanCalls of [true, false]) {
+      it(`an engine failure inside a frame leaves nothing of the transaction${leanCalls ? "" : " (runTx)"}`, async () => {
+        const failed = await blockAfterFailure(leanCalls, true);
+        expect(failed.skipped.map(({ reason, deferred }) => ({ reason, deferred }))).to.deep.equal([{ reason: "the store cannot be read", deferred: false }]);
+        const clean = await blockAfterFailure(leanCalls, false);
+        expect({ stateRoot: failed.stateRoot, receipts: failed.receipts }).to.deep.equal({ stateRoot: clean.stateRoot, receipts: clean.receipts });
+      });
+    }
+
     for (const scenario of scenarios) {
       it(scenario.name, async () => {
         const lean = await runBlock(scenario, true);
