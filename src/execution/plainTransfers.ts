@@ -63,12 +63,12 @@ export async function runPlainTransfer(context: PlainTransferContext, transactio
   if (tx.value === 0n && recipient?.isEmpty() === true) return undefined;
   // The engine refuses to credit past 2^256 - 1: the value stays with the sender, status 0.
   if ((recipient?.balance ?? 0n) + tx.value > maxBalance) return undefined;
+  // Read before any write, as the sender and the recipient are: a store that fails a read fails
+  // the transfer with nothing changed (the reads below find the accounts in the state's cache).
+  const miner = await state.getAccount(context.coinbase);
   // With no fee beyond the base fee the engine touches the miner with nothing, and an empty miner
   // account is deleted, storage and all, before the base fee's share is paid to a new one.
-  if (tx.gasPrice === context.baseFee) {
-    const miner = await state.getAccount(context.coinbase);
-    if (miner !== undefined && miner.isEmpty()) return undefined;
-  }
+  if (tx.gasPrice === context.baseFee && miner !== undefined && miner.isEmpty()) return undefined;
   const fee = gasUsed * tx.gasPrice;
 
   // Every check passed: nothing below can refuse. Each account is read again after the previous

@@ -75,6 +75,17 @@ describe("execution/plainTransfers", () => {
     expect(await account(absent)).to.equal(undefined);
   });
 
+  it("read every account before the first write: a store that fails a read fails the transfer with nothing changed", async () => {
+    const rootBefore = bytesToHex(await state.getStateRoot());
+    const failingMinerReads = Object.create(state) as ChainStateManager;
+    failingMinerReads.getAccount = (address) => (address.equals(coinbase) ? Promise.reject(new Error("the store cannot be read")) : state.getAccount(address));
+    const transfer = await sign({ to: recipient.address, value: 5n, gasPrice: 2n });
+    let failure: unknown;
+    await runPlainTransfer({ ...context, state: failingMinerReads }, transfer).catch((error: unknown) => (failure = error));
+    expect((failure as Error | undefined)?.message).to.equal("the store cannot be read");
+    expect(bytesToHex(await state.getStateRoot())).to.equal(rootBefore);
+  });
+
   describe("leave to the engine, changing nothing,", () => {
     const cases: [string, () => Promise<ChainTransaction>, (() => Promise<void>)?][] = [
       ["a transaction with data", () => sign({ to: recipient.address, value: 1n, gasLimit: 30_000n, data: "0x01" })],
