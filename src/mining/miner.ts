@@ -175,9 +175,11 @@ export class Miner {
    * blocks are on disk, then reports on `transaction`. A transaction still behind a gap is "waiting".
    */
   async mineUntilIncluded(transaction: ChainTransaction): Promise<InclusionOutcome> {
-    const { dropReason, lastWritten } = await this.enqueue(() => this.mineEachPending(transaction));
+    const { dropReason, lastWritten, includedIn } = await this.enqueue(() => this.mineEachPending(transaction));
     // A failed write fails every block after it: the last block on disk means all of them are.
     await (lastWritten ?? this.chain.whenTipWritten());
+    if (includedIn !== undefined) return { kind: "mined", block: includedIn };
+    // Another send's run of blocks may have taken it.
     const location = await this.chain.getTransactionLocation(transaction.hash);
     if (location !== undefined) return { kind: "mined", block: (await this.chain.getBlockByHash(location.blockHash))! };
     if (dropReason !== undefined) return { kind: "dropped", reason: dropReason };
@@ -215,9 +217,11 @@ export class Miner {
    * Mines the pending transactions one block each (automine), until none is left, a gap holds the
    * next back, or mining was paused meanwhile (a send queued before evm_stopMining then waits).
    */
-  private async mineEachPending(watched?: ChainTransaction): Promise<{ dropReason: string | undefined; lastWritten: Promise<void> | undefined }> {
+  private async mineEachPending(watched?: ChainTransaction): Promise<{ dropReason: string | undefined; lastWritten: Promise<void> | undefined; includedIn: Block | undefined }> {
     let dropReason: string | undefined;
     let lastWritten: Promise<void> | undefined;
+    /** The block that took `watched`, when one of these did. */
+    let includedIn: Block | undefined;
     for (;;) {
       await this.giveTurnIfDue();
       const next = this.pool.pending()[0];
@@ -227,8 +231,9 @@ export class Miner {
       const skippedNext = built.skipped.find((entry) => entry.transaction === next);
       if (skippedNext?.deferred === true) break;
       if (skippedNext !== undefined && next === watched) dropReason = skippedNext.reason;
+      if (skippedNext === undefined && next === watched) includedIn = built.block;
     }
-    return { dropReason, lastWritten };
+    return { dropReason, lastWritten, includedIn };
   }
 
   private enqueue<T>(work: () => Promise<T>): Promise<T> {

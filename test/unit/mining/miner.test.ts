@@ -4,6 +4,7 @@ import { expect } from "chai";
 import { Address } from "@ethereumjs/util";
 import { BlockWriteError } from "../../../src/chain/chain.js";
 import { hexToBytes } from "../../../src/common/hex.js";
+import type { InclusionOutcome } from "../../../src/mining/miner.js";
 import { minerOn, transferRecipient } from "../../helpers/minerHarness.js";
 
 describe("mining/miner: a block the disk refuses", () => {
@@ -89,5 +90,26 @@ describe("mining/miner: long runs of blocks", () => {
     await run;
     expect(chain.tip.number).to.equal(0n);
     expect(pool.pending()).to.have.length(16);
+  });
+});
+
+describe("mining/miner: automine's answer", () => {
+  const minedBlock = (outcome: InclusionOutcome) => {
+    if (outcome.kind !== "mined") throw new Error(`the transaction was not mined: ${outcome.kind}`);
+    return outcome.block;
+  };
+
+  it("names the block that took each transaction, whichever send's run of blocks mined it", async () => {
+    const { store, chain, pool, miner, transfer } = await minerOn({ kind: "auto" });
+    // Nonces 1 and 2 wait behind the gap; nonce 0 fills it, and its send mines all three.
+    const [second, third, first] = [await transfer(1), await transfer(2), await transfer(0)];
+    for (const transaction of [second, third, first]) await pool.add(transaction);
+    expect(minedBlock(await miner.mineUntilIncluded(first)).number).to.equal(1n);
+    expect(chain.head.number).to.equal(3n);
+    // The third was mined by the first's send: its own finds the block on disk.
+    const block = minedBlock(await miner.mineUntilIncluded(third));
+    expect(block.number).to.equal(3n);
+    expect(block.transactions.map((transaction) => transaction.hash)).to.deep.equal([third.hash]);
+    await store.close();
   });
 });
