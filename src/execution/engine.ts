@@ -4,7 +4,8 @@
 import { Block as EngineBlock, BlockHeader as EngineBlockHeader, createBlockHeader, type HeaderData } from "@ethereumjs/block";
 import type { Common, StateManagerInterface } from "@ethereumjs/common";
 import type { EVM, EVMMockBlockchainInterface } from "@ethereumjs/evm";
-import { Account, Address, bigIntToBytes, setLengthLeft } from "@ethereumjs/util";
+import type { LegacyTx } from "@ethereumjs/tx";
+import { Account, Address, KECCAK256_NULL, bigIntToBytes, equalsBytes, setLengthLeft } from "@ethereumjs/util";
 import { createVM, type VM } from "@ethereumjs/vm";
 import { nextEventLoopTurn } from "../common/eventLoop.js";
 import { installInterpreterFastPaths } from "./interpreterFastPaths.js";
@@ -287,6 +288,19 @@ export async function creditMinimumGasPriceShare(state: StateManagerInterface, c
   const miner = (await state.getAccount(coinbase)) ?? new Account();
   miner.balance += gasUsed * minimumGasPrice;
   await state.putAccount(coinbase, miner);
+}
+
+/** Whether the account has code (its code hash is not the empty code's). */
+export function hasCode(account: Account): boolean {
+  return !equalsBytes(account.codeHash, KECCAK256_NULL);
+}
+
+/**
+ * Whether runTx lets `sender` send `tx`: an existing account without code (EIP-3607), at the
+ * transaction's nonce, holding the whole gas limit at the gas price and the value.
+ */
+export function runTxTakesSender(sender: Account | undefined, tx: LegacyTx): sender is Account {
+  return sender !== undefined && !hasCode(sender) && sender.nonce === tx.nonce && sender.balance >= tx.gasLimit * tx.gasPrice + tx.value;
 }
 
 /**

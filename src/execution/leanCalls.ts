@@ -22,10 +22,11 @@ import type { Block as EngineBlock } from "@ethereumjs/block";
 import type { Common } from "@ethereumjs/common";
 import type { EVM } from "@ethereumjs/evm";
 import type { MerkleStateManager } from "@ethereumjs/statemanager";
-import { Account, Address, KECCAK256_NULL, equalsBytes } from "@ethereumjs/util";
+import { Account, Address } from "@ethereumjs/util";
 import { Bloom } from "@ethereumjs/vm";
 import type { ChainTransaction } from "../chain/transactions.js";
 import { bytesToUnprefixedHex } from "../common/hex.js";
+import { runTxTakesSender } from "./engine.js";
 
 /**
  * EIPs that change what happens around a call (or that this module does not do): with any of them
@@ -96,7 +97,7 @@ export async function runLeanCall(context: LeanCallContext, transaction: ChainTr
   const sender = await state.getAccount(caller);
   const gasPrice = tx.gasPrice;
   const gasCost = tx.gasLimit * gasPrice;
-  if (sender === undefined || !equalsBytes(sender.codeHash, KECCAK256_NULL) || sender.nonce !== tx.nonce || sender.balance < gasCost + tx.value) return undefined;
+  if (!runTxTakesSender(sender, tx)) return undefined;
 
   const { common } = evm;
   const rules = callRules(common);

@@ -16,9 +16,10 @@
 // deleted again: here it is left absent. The differential test (test/unit/execution/
 // differential.test.ts) holds the two paths to the same state roots and receipts.
 import type { Common, StateManagerInterface } from "@ethereumjs/common";
-import { Account, Address, KECCAK256_NULL, equalsBytes } from "@ethereumjs/util";
+import { Account, Address } from "@ethereumjs/util";
 import type { ChainTransaction } from "../chain/transactions.js";
 import { bytesToUnprefixedHex } from "../common/hex.js";
+import { hasCode, runTxTakesSender } from "./engine.js";
 
 /** EIPs that change what a plain transfer costs, touches or logs: with any of them on, the engine runs every transaction. */
 const eipsChangingTransfers = [2780, 6800, 7702, 7708, 7864, 7928, 8037] as const;
@@ -39,10 +40,6 @@ export interface PlainTransferContext {
   readonly baseFee: bigint;
 }
 
-function hasCode(account: Account): boolean {
-  return !equalsBytes(account.codeHash, KECCAK256_NULL);
-}
-
 /**
  * Applies `transaction` to the state when it is a plain transfer whose outcome is certain, paying
  * the whole fee to the miner (the engine's priority fee and the block's base-fee share together).
@@ -57,7 +54,7 @@ export async function runPlainTransfer(context: PlainTransferContext, transactio
   const { state } = context;
   const senderAddress = new Address(transaction.sender);
   const sender = await state.getAccount(senderAddress);
-  if (sender === undefined || hasCode(sender) || sender.nonce !== tx.nonce || sender.balance < tx.gasLimit * tx.gasPrice + tx.value) return undefined;
+  if (!runTxTakesSender(sender, tx)) return undefined;
   const recipient = await state.getAccount(tx.to);
   if (recipient !== undefined && hasCode(recipient)) return undefined;
   if (tx.value === 0n && recipient?.isEmpty() === true) return undefined;
