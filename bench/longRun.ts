@@ -96,18 +96,18 @@ function judgeFlatness(samples: readonly RssReading[], peakMiB: number): void {
   const settled = samples.filter((sample) => sample.atMs >= warmUpMs);
   const firstSettled = settled[0]!;
   const singleReadingDrift = Math.max(...settled.map((sample) => driftFrom(firstSettled.rssMiB, sample.rssMiB)));
-  const describe = (window: WindowPeak) => `${(window.fromMs / 1000).toFixed(0)} s: ${window.peakMiB.toFixed(0)}`;
+  const windowPeaks = windows.map((window: WindowPeak) => `${(window.fromMs / 1000).toFixed(0)} s: ${window.peakMiB.toFixed(0)}`).join(", ");
   const flatness = recordResult("RSS drift after the first minute", largestDrift * 100, "%", targetsOf("lower", [6, allowedDrift * 100]), {
     measure: `highest reading of each ${warmUpMs / 1000} s past the first, against the first such window's`,
     referenceMiB: Math.round(reference.peakMiB),
-    windowPeaksMiB: windows.map(describe).join(", "),
+    windowPeaksMiB: windowPeaks,
     singleReadingDriftPercent: Number((singleReadingDrift * 100).toFixed(1)),
     lastMiB: last.rssMiB,
     peakMiB,
     rounds: samples.length,
     minutes,
   });
-  console.log(`highest RSS of each ${warmUpMs / 1000} s past the first, from: ${windows.map(describe).join(", ")} MiB`);
+  console.log(`highest RSS of each ${warmUpMs / 1000} s past the first, from: ${windowPeaks} MiB`);
   console.log(
     `RSS ${last.rssMiB.toFixed(0)} MiB at the end, peak ${peakMiB.toFixed(0)} MiB; largest drift of a window's highest reading from the first's ` +
       `${(largestDrift * 100).toFixed(1)} %: ${flatness}; single readings against the first past ${warmUpMs / 1000} s (${firstSettled.rssMiB.toFixed(0)} MiB): ${(singleReadingDrift * 100).toFixed(1)} %`,
