@@ -58,6 +58,20 @@ export class GenerationalCache<V> {
     }
   }
 
+  /** Drops the entry under `key` from both generations (a value known to be of no further use). */
+  delete(key: string): void {
+    const young = this.young.get(key);
+    if (young !== undefined) {
+      this.young.delete(key);
+      this.youngCost -= this.costOf(key, young);
+    }
+    const aged = this.old.get(key);
+    if (aged !== undefined) {
+      this.old.delete(key);
+      this.oldCost -= this.costOf(key, aged);
+    }
+  }
+
   /** Entries held (an entry in both generations counts twice). */
   get size(): number {
     return this.young.size + this.old.size;

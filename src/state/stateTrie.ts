@@ -191,6 +191,11 @@ export class StateTrie extends MerklePatriciaTrie {
     this.decodedNodes.set(hashText, node);
   }
 
+  /** Drops the decoded node kept under `hashText` (unprefixed hex): one a newer root no longer refers to. */
+  forgetDecodedNode(hashText: string): void {
+    this.decodedNodes.delete(hashText);
+  }
+
   /** A copy on the same database, as the package's, but of this class (storage tries are copies). */
   override shallowCopy(includeCheckpoints = true, options?: Partial<MPTOpts>): MerklePatriciaTrie {
     const trie = new StateTrie({ ...this._opts, db: this._db.db.shallowCopy(), root: this.root(), cacheSize: 0, ...(options ?? {}) });

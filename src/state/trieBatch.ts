@@ -84,6 +84,8 @@ interface TrieInternals {
   readonly databaseKey: (hash: Uint8Array) => Uint8Array;
   readonly lock: Lock;
   readonly pruning: boolean;
+  /** Drops a node from the memory caches (not from the database): by its hash and its key, in hex. */
+  readonly forgetCachedNode: (hashText: string, keyText: string) => void;
 }
 
 function internalsOf(trie: MerklePatriciaTrie): TrieInternals {
@@ -100,6 +102,10 @@ function internalsOf(trie: MerklePatriciaTrie): TrieInternals {
     databaseKey: (hash) => trie["_getDbKey"](hash),
     lock: trie["_lock"],
     pruning: trie["_opts"].useNodePruning,
+    forgetCachedNode: (hashText, keyText) => {
+      if (database.db instanceof TrieNodeStore) database.db.forgetCached(keyText);
+      if (trie instanceof StateTrie) trie.forgetDecodedNode(hashText);
+    },
   };
 }
 
@@ -129,6 +135,7 @@ export async function applyTrieChanges(trie: MerklePatriciaTrie, changes: Iterab
     const result = await batch.apply(start, [...latest.values()], 0);
     const newRoot = result === null ? trie.EMPTY_TRIE_ROOT : batch.storeRoot(result);
     if (batch.writes.length > 0) await internals.writeNodes(batch.writes);
+    batch.forgetReplacedNodes();
     trie.root(newRoot);
     await trie.persistRoot();
   } finally {
@@ -165,6 +172,8 @@ function extension(path: number[], child: TrieNode): ExtensionNode {
 class TrieBatch {
   /** Nodes to write, by database key. */
   readonly writes: WrittenTrieNode[] = [];
+  /** Hashes of the stored nodes this batch read to rebuild them: the new root no longer refers to them. */
+  private readonly replaced: Uint8Array[] = [];
 
   constructor(
     private readonly trie: MerklePatriciaTrie,
@@ -175,7 +184,13 @@ class TrieBatch {
   async apply(node: TrieNode | null, changes: readonly PathChange[], depth: number): Promise<TrieNode | null> {
     if (changes.length === 0) return node;
     if (node === null) return this.build(changes.filter(isPut), depth);
-    const open = node.kind === "unchanged" ? await this.read(node.reference) : node;
+    let open: OpenNode;
+    if (node.kind === "unchanged") {
+      open = await this.read(node.reference);
+      this.noteReplaced(node.reference);
+    } else {
+      open = node;
+    }
     switch (open.kind) {
       case "leaf":
         return this.applyToLeaf(open, changes, depth);
@@ -243,6 +258,8 @@ class TrieBatch {
     if (childCount > 1 || value !== null) return { kind: "branch", children, value };
     const child = children[onlyChild]!;
     const open = child.kind === "unchanged" ? await this.read(child.reference) : child;
+    // A leaf or extension merges with the nibble above it into a new node.
+    if (child.kind === "unchanged" && open.kind !== "branch") this.noteReplaced(child.reference);
     switch (open.kind) {
       case "leaf":
         return { kind: "leaf", path: [onlyChild, ...open.path], value: open.value };
@@ -265,6 +282,29 @@ class TrieBatch {
 
   private async read(reference: NodeReference): Promise<OpenNode> {
     return openNode(await this.trie.lookupNode(reference));
+  }
+
+  private noteReplaced(reference: NodeReference): void {
+    if (reference instanceof Uint8Array) this.replaced.push(reference);
+  }
+
+  /**
+   * Drops the nodes this batch replaced from the memory caches, once the new nodes are written. A
+   * state access walks from the newest root, so the old versions of a changed path are rarely read
+   * again (an older block's state reads them from the database). Dropped at once, most of them
+   * are garbage before V8's next young-generation collection: kept until the caches turned over,
+   * each was copied and promoted to the old generation first, with the nodes of every block.
+   * A node rebuilt with the same content has the same hash and is among the writes: it stays.
+   */
+  forgetReplacedNodes(): void {
+    if (this.replaced.length === 0) return;
+    const written = new Set(this.writes.map((node) => node.keyText));
+    for (const hash of this.replaced) {
+      const key = this.internals.databaseKey(hash);
+      const keyText = bytesToUnprefixedHex(key);
+      if (written.has(keyText)) continue;
+      this.internals.forgetCachedNode(key === hash ? keyText : bytesToUnprefixedHex(hash), keyText);
+    }
   }
 
   /** Encodes `root` and every new node under it; returns the root hash (the root is stored whatever its size). */

@@ -134,6 +134,14 @@ export class TrieNodeStore implements DB<string, TrieValue> {
     }
   }
 
+  /**
+   * Drops a node (by hex key) from the memory cache only: a node a newer state no longer refers
+   * to. It stays in the store, and in the batches on their way there.
+   */
+  forgetCached(keyText: string): void {
+    this.cache.delete(keyText);
+  }
+
   /** The batch never reached the store: its nodes are forgotten (the states they belong to are gone too). */
   writeAbandoned(batch: TrieNodeBatch): void {
     for (const text of batch.keys()) this.inFlight.delete(text);

@@ -3,7 +3,7 @@ import { MerklePatriciaTrie, type MPTOpts } from "@ethereumjs/mpt";
 import { bytesToHex, ValueEncoding } from "@ethereumjs/util";
 import { StateTrie } from "../../../src/state/stateTrie.js";
 import { applyTrieChanges, appliedTrieKey, type TrieChange } from "../../../src/state/trieBatch.js";
-import { createMemoryStore } from "../../../src/storage/keyValueStore.js";
+import { createMemoryStore, type KeyValueStore, type StoreOperation } from "../../../src/storage/keyValueStore.js";
 import { TrieNodeStore } from "../../../src/storage/trieNodeStore.js";
 import { randomBytes, seededRandom } from "../../helpers/seededRandom.js";
 
@@ -98,6 +98,55 @@ describe("state/trieBatch", () => {
     await applyTrieChanges(trie, []);
     expect(bytesToHex(trie.root())).to.equal(bytesToHex(missingRoot));
     await expectRejection(applyTrieChanges(trie, [[Uint8Array.from([1]), null]]), /Missing node/);
+  });
+
+  it("drops the nodes it replaced from the memory caches (reads at the old root find them in the store) and keeps those rebuilt as they were", async () => {
+    const next = seededRandom(57);
+    const memory = createMemoryStore();
+    let storeReads = 0;
+    const counted: KeyValueStore = {
+      ...memory,
+      getSync: (key) => {
+        storeReads++;
+        return memory.getSync(key);
+      },
+    };
+    const nodes = new TrieNodeStore(counted);
+    const trie = new StateTrie({ useKeyHashing: true, valueEncoding: ValueEncoding.Bytes, db: nodes });
+    // As a block's write: the nodes go to the store, then into the node cache.
+    const writeBlock = async () => {
+      const operations: StoreOperation[] = [];
+      const batch = nodes.takeWrites(operations);
+      await memory.write(operations);
+      nodes.writeFinished(batch);
+    };
+    const keys = Array.from({ length: 300 }, () => randomBytes(next, 20));
+    const values = keys.map(() => randomBytes(next, 8));
+    await applyTrieChanges(trie, keys.map((key, index): TrieChange => [appliedTrieKey(trie, key), values[index]!]));
+    await writeBlock();
+    const firstRoot = trie.root();
+
+    // The same value again: every node of the path is rebuilt with the same hash, and stays.
+    await applyTrieChanges(trie, [[appliedTrieKey(trie, keys[5]!), values[5]!]]);
+    await writeBlock();
+    expect(bytesToHex(trie.root())).to.equal(bytesToHex(firstRoot));
+    storeReads = 0;
+    expect(hexOrNull(await trie.getAt(firstRoot, keys[5]!))).to.equal(bytesToHex(values[5]!));
+    expect(storeReads, "store reads for a path rebuilt as it was").to.equal(0);
+
+    const changed = randomBytes(next, 8);
+    await applyTrieChanges(trie, [[appliedTrieKey(trie, keys[6]!), changed]]);
+    await writeBlock();
+    storeReads = 0;
+    expect(hexOrNull(await trie.getAt(trie.root(), keys[6]!))).to.equal(bytesToHex(changed));
+    expect(storeReads, "store reads for the new path").to.equal(0);
+    expect(hexOrNull(await trie.getAt(firstRoot, keys[6]!))).to.equal(bytesToHex(values[6]!));
+    // The old root, the branches under it on the key's path and the old leaf.
+    expect(storeReads, "store reads for the replaced path").to.be.at.least(3);
+    storeReads = 0;
+    expect(hexOrNull(await trie.getAt(firstRoot, keys[7]!))).to.equal(bytesToHex(values[7]!));
+    // The nodes read back from the store are cached again; the rest of the old trie never left.
+    expect(storeReads, "store reads for another key at the old root").to.equal(0);
   });
 
   it("writes through a checkpoint: a revert leaves the old root and nothing written, a commit writes the new nodes", async () => {
