@@ -64,6 +64,18 @@ const logClearBytes = 1024 * 1024;
 /** A log this large makes the next write wait until LevelDB has caught up and the log is emptied. */
 const logLimitBytes = 64 * 1024 * 1024;
 
+/**
+ * How long a logged batch waits for the next ones before they go to LevelDB together. A LevelDB
+ * write costs the same whatever its size: on the main thread a native batch and a promise, on
+ * LevelDB's thread a write of its own log. Blocks mined one by one (automine: a block per
+ * transaction) each wrote alone. Measured with blocks of 25 operations: 45-85 µs of the main
+ * thread and 136-188 µs in all per block written alone, 22-28 and 49-70 µs for four at a time.
+ * Nothing waits on it: a batch is durable once logged, and reads see it meanwhile.
+ */
+const levelWriteDelayMs = 4;
+/** Operations waiting for LevelDB that make it write without waiting out the delay. */
+const levelWriteQueueLimit = 4096;
+
 /** A key's value in a batch not yet in LevelDB (undefined: deleted), and the batch that set it. */
 interface PendingValue {
   readonly value: Uint8Array | undefined;
@@ -78,14 +90,18 @@ interface QueuedBatch {
 
 /**
  * LevelDB behind the write-ahead log. A write appends its batch to the log, records its keys in
- * `pending` and answers; the batches go to LevelDB in order, those waiting meanwhile together in
- * one LevelDB batch. A key leaves `pending` once the last batch that set it is in LevelDB.
+ * `pending` and answers; the batches go to LevelDB in order, a few milliseconds later
+ * (levelWriteDelayMs), those written meanwhile together in one LevelDB batch. A key leaves `pending` once the last batch that set it is in LevelDB.
  * The database is opened for other threads too (see openLevelReader).
  */
 export class LevelStore implements KeyValueStore {
   private readonly pending = new Map<string, PendingValue>();
   private queued: QueuedBatch[] = [];
+  /** The operations of the queued batches. */
+  private queuedOperations = 0;
   private lastBatch = 0;
+  /** Ends the wait before the next LevelDB write early (set while it waits). */
+  private writeSoon: (() => void) | undefined;
   /** The loop handing queued batches to LevelDB, while there are any. */
   private applying: Promise<void> | undefined;
   /** Set when the log or LevelDB failed a write: every later write fails with it. */
@@ -138,8 +154,24 @@ export class LevelStore implements KeyValueStore {
       return key;
     });
     this.queued.push({ operations, pendingKeys });
-    // LevelDB gets the batch after this turn: the caller answers first.
-    this.applying ??= nextEventLoopTurn().then(() => this.applyQueued());
+    this.queuedOperations += operations.length;
+    this.applying ??= this.whileMoreBatchesCome().then(() => this.applyQueued());
+    if (this.queuedOperations >= levelWriteQueueLimit) this.writeSoon?.();
+  }
+
+  /**
+   * Settles after levelWriteDelayMs, or at the next turn of the event loop once writeSoon is
+   * called; never within this turn: the caller answers first.
+   */
+  private whileMoreBatchesCome(): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => this.writeSoon?.(), levelWriteDelayMs);
+      this.writeSoon = () => {
+        clearTimeout(timer);
+        this.writeSoon = undefined;
+        void nextEventLoopTurn().then(resolve);
+      };
+    });
   }
 
   async entries(prefix: Uint8Array): Promise<StoreEntry[]> {
@@ -181,7 +213,10 @@ export class LevelStore implements KeyValueStore {
 
   /** Settles once every batch written so far is in LevelDB (or LevelDB failed). */
   private async caughtUp(): Promise<void> {
-    while (this.applying !== undefined) await this.applying;
+    while (this.applying !== undefined) {
+      this.writeSoon?.();
+      await this.applying;
+    }
   }
 
   private async applyQueued(): Promise<void> {
@@ -190,6 +225,7 @@ export class LevelStore implements KeyValueStore {
         const batches = this.queued;
         const appliedUpTo = this.lastBatch;
         this.queued = [];
+        this.queuedOperations = 0;
         try {
           // Every queued batch is logged: the last of them has the last sequence number written.
           await writeToLevel(
@@ -209,6 +245,8 @@ export class LevelStore implements KeyValueStore {
             if (pending !== undefined && pending.batch <= appliedUpTo) this.pending.delete(key);
           }
         }
+        // Batches written while LevelDB wrote wait for the next ones too.
+        if (this.queued.length > 0) await this.whileMoreBatchesCome();
       }
       if (this.failure === undefined && this.log.bytes >= logClearBytes) {
         try {

@@ -15,6 +15,14 @@ import { randomBytes, seededRandom } from "../../helpers/seededRandom.js";
 const bytes = (text: string) => new TextEncoder().encode(text);
 const text = (value: Uint8Array | undefined) => (value === undefined ? undefined : new TextDecoder().decode(value));
 
+/** Waits (up to 5 s) until `condition` holds. */
+async function until(condition: () => boolean, what: string): Promise<void> {
+  for (let waited = 0; !condition(); waited += 5) {
+    if (waited >= 5_000) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
 function randomBatch(next: () => number): StoreOperation[] {
   return Array.from({ length: 1 + (next() >>> 28) }, () => {
     const key = randomBytes(next, 1 + (next() >>> 26));
@@ -116,13 +124,6 @@ describe("storage/writeAheadLog", () => {
   it("keeps serving a batch LevelDB failed to take, refuses later writes, and applies it at the next open", async () => {
     const store = await openLevelStore(directory);
     const internals = store as unknown as { db: ClassicLevel<Uint8Array, Uint8Array>; failure: Error | undefined };
-    /** Waits (up to 5 s) until `condition` holds. */
-    const until = async (condition: () => boolean, what: string) => {
-      for (let waited = 0; !condition(); waited += 5) {
-        if (waited >= 5_000) throw new Error(`timed out waiting until ${what}`);
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      }
-    };
     await store.write([{ type: "put", key: bytes("a"), value: bytes("1") }]);
     await until(() => store.settled, "LevelDB holds the first batch");
     // LevelDB goes away under the store once it holds the first batch: the next reaches the log only.
@@ -171,6 +172,27 @@ describe("storage/writeAheadLog", () => {
     await db.open();
     for (const key of keys) expect(await db.get(key)).to.deep.equal(expected.get(text(key)!));
     await db.close();
+  });
+
+  it("hands batches written a turn of the event loop apart to LevelDB several at a time, and every one of them", async () => {
+    const store = await openLevelStore(directory);
+    // The store's LevelDB, watched for the chained batches it is given.
+    const level = (store as unknown as { db: ClassicLevel<Uint8Array, Uint8Array> }).db;
+    const chainedBatch = level.batch.bind(level) as () => ReturnType<typeof level.batch>;
+    let levelWrites = 0;
+    (level as unknown as { batch: () => unknown }).batch = () => {
+      levelWrites++;
+      return chainedBatch();
+    };
+    const batches = 40;
+    for (let index = 0; index < batches; index++) {
+      await store.write([{ type: "put", key: bytes(`block-${index}`), value: bytes(`body of ${index}`) }]);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await until(() => store.settled, "LevelDB holds every batch");
+    expect(levelWrites, "LevelDB writes").to.be.at.least(1).and.at.most(batches / 2);
+    for (let index = 0; index < batches; index++) expect(text(await level.get(bytes(`block-${index}`)))).to.equal(`body of ${index}`);
+    await store.close();
   });
 
   it("applies the batches a log written before sequence numbers still holds, up to a torn record", async () => {
