@@ -53,6 +53,7 @@ interface InterpreterView {
   getCallData(): Uint8Array;
   storageLoad(key: Uint8Array): Promise<Uint8Array>;
   storageStore(key: Uint8Array, value: Uint8Array): Promise<void>;
+  log(data: Uint8Array, topicCount: number, topics: Uint8Array[]): void;
   _result: { returnValue?: Uint8Array };
 }
 
@@ -318,6 +319,18 @@ const fastOpcodeHandlers = new Map<number, OpHandler>([
       await runState.interpreter.storageStore(slotKey(key), value === 0n ? new Uint8Array(0) : wordToMinimalBytes(value));
     },
   ],
+  // LOG0 to LOG4 (their gas handler already refused a static context): the package makes each
+  // topic's 32 bytes through its hexadecimal text padded and parsed back, for every event emitted.
+  ...[0xa0, 0xa1, 0xa2, 0xa3, 0xa4].map((opcode): [number, OpHandler] => [
+    opcode,
+    (runState) => {
+      const [offset, length] = runState.stack.popN(2) as [bigint, bigint];
+      const topicCount = opcode - 0xa0;
+      const topics = (runState.stack.popN(topicCount) as bigint[]).map(wordToBytes32);
+      const data = length === 0n ? new Uint8Array(0) : runState.memory.read(Number(offset), Number(length));
+      runState.interpreter.log(data, topicCount, topics);
+    },
+  ]),
 ]);
 
 /**

@@ -139,6 +139,12 @@ const programs: Record<string, { code: string; data?: string; gas?: bigint; stor
   "logs with zero to four topics": {
     code: [0, 1, 2, 3, 4].map((topics) => Array.from({ length: topics }, (_, index) => push(index + 1)).join("") + push(topics * 10) + push(topics) + op.LOG(topics)).join("") + op.STOP,
   },
+  "logs with topics of zero, of one byte and of full width, data from memory, and a log in a stack underflow": {
+    code:
+      push(0xbeef) + push(0) + op.MSTORE +
+      push(2n ** 256n - 1n) + push(0) + push(0xff) + push(2n ** 255n) + push(7) + push(25) + op.LOG(4) +
+      push(0) + push(0) + op.LOG(1),
+  },
   "a loop with jumps": {
     // counter = 20; do { counter -= 1; store counter at counter } while (counter != 0)
     code: push(20) + op.JUMPDEST + push(1) + "90" + "03" + "80" + "80" + op.SSTORE + "80" + push(2) + op.JUMPI + returnWord(0),
