@@ -133,9 +133,10 @@ export async function applyTrieChanges(trie: MerklePatriciaTrie, changes: Iterab
     const oldRoot = trie.root();
     const start: TrieNode | null = equalsBytes(oldRoot, trie.EMPTY_TRIE_ROOT) ? null : { kind: "unchanged", reference: oldRoot };
     const result = await batch.apply(start, [...latest.values()], 0);
+    // Before the new nodes are stored: one rebuilt with the same content (so the same hash) is kept again.
+    batch.forgetReplacedNodes();
     const newRoot = result === null ? trie.EMPTY_TRIE_ROOT : batch.storeRoot(result);
     if (batch.writes.length > 0) await internals.writeNodes(batch.writes);
-    batch.forgetReplacedNodes();
     trie.root(newRoot);
     await trie.persistRoot();
   } finally {
@@ -289,20 +290,17 @@ class TrieBatch {
   }
 
   /**
-   * Drops the nodes this batch replaced from the memory caches, once the new nodes are written. A
-   * state access walks from the newest root, so the old versions of a changed path are rarely read
-   * again (an older block's state reads them from the database). Dropped at once, most of them
-   * are garbage before V8's next young-generation collection: kept until the caches turned over,
-   * each was copied and promoted to the old generation first, with the nodes of every block.
-   * A node rebuilt with the same content has the same hash and is among the writes: it stays.
+   * Drops the nodes this batch replaced from the memory caches. A state access walks from the
+   * newest root, so the old versions of a changed path are rarely read again (an older block's
+   * state reads them from the database). Dropped at once, most of them are garbage before V8's
+   * next young-generation collection: kept until the caches turned over, each was copied and
+   * promoted to the old generation first, with the nodes of every block. The database keeps them,
+   * and the batches on their way there.
    */
   forgetReplacedNodes(): void {
-    if (this.replaced.length === 0) return;
-    const written = new Set(this.writes.map((node) => node.keyText));
     for (const hash of this.replaced) {
       const key = this.internals.databaseKey(hash);
       const keyText = bytesToUnprefixedHex(key);
-      if (written.has(keyText)) continue;
       this.internals.forgetCachedNode(key === hash ? keyText : bytesToUnprefixedHex(hash), keyText);
     }
   }
