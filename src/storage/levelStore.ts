@@ -91,8 +91,9 @@ interface QueuedBatch {
 /**
  * LevelDB behind the write-ahead log. A write appends its batch to the log, records its keys in
  * `pending` and answers; the batches go to LevelDB in order, a few milliseconds later
- * (levelWriteDelayMs), those written meanwhile together in one LevelDB batch. A key leaves `pending` once the last batch that set it is in LevelDB.
- * The database is opened for other threads too (see openLevelReader).
+ * (levelWriteDelayMs), those written meanwhile together in one LevelDB batch. A key leaves
+ * `pending` once the last batch that set it is in LevelDB. The database is opened for other
+ * threads too (see openLevelReader).
  */
 export class LevelStore implements KeyValueStore {
   private readonly pending = new Map<string, PendingValue>();
@@ -245,8 +246,9 @@ export class LevelStore implements KeyValueStore {
             if (pending !== undefined && pending.batch <= appliedUpTo) this.pending.delete(key);
           }
         }
-        // Batches written while LevelDB wrote wait for the next ones too.
-        if (this.queued.length > 0) await this.whileMoreBatchesCome();
+        // Batches written while LevelDB wrote wait for the next ones too, unless the store is
+        // closing or they are many already.
+        if (this.queued.length > 0 && !this.closing && this.queuedOperations < levelWriteQueueLimit) await this.whileMoreBatchesCome();
       }
       if (this.failure === undefined && this.log.bytes >= logClearBytes) {
         try {
