@@ -179,7 +179,13 @@ export class CallWorkers implements CallOffload {
       if (this.status === "idle") this.start();
       return undefined;
     }
-    if (this.outstanding.size >= maxOutstanding || !this.store.settled) return undefined;
+    if (this.outstanding.size >= maxOutstanding) return undefined;
+    if (!this.store.settled) {
+      // The worker reads LevelDB, which lacks the latest batches for a few milliseconds: this call
+      // runs on the main thread, and the batches go to LevelDB at once for the calls after it.
+      this.store.hurry();
+      return undefined;
+    }
     const id = ++this.lastId;
     const requests = this.requests!;
     return new Promise<T>((resolve, reject) => {

@@ -70,9 +70,10 @@ const logLimitBytes = 64 * 1024 * 1024;
  * LevelDB's thread a write of its own log. Blocks mined one by one (automine: a block per
  * transaction) each wrote alone. Measured with blocks of 25 operations: 45-85 µs of the main
  * thread and 136-188 µs in all per block written alone, 22-28 and 49-70 µs for four at a time.
- * Nothing waits on it: a batch is durable once logged, and reads see it meanwhile.
+ * Writers do not wait on it: a batch is durable once logged, and reads see it meanwhile. Readers
+ * of LevelDB itself (the call worker's thread) wait for `settled`, and end the wait early (hurry).
  */
-const levelWriteDelayMs = 4;
+const defaultLevelWriteDelayMs = 4;
 /** Operations waiting for LevelDB that make it write without waiting out the delay. */
 const levelWriteQueueLimit = 4096;
 
@@ -91,7 +92,7 @@ interface QueuedBatch {
 /**
  * LevelDB behind the write-ahead log. A write appends its batch to the log, records its keys in
  * `pending` and answers; the batches go to LevelDB in order, a few milliseconds later
- * (levelWriteDelayMs), those written meanwhile together in one LevelDB batch. A key leaves
+ * (defaultLevelWriteDelayMs), those written meanwhile together in one LevelDB batch. A key leaves
  * `pending` once the last batch that set it is in LevelDB. The database is opened for other
  * threads too (see openLevelReader).
  */
@@ -103,6 +104,8 @@ export class LevelStore implements KeyValueStore {
   private lastBatch = 0;
   /** Ends the wait before the next LevelDB write early (set while it waits). */
   private writeSoon: (() => void) | undefined;
+  /** The next wait before a LevelDB write is to end at once (asked for while none was under way). */
+  private hurried = false;
   /** The loop handing queued batches to LevelDB, while there are any. */
   private applying: Promise<void> | undefined;
   /** Set when the log or LevelDB failed a write: every later write fails with it. */
@@ -117,6 +120,8 @@ export class LevelStore implements KeyValueStore {
     private readonly resolvedDirectory: string,
     /** The sequence number of the last batch written (the log's numbering goes on from it). */
     private lastSequence: bigint,
+    /** How long a logged batch waits for others before going to LevelDB. */
+    private readonly levelWriteDelayMs: number,
   ) {}
 
   /**
@@ -157,19 +162,34 @@ export class LevelStore implements KeyValueStore {
     this.queued.push({ operations, pendingKeys });
     this.queuedOperations += operations.length;
     this.applying ??= this.whileMoreBatchesCome().then(() => this.applyQueued());
-    if (this.queuedOperations >= levelWriteQueueLimit) this.writeSoon?.();
+    if (this.queuedOperations >= levelWriteQueueLimit) this.hurry();
   }
 
   /**
-   * Settles after levelWriteDelayMs, or at the next turn of the event loop once writeSoon is
-   * called; never within this turn: the caller answers first.
+   * Hands the waiting batches to LevelDB at the next turn of the event loop instead of after
+   * the delay (or, while LevelDB is writing, the ones queued behind it once it is done).
+   */
+  hurry(): void {
+    this.hurried = true;
+    this.writeSoon?.();
+  }
+
+  /**
+   * Settles after the delay, or at the next turn of the event loop once hurried; never
+   * within this turn: the caller answers first.
    */
   private whileMoreBatchesCome(): Promise<void> {
+    if (this.hurried) {
+      this.hurried = false;
+      return nextEventLoopTurn();
+    }
     return new Promise((resolve) => {
-      const timer = setTimeout(() => this.writeSoon?.(), levelWriteDelayMs);
+      // Unreferenced: a process may end while it waits (the batches are in the log).
+      const timer = setTimeout(() => this.writeSoon?.(), this.levelWriteDelayMs).unref();
       this.writeSoon = () => {
         clearTimeout(timer);
         this.writeSoon = undefined;
+        this.hurried = false;
         void nextEventLoopTurn().then(resolve);
       };
     });
@@ -215,7 +235,7 @@ export class LevelStore implements KeyValueStore {
   /** Settles once every batch written so far is in LevelDB (or LevelDB failed). */
   private async caughtUp(): Promise<void> {
     while (this.applying !== undefined) {
-      this.writeSoon?.();
+      this.hurry();
       await this.applying;
     }
   }
@@ -246,9 +266,8 @@ export class LevelStore implements KeyValueStore {
             if (pending !== undefined && pending.batch <= appliedUpTo) this.pending.delete(key);
           }
         }
-        // Batches written while LevelDB wrote wait for the next ones too, unless the store is
-        // closing or they are many already.
-        if (this.queued.length > 0 && !this.closing && this.queuedOperations < levelWriteQueueLimit) await this.whileMoreBatchesCome();
+        // Batches written while LevelDB wrote wait for the next ones too (unless hurried).
+        if (this.queued.length > 0) await this.whileMoreBatchesCome();
       }
       if (this.failure === undefined && this.log.bytes >= logClearBytes) {
         try {
@@ -264,12 +283,17 @@ export class LevelStore implements KeyValueStore {
   }
 }
 
+export interface LevelStoreOptions {
+  /** How long a logged batch waits for the next ones before they go to LevelDB (default 4 ms). */
+  readonly levelWriteDelayMs?: number;
+}
+
 /**
  * Opens the LevelDB under `directory`, creating it only when the directory is missing or empty:
  * a directory holding anything else is refused untouched. Batches its write-ahead log still holds
  * (the node stopped before LevelDB had them) are applied before anything is read.
  */
-export async function openLevelStore(directory: string): Promise<LevelStore> {
+export async function openLevelStore(directory: string, options: LevelStoreOptions = {}): Promise<LevelStore> {
   let state: Awaited<ReturnType<typeof directoryState>>;
   try {
     state = await directoryState(directory);
@@ -291,7 +315,7 @@ export async function openLevelStore(directory: string): Promise<LevelStore> {
   if (openDirectories.has(resolved)) throw new DataDirectoryError(`${directory} is in use by this process already`);
   openDirectories.add(resolved);
   try {
-    return await openLoggedStore(directory, state !== "leveldb", resolved);
+    return await openLoggedStore(directory, state !== "leveldb", resolved, options.levelWriteDelayMs ?? defaultLevelWriteDelayMs);
   } catch (error) {
     openDirectories.delete(resolved);
     throw error;
@@ -306,7 +330,7 @@ function levelDatabaseAt(directory: string, createIfMissing: boolean): ClassicLe
   return new ClassicLevel<Uint8Array, Uint8Array>(directory, { keyEncoding: "view", valueEncoding: "view", createIfMissing, multithreading: true });
 }
 
-async function openLoggedStore(directory: string, create: boolean, resolved: string): Promise<LevelStore> {
+async function openLoggedStore(directory: string, create: boolean, resolved: string, levelWriteDelayMs: number): Promise<LevelStore> {
   const db = levelDatabaseAt(directory, create);
   try {
     await db.open();
@@ -353,7 +377,7 @@ async function openLoggedStore(directory: string, create: boolean, resolved: str
     if (error instanceof LogUnreadableError) throw new DataDirectoryError(error.message);
     throw new DataDirectoryError(`cannot recover the write-ahead log in ${directory}: ${(error as Error).message}`);
   }
-  return new LevelStore(db, opened.log, directory, resolved, lastSequence);
+  return new LevelStore(db, opened.log, directory, resolved, lastSequence, levelWriteDelayMs);
 }
 
 /** Acknowledged batches in the log cannot be read: the store does not open. */

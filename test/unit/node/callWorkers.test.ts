@@ -151,6 +151,19 @@ describe("node/callWorkers: calls on a second thread", function () {
     await services.callWorkers!.close();
   });
 
+  it("leaves a call to the main thread while LevelDB lacks the latest batches, and has the store hand them over at once", async () => {
+    let hurried = 0;
+    const unsettled = { settled: false, hurry: () => hurried++ } as unknown as LevelStore;
+    const workers = new CallWorkers({ directory, chainId: 33n, limits }, unsettled, createLogger("silent"));
+    try {
+      expect(await workers.whenReady()).to.equal(true);
+      expect(workers.call(services.chain.head, call(probe.encodeFunctionData("divide", [10n, 3n])), undefined), "taken by the worker").to.equal(undefined);
+      expect(hurried).to.equal(1);
+    } finally {
+      await workers.close();
+    }
+  });
+
   it("fails the calls it holds when the node closes it, without waiting for them", async () => {
     const workers = new CallWorkers({ directory, chainId: 33n, limits }, { settled: true } as LevelStore, createLogger("silent"));
     expect(await workers.whenReady()).to.equal(true);

@@ -195,6 +195,48 @@ describe("storage/writeAheadLog", () => {
     await store.close();
   });
 
+  describe("with a wait before LevelDB writes longer than any test", () => {
+    const forever = { levelWriteDelayMs: 600_000 };
+    const inLevel = async (keys: string[]) => {
+      const db = new ClassicLevel<Uint8Array, Uint8Array>(directory, { keyEncoding: "view", valueEncoding: "view" });
+      await db.open();
+      try {
+        return await Promise.all(keys.map(async (key) => text(await db.get(bytes(key)))));
+      } finally {
+        await db.close();
+      }
+    };
+
+    it("hands the waiting batches to LevelDB at once when hurried, and serves them meanwhile", async () => {
+      const store = await openLevelStore(directory, forever);
+      await store.write([{ type: "put", key: bytes("a"), value: bytes("1") }]);
+      await store.write([{ type: "put", key: bytes("b"), value: bytes("2") }]);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(store.settled, "settled before the wait ends").to.equal(false);
+      expect(text(store.getSync(bytes("b")))).to.equal("2");
+      store.hurry();
+      await until(() => store.settled, "LevelDB holds the hurried batches");
+      await store.close();
+      expect(await inLevel(["a", "b"])).to.deep.equal(["1", "2"]);
+    });
+
+    it("closes without waiting, with every batch in LevelDB", async () => {
+      const store = await openLevelStore(directory, forever);
+      for (let index = 0; index < 5; index++) await store.write([{ type: "put", key: bytes(`k${index}`), value: bytes(`v${index}`) }]);
+      await store.close();
+      expect(await inLevel(["k0", "k4"])).to.deep.equal(["v0", "v4"]);
+      expect(statSync(join(directory, writeAheadLogFileName)).size, "log emptied at close").to.be.at.most(sequencedLogMark.length);
+    });
+
+    it("writes without waiting once the queued operations pass the limit", async () => {
+      const store = await openLevelStore(directory, forever);
+      await store.write(Array.from({ length: 5_000 }, (_, index) => ({ type: "put" as const, key: bytes(`many-${index}`), value: bytes(`${index}`) })));
+      await until(() => store.settled, "LevelDB holds the large batch");
+      await store.close();
+      expect(await inLevel(["many-0", "many-4999"])).to.deep.equal(["0", "4999"]);
+    });
+  });
+
   it("applies the batches a log written before sequence numbers still holds, up to a torn record", async () => {
     // LevelDB holds "a" = 1; the log holds two later batches LevelDB never got, then half a record.
     const db = new ClassicLevel<Uint8Array, Uint8Array>(directory, { keyEncoding: "view", valueEncoding: "view" });
