@@ -39,6 +39,26 @@ describe("common/generationalCache", () => {
     }
   });
 
+  it("forgets a deleted entry in either generation, and its cost with it", () => {
+    const cache = new GenerationalCache<Uint8Array>(8 * 1024, bytesEntryCost);
+    cache.set("aged", new Uint8Array(100));
+    // Some 600 bytes of cost each: the young generation (4 KiB) turns over once, and "aged" is in the old one.
+    for (let index = 0; index < 8; index++) cache.set(`filler ${index}`, new Uint8Array(100));
+    cache.set("young", new Uint8Array(50));
+    for (const [key, length] of [["young", 50], ["aged", 100]] as const) {
+      const before = cache.cost;
+      cache.delete(key);
+      expect(cache.cost, `cost after deleting ${key}`).to.equal(before - bytesEntryCost(key, new Uint8Array(length)));
+      expect(cache.get(key)).to.equal(undefined);
+    }
+    const before = cache.cost;
+    cache.delete("never there");
+    expect(cache.cost).to.equal(before);
+    for (let index = 0; index < 8; index++) cache.delete(`filler ${index}`);
+    expect(cache.size).to.equal(0);
+    expect(cache.cost).to.equal(0);
+  });
+
   it("keeps an entry that is read while newer entries push the others out", () => {
     const cache = new GenerationalCache<Uint8Array>(16 * 1024, bytesEntryCost);
     const kept = new Uint8Array(32).fill(1);

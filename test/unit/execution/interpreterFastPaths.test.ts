@@ -72,6 +72,18 @@ function selfCallingProgram(): string {
   return outer(destination) + inner;
 }
 
+/**
+ * Without call data it STATICCALLs itself with a byte of call data and returns the call's success
+ * flag; with call data it emits a log, which a static frame refuses.
+ */
+function staticallyLoggingProgram(): string {
+  const staticCall = push(0) + push(0) + push(1) + push(0) + "30" /* ADDRESS */ + "5a" /* GAS */ + "fa" /* STATICCALL */;
+  const outer = (destination: number) => op.CALLDATASIZE + push(destination) + op.JUMPI + staticCall + push(0) + op.MSTORE + returnWord(0);
+  const inner = op.JUMPDEST + push(0) + push(0) + op.LOG(0) + op.STOP;
+  const destination = outer(0xff).length / 2;
+  return outer(destination) + inner;
+}
+
 /** `deployed`: the code is also the account's, so the program can call itself. */
 const programs: Record<string, { code: string; data?: string; gas?: bigint; storage?: [slot: number, value: number][]; deployed?: boolean }> = {
   "EXP across exponent widths": {
@@ -139,12 +151,15 @@ const programs: Record<string, { code: string; data?: string; gas?: bigint; stor
   "logs with zero to four topics": {
     code: [0, 1, 2, 3, 4].map((topics) => Array.from({ length: topics }, (_, index) => push(index + 1)).join("") + push(topics * 10) + push(topics) + op.LOG(topics)).join("") + op.STOP,
   },
-  "logs with topics of zero, of one byte and of full width, data from memory, and a log in a stack underflow": {
+  "logs with topics of zero, of one byte and of full width, and data from memory": {
     code:
       push(0xbeef) + push(0) + op.MSTORE +
       push(2n ** 256n - 1n) + push(0) + push(0xff) + push(2n ** 255n) + push(7) + push(25) + op.LOG(4) +
-      push(0) + push(0) + op.LOG(1),
+      push(0) + push(0) + push(0) + op.LOG(1) +
+      op.STOP,
   },
+  "a log in a stack underflow": { code: push(0) + push(0) + op.LOG(1) },
+  "a log in a static call fails the call": { code: staticallyLoggingProgram(), deployed: true },
   "a loop with jumps": {
     // counter = 20; do { counter -= 1; store counter at counter } while (counter != 0)
     code: push(20) + op.JUMPDEST + push(1) + "90" + "03" + "80" + "80" + op.SSTORE + "80" + push(2) + op.JUMPI + returnWord(0),

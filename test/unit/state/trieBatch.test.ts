@@ -149,6 +149,50 @@ describe("state/trieBatch", () => {
     expect(storeReads, "store reads for another key at the old root").to.equal(0);
   });
 
+  it("after deletes that fold a branch into the extension above it and into the leaf under it, each root still reads as written", async () => {
+    const memory = createMemoryStore();
+    const nodes = new TrieNodeStore(memory);
+    const options = { useKeyHashing: false, valueEncoding: ValueEncoding.Bytes } as const;
+    const trie = new StateTrie({ ...options, db: nodes });
+    const reference = new MerklePatriciaTrie({ ...options, db: new TrieNodeStore(createMemoryStore()) });
+    const writeBlock = async () => {
+      const operations: StoreOperation[] = [];
+      const batch = nodes.takeWrites(operations);
+      await memory.write(operations);
+      nodes.writeFinished(batch);
+    };
+    // Nibbles 1234 and 1235 under a branch, over an extension 2 from the root's 1; 12abcdef beside
+    // them; 56 under the root. Values of 40 bytes: every node is stored by hash, none embedded.
+    const keys = { a: [0x12, 0x34], b: [0x12, 0x35], c: [0x12, 0xab, 0xcd, 0xef], d: [0x56] };
+    const value = (name: string) => new TextEncoder().encode(name.repeat(40));
+    const key = (name: keyof typeof keys) => Uint8Array.from(keys[name]);
+    const steps: { changes: [keyof typeof keys, Uint8Array | null][] }[] = [
+      { changes: (["a", "b", "c", "d"] as const).map((name) => [name, value(name)]) },
+      // The branch under 12 keeps only the branch of a and b: it becomes part of the extension above.
+      { changes: [["c", null]] },
+      // The branch of a and b keeps only a: it folds into a's leaf, which takes the nibble above it.
+      { changes: [["b", null]] },
+    ];
+    const roots: { root: Uint8Array; values: Map<string, string | null> }[] = [];
+    const current = new Map<string, string | null>();
+    for (const { changes } of steps) {
+      await applyTrieChanges(trie, changes.map(([name, changed]): TrieChange => [key(name), changed]));
+      for (const [name, changed] of changes) {
+        if (changed === null) await reference.del(key(name));
+        else await reference.put(key(name), changed);
+        current.set(name, changed === null ? null : bytesToHex(changed));
+      }
+      await writeBlock();
+      expect(bytesToHex(trie.root())).to.equal(bytesToHex(reference.root()));
+      roots.push({ root: trie.root(), values: new Map(current) });
+    }
+    for (const [index, { root, values }] of roots.entries()) {
+      for (const name of Object.keys(keys) as (keyof typeof keys)[]) {
+        expect(hexOrNull(await trie.getAt(root, key(name))), `${name} at root ${index}`).to.equal(values.get(name) ?? null);
+      }
+    }
+  });
+
   it("writes through a checkpoint: a revert leaves the old root and nothing written, a commit writes the new nodes", async () => {
     const next = seededRandom(41);
     const options = { useKeyHashing: true, valueEncoding: ValueEncoding.Bytes, useNodePruning: false } as const;
