@@ -295,7 +295,8 @@ class TrieBatch {
    * state reads them from the database). Dropped at once, most of them are garbage before V8's
    * next young-generation collection: kept until the caches turned over, each was copied and
    * promoted to the old generation first, with the nodes of every block. The database keeps them,
-   * and the batches on their way there.
+   * and the batches on their way there. The caches are shared by every trie of the database, so a
+   * node another trie (or an older root still in use) shares is then read from there too.
    */
   forgetReplacedNodes(): void {
     for (const hash of this.replaced) {
