@@ -20,6 +20,7 @@ import {
 import { equalsBytes } from "@ethereumjs/util";
 import { bytesEntryCost, GenerationalCache } from "../common/generationalCache.js";
 import { bytesToNibbles, bytesToUnprefixedHex } from "../common/hex.js";
+import { TrieNodeStore } from "../storage/trieNodeStore.js";
 
 const missingNodeMessage = "Missing node in DB";
 /**
@@ -98,7 +99,12 @@ export class StateTrie extends MerklePatriciaTrie {
     if (remembered === undefined) rememberedByDatabase.set(database, (remembered = new RememberedValues()));
     this.remembered = remembered;
     let decodedNodes = decodedByDatabase.get(database);
-    if (decodedNodes === undefined) decodedByDatabase.set(database, (decodedNodes = new DecodedNodes()));
+    if (decodedNodes === undefined) {
+      const created = (decodedNodes = new DecodedNodes());
+      decodedByDatabase.set(database, created);
+      // Nodes the tries replaced leave the decoded cache when they leave the store's (TrieNodeStore.retire).
+      if (database instanceof TrieNodeStore) database.onForget((hashText) => created.delete(hashText));
+    }
     this.decodedNodes = decodedNodes;
   }
 
@@ -189,11 +195,6 @@ export class StateTrie extends MerklePatriciaTrie {
    */
   keepWrittenNode(hashText: string, node: MPTNode): void {
     this.decodedNodes.set(hashText, node);
-  }
-
-  /** Drops the decoded node kept under `hashText` (unprefixed hex): one a newer root no longer refers to. */
-  forgetDecodedNode(hashText: string): void {
-    this.decodedNodes.delete(hashText);
   }
 
   /** A copy on the same database, as the package's, but of this class (storage tries are copies). */

@@ -84,8 +84,8 @@ interface TrieInternals {
   readonly databaseKey: (hash: Uint8Array) => Uint8Array;
   readonly lock: Lock;
   readonly pruning: boolean;
-  /** Drops a node from the memory caches (not from the database): by its hash and its key, in hex. */
-  readonly forgetCachedNode: (hashText: string, keyText: string) => void;
+  /** Notes a node replaced by a new version, for the caches to drop a block later (TrieNodeStore.retire). */
+  readonly retireNode: (keyText: string, hashText: string) => void;
 }
 
 function internalsOf(trie: MerklePatriciaTrie): TrieInternals {
@@ -102,9 +102,8 @@ function internalsOf(trie: MerklePatriciaTrie): TrieInternals {
     databaseKey: (hash) => trie["_getDbKey"](hash),
     lock: trie["_lock"],
     pruning: trie["_opts"].useNodePruning,
-    forgetCachedNode: (hashText, keyText) => {
-      if (database.db instanceof TrieNodeStore) database.db.forgetCached(keyText);
-      if (trie instanceof StateTrie) trie.forgetDecodedNode(hashText);
+    retireNode: (keyText, hashText) => {
+      if (database.db instanceof TrieNodeStore) database.db.retire(keyText, hashText);
     },
   };
 }
@@ -133,10 +132,9 @@ export async function applyTrieChanges(trie: MerklePatriciaTrie, changes: Iterab
     const oldRoot = trie.root();
     const start: TrieNode | null = equalsBytes(oldRoot, trie.EMPTY_TRIE_ROOT) ? null : { kind: "unchanged", reference: oldRoot };
     const result = await batch.apply(start, [...latest.values()], 0);
-    // Before the new nodes are stored: one rebuilt with the same content (so the same hash) is kept again.
-    batch.forgetReplacedNodes();
     const newRoot = result === null ? trie.EMPTY_TRIE_ROOT : batch.storeRoot(result);
     if (batch.writes.length > 0) await internals.writeNodes(batch.writes);
+    batch.retireReplacedNodes();
     trie.root(newRoot);
     await trie.persistRoot();
   } finally {
@@ -290,19 +288,17 @@ class TrieBatch {
   }
 
   /**
-   * Drops the nodes this batch replaced from the memory caches. A state access walks from the
-   * newest root, so the old versions of a changed path are rarely read again (an older block's
-   * state reads them from the database). Dropped at once, most of them are garbage before V8's
-   * next young-generation collection: kept until the caches turned over, each was copied and
-   * promoted to the old generation first, with the nodes of every block. The database keeps them,
-   * and the batches on their way there. The caches are shared by every trie of the database, so a
-   * node another trie (or an older root still in use) shares is then read from there too.
+   * Hands the nodes this batch replaced to the node store, which drops them from the caches a
+   * block later. A node rebuilt with the same content has the same hash and is among the writes:
+   * it is still in use, and stays.
    */
-  forgetReplacedNodes(): void {
+  retireReplacedNodes(): void {
+    if (this.replaced.length === 0) return;
+    const written = new Set(this.writes.map((node) => node.keyText));
     for (const hash of this.replaced) {
       const key = this.internals.databaseKey(hash);
       const keyText = bytesToUnprefixedHex(key);
-      this.internals.forgetCachedNode(key === hash ? keyText : bytesToUnprefixedHex(hash), keyText);
+      if (!written.has(keyText)) this.internals.retireNode(keyText, key === hash ? keyText : bytesToUnprefixedHex(hash));
     }
   }
 

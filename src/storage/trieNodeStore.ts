@@ -60,6 +60,12 @@ export class TrieNodeStore implements DB<string, TrieValue> {
   /** Handed to a batch that is being written: still served until the write completes. */
   private inFlight = new Map<string, Uint8Array>();
   private readonly cache: GenerationalCache<Uint8Array>;
+  /** Nodes the tries replaced since the last block's nodes were taken (hex key, hex hash). */
+  private replacedSinceLastBlock: [keyText: string, hashText: string][] = [];
+  /** Nodes the block before replaced: they leave the caches when the next block's nodes are taken. */
+  private replacedByLastBlock: [keyText: string, hashText: string][] = [];
+  /** Other caches of these nodes, by hash (the tries' decoded nodes), told when a node leaves. */
+  private readonly forgetListeners: ((hashText: string) => void)[] = [];
 
   constructor(
     private readonly store: KeyValueStore,
@@ -118,6 +124,12 @@ export class TrieNodeStore implements DB<string, TrieValue> {
    * then the nodes are still served from memory.
    */
   takeWrites(operations: StoreOperation[]): TrieNodeBatch {
+    for (const [keyText, hashText] of this.replacedByLastBlock) {
+      this.cache.delete(keyText);
+      for (const forget of this.forgetListeners) forget(hashText);
+    }
+    this.replacedByLastBlock = this.replacedSinceLastBlock;
+    this.replacedSinceLastBlock = [];
     const batch = this.unwritten;
     for (const [text, value] of batch) {
       this.inFlight.set(text, value);
@@ -135,11 +147,24 @@ export class TrieNodeStore implements DB<string, TrieValue> {
   }
 
   /**
-   * Drops a node (by hex key) from the memory cache only: a node a newer state no longer refers
-   * to. It stays in the store, and in the batches on their way there.
+   * Notes a node a trie replaced with a new version (by its hex key and hex hash). It leaves the
+   * memory caches (this one and the listeners') one block later, when the nodes of the block
+   * after the one that replaced it are taken: until then the parent state of the newest block
+   * (which a trace of its transactions replays) is still served from memory. A state access walks
+   * from the newest root, so the old versions of a changed path are rarely read after that (an
+   * older block's state reads them from the database, and the batches on their way there). Dropped
+   * this soon, most of them are garbage before V8's next young-generation collection; kept until
+   * the caches turned over, each was copied and promoted to the old generation first, with the
+   * nodes of every block. The caches are shared by every trie of the database, so a node another
+   * trie shares is then read from the database too.
    */
-  forgetCached(keyText: string): void {
-    this.cache.delete(keyText);
+  retire(keyText: string, hashText: string): void {
+    this.replacedSinceLastBlock.push([keyText, hashText]);
+  }
+
+  /** `forget` hears of each node that leaves the caches (see retire). */
+  onForget(forget: (hashText: string) => void): void {
+    this.forgetListeners.push(forget);
   }
 
   /** The batch never reached the store: its nodes are forgotten (the states they belong to are gone too). */

@@ -100,7 +100,7 @@ describe("state/trieBatch", () => {
     await expectRejection(applyTrieChanges(trie, [[Uint8Array.from([1]), null]]), /Missing node/);
   });
 
-  it("drops the nodes it replaced from the memory caches (reads at the old root find them in the store) and keeps those rebuilt as they were", async () => {
+  it("has the nodes it replaced leave the memory caches a block later (reads at the old root then find them in the store), and keeps those rebuilt as they were", async () => {
     const next = seededRandom(57);
     const memory = createMemoryStore();
     let storeReads = 0;
@@ -140,6 +140,10 @@ describe("state/trieBatch", () => {
     storeReads = 0;
     expect(hexOrNull(await trie.getAt(trie.root(), keys[6]!))).to.equal(bytesToHex(changed));
     expect(storeReads, "store reads for the new path").to.equal(0);
+    // The block's parent state (a trace of its transactions replays it) is still in memory.
+    expect(hexOrNull(await trie.getAt(firstRoot, keys[8]!))).to.equal(bytesToHex(values[8]!));
+    expect(storeReads, "store reads at the parent state, within a block").to.equal(0);
+    await writeBlock(); // the next block, empty
     expect(hexOrNull(await trie.getAt(firstRoot, keys[6]!))).to.equal(bytesToHex(values[6]!));
     // The old root, the branches under it on the key's path and the old leaf.
     expect(storeReads, "store reads for the replaced path").to.be.at.least(3);
