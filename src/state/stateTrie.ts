@@ -100,10 +100,11 @@ export class StateTrie extends MerklePatriciaTrie {
     this.remembered = remembered;
     let decodedNodes = decodedByDatabase.get(database);
     if (decodedNodes === undefined) {
-      const created = (decodedNodes = new DecodedNodes());
+      const created = new DecodedNodes();
       decodedByDatabase.set(database, created);
       // Nodes the tries replaced leave the decoded cache when they leave the store's (TrieNodeStore.retire).
       if (database instanceof TrieNodeStore) database.onForget((hashText) => created.delete(hashText));
+      decodedNodes = created;
     }
     this.decodedNodes = decodedNodes;
   }

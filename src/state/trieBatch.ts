@@ -183,13 +183,8 @@ class TrieBatch {
   async apply(node: TrieNode | null, changes: readonly PathChange[], depth: number): Promise<TrieNode | null> {
     if (changes.length === 0) return node;
     if (node === null) return this.build(changes.filter(isPut), depth);
-    let open: OpenNode;
-    if (node.kind === "unchanged") {
-      open = await this.read(node.reference);
-      this.noteReplaced(node.reference);
-    } else {
-      open = node;
-    }
+    if (node.kind === "unchanged") this.noteReplaced(node.reference);
+    const open = node.kind === "unchanged" ? await this.read(node.reference) : node;
     switch (open.kind) {
       case "leaf":
         return this.applyToLeaf(open, changes, depth);
