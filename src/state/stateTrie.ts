@@ -10,6 +10,7 @@
 // here instead of searching the trie again.
 import {
   BranchMPTNode,
+  decodeRawMPTNode,
   ExtensionMPTNode,
   LeafMPTNode,
   MerklePatriciaTrie,
@@ -124,6 +125,14 @@ export class StateTrie extends MerklePatriciaTrie {
     return node;
   }
 
+  /**
+   * The decoded node kept under `hashText` (unprefixed hex of its hash), itself rather than a copy:
+   * for readers that do not change it. Undefined when the cache does not hold it.
+   */
+  keptNode(hashText: string): MPTNode | undefined {
+    return this.decodedNodes.get(hashText);
+  }
+
   override async get(key: Uint8Array, throwIfMissing = false): Promise<Uint8Array | null> {
     return this.valueAt(this.root(), key, throwIfMissing);
   }
@@ -142,10 +151,46 @@ export class StateTrie extends MerklePatriciaTrie {
     const memoryKey = bytesToUnprefixedHex(root) + bytesToUnprefixedHex(key);
     const known = this.remembered.get(memoryKey);
     if (known !== undefined) return known;
-    const { node, remaining } = await this.findPathFrom(root, this.appliedKey(key), throwIfMissing);
-    const value = node !== null && remaining.length === 0 ? node.value() : null;
+    const appliedKey = this.appliedKey(key);
+    let value = this.valueFromKeptNodes(root, appliedKey);
+    if (value === undefined) {
+      const { node, remaining } = await this.findPathFrom(root, appliedKey, throwIfMissing);
+      value = node !== null && remaining.length === 0 ? node.value() : null;
+    }
     this.remembered.set(memoryKey, value);
     return value;
+  }
+
+  /**
+   * The value under `appliedKey` at `root` when every node on its path is in the decoded cache
+   * (nearly always: a block's new nodes are kept as they are written), found without waiting;
+   * undefined when a node on the path is not kept.
+   */
+  private valueFromKeptNodes(root: Uint8Array, appliedKey: Uint8Array): Uint8Array | null | undefined {
+    if (equalsBytes(root, this.EMPTY_TRIE_ROOT)) return null;
+    const target = bytesToNibbles(appliedKey);
+    let progress = 0;
+    let reference: Uint8Array | Uint8Array[] = root;
+    for (;;) {
+      const node: MPTNode | undefined = reference instanceof Uint8Array ? this.decodedNodes.get(bytesToUnprefixedHex(reference)) : decodeRawMPTNode(reference);
+      if (node === undefined) return undefined;
+      if (node instanceof BranchMPTNode) {
+        if (progress === target.length) return node.value();
+        const child: Uint8Array | Uint8Array[] | null = node.getBranch(target[progress]!);
+        if (child === null) return null;
+        progress++;
+        reference = child;
+        continue;
+      }
+      const nibbles = (node as LeafMPTNode | ExtensionMPTNode)._nibbles;
+      if (node instanceof LeafMPTNode && target.length - progress !== nibbles.length) return null;
+      for (const nibble of nibbles) {
+        if (nibble !== target[progress]) return null;
+        progress++;
+      }
+      if (node instanceof LeafMPTNode) return node.value();
+      reference = (node as ExtensionMPTNode).value();
+    }
   }
 
   override async findPath(key: Uint8Array, throwIfMissing = false, partialPath: { stack: MPTNode[] } = { stack: [] }): Promise<Path> {

@@ -6,6 +6,12 @@
 // embedded in their parent), and each new node is encoded and hashed once. Unchanged subtrees stay
 // the references they were and are not read.
 //
+// A batch runs without waiting: the nodes it reads are nearly always in the state trie's decoded
+// cache. A pass that meets nodes the cache does not hold notes them and finishes with a result it
+// throws away; they are read from the database together, and the batch runs again from the top,
+// each pass a level deeper at least. (An asynchronous walk cost a promise per node and per child:
+// some fifty per token transfer, and the largest functions V8 compiled for them.)
+//
 // The outcome is the package's: the same root, and the same stored nodes reachable from it (nodes
 // of 32 bytes or more, and the root, written by hash through the trie's checkpointed database, so a
 // checkpoint buffers them). A test compares both on random batches.
@@ -126,17 +132,27 @@ export async function applyTrieChanges(trie: MerklePatriciaTrie, changes: Iterab
   if (latest.size === 0) return;
   const internals = internalsOf(trie);
   if (internals.pruning) throw new Error("applyTrieChanges does not prune: the trie must have node pruning off");
+  const pathChanges = [...latest.values()];
   await internals.lock.acquire();
   try {
-    const batch = new TrieBatch(trie, internals);
     const oldRoot = trie.root();
     const start: TrieNode | null = equalsBytes(oldRoot, trie.EMPTY_TRIE_ROOT) ? null : { kind: "unchanged", reference: oldRoot };
-    const result = await batch.apply(start, [...latest.values()], 0);
-    const newRoot = result === null ? trie.EMPTY_TRIE_ROOT : batch.storeRoot(result);
-    if (batch.writes.length > 0) await internals.writeNodes(batch.writes);
-    batch.retireReplacedNodes();
-    trie.root(newRoot);
-    await trie.persistRoot();
+    /** Nodes read from the database for this batch, by hash (hex). */
+    const fetched = new Map<string, MPTNode>();
+    for (;;) {
+      const batch = new TrieBatch(trie, internals, fetched);
+      const result = batch.apply(start, pathChanges, 0);
+      if (batch.missing.length > 0) {
+        await Promise.all(batch.missing.map(async (hash) => fetched.set(bytesToUnprefixedHex(hash), await trie.lookupNode(hash))));
+        continue;
+      }
+      const newRoot = result === null ? trie.EMPTY_TRIE_ROOT : batch.storeRoot(result);
+      if (batch.writes.length > 0) await internals.writeNodes(batch.writes);
+      batch.retireReplacedNodes();
+      trie.root(newRoot);
+      await trie.persistRoot();
+      return;
+    }
   } finally {
     internals.lock.release();
   }
@@ -173,18 +189,26 @@ class TrieBatch {
   readonly writes: WrittenTrieNode[] = [];
   /** Hashes of the stored nodes this batch read to rebuild them: the new root no longer refers to them. */
   private readonly replaced: Uint8Array[] = [];
+  /** Stored nodes this pass needed and found in no cache: when any are, its result is thrown away. */
+  readonly missing: Uint8Array[] = [];
 
   constructor(
     private readonly trie: MerklePatriciaTrie,
     private readonly internals: TrieInternals,
+    /** Nodes earlier passes of the batch read from the database, by hash (hex). */
+    private readonly fetched: ReadonlyMap<string, MPTNode>,
   ) {}
 
-  /** The subtree `node` (keys from nibble `depth` on) with `changes` applied; null when it is left empty. */
-  async apply(node: TrieNode | null, changes: readonly PathChange[], depth: number): Promise<TrieNode | null> {
+  /**
+   * The subtree `node` (keys from nibble `depth` on) with `changes` applied; null when it is left
+   * empty. Meaningless when the pass noted a missing node.
+   */
+  apply(node: TrieNode | null, changes: readonly PathChange[], depth: number): TrieNode | null {
     if (changes.length === 0) return node;
     if (node === null) return this.build(changes.filter(isPut), depth);
     if (node.kind === "unchanged") this.noteReplaced(node.reference);
-    const open = node.kind === "unchanged" ? await this.read(node.reference) : node;
+    const open = node.kind === "unchanged" ? this.read(node.reference) : node;
+    if (open === undefined) return node;
     switch (open.kind) {
       case "leaf":
         return this.applyToLeaf(open, changes, depth);
@@ -203,26 +227,26 @@ class TrieBatch {
     return this.build(entries, depth);
   }
 
-  private async applyToExtension(node: ExtensionNode, changes: readonly PathChange[], depth: number): Promise<TrieNode | null> {
+  private applyToExtension(node: ExtensionNode, changes: readonly PathChange[], depth: number): TrieNode | null {
     // A change that leaves the extension's path splits it where the first one leaves: the part
     // before becomes a shorter extension over a new branch, the part after hangs from that branch.
     let split = node.path.length;
     for (const change of changes) split = Math.min(split, sharedLength(node.path, change.path, depth));
-    if (split === node.path.length) return this.extend(node.path, await this.apply(node.child, changes, depth + split));
+    if (split === node.path.length) return this.extend(node.path, this.apply(node.child, changes, depth + split));
     const children: (TrieNode | null)[] = new Array(16).fill(null);
     const rest = node.path.slice(split + 1);
     children[node.path[split]!] = rest.length === 0 ? node.child : extension(rest, node.child);
     const branch: BranchNode = { kind: "branch", children, value: null };
     if (split === 0) return this.applyToBranch(branch, changes, depth);
-    return this.extend(node.path.slice(0, split), await this.applyToBranch(branch, changes, depth + split));
+    return this.extend(node.path.slice(0, split), this.applyToBranch(branch, changes, depth + split));
   }
 
-  private async applyToBranch(node: BranchNode, changes: readonly PathChange[], depth: number): Promise<TrieNode | null> {
+  private applyToBranch(node: BranchNode, changes: readonly PathChange[], depth: number): TrieNode | null {
     const { ending, groups } = splitByNibble(changes, depth);
     const children = node.children.slice();
     for (let nibble = 0; nibble < 16; nibble++) {
       const group = groups[nibble];
-      if (group !== undefined) children[nibble] = await this.apply(children[nibble] ?? null, group, depth + 1);
+      if (group !== undefined) children[nibble] = this.apply(children[nibble] ?? null, group, depth + 1);
     }
     return this.branch(children, ending === undefined ? node.value : ending.value);
   }
@@ -240,7 +264,7 @@ class TrieBatch {
   }
 
   /** A branch in normal form: with one child and no value it folds into the child's path. */
-  private async branch(children: (TrieNode | null)[], value: Uint8Array | null): Promise<TrieNode | null> {
+  private branch(children: (TrieNode | null)[], value: Uint8Array | null): TrieNode | null {
     let onlyChild = -1;
     let childCount = 0;
     for (let nibble = 0; nibble < 16; nibble++) {
@@ -251,7 +275,8 @@ class TrieBatch {
     if (childCount === 0) return value === null ? null : { kind: "leaf", path: [], value };
     if (childCount > 1 || value !== null) return { kind: "branch", children, value };
     const child = children[onlyChild]!;
-    const open = child.kind === "unchanged" ? await this.read(child.reference) : child;
+    const open = child.kind === "unchanged" ? this.read(child.reference) : child;
+    if (open === undefined) return null;
     // A leaf or extension merges with the nibble above it into a new node.
     if (child.kind === "unchanged" && open.kind !== "branch") this.noteReplaced(child.reference);
     switch (open.kind) {
@@ -274,8 +299,17 @@ class TrieBatch {
     return extension(path, child);
   }
 
-  private async read(reference: NodeReference): Promise<OpenNode> {
-    return openNode(await this.trie.lookupNode(reference));
+  /**
+   * The node `reference` names, from the node itself when embedded, else from the nodes fetched for
+   * this batch or the state trie's decoded cache; undefined (noted as missing) when none holds it.
+   */
+  private read(reference: NodeReference): OpenNode | undefined {
+    if (!(reference instanceof Uint8Array)) return openNode(decodeRawMPTNode(reference));
+    const hashText = bytesToUnprefixedHex(reference);
+    const node = this.fetched.get(hashText) ?? (this.trie instanceof StateTrie ? this.trie.keptNode(hashText) : undefined);
+    if (node !== undefined) return openNode(node);
+    this.missing.push(reference);
+    return undefined;
   }
 
   private noteReplaced(reference: NodeReference): void {
