@@ -15,7 +15,6 @@ import { setFlagsFromString } from "node:v8";
 import { createLogger } from "../common/logger.js";
 import { clientVersionString } from "../common/version.js";
 import { startNode, NodeConfigurationError } from "../node/index.js";
-import { idleBackgroundThreads } from "./backgroundThreads.js";
 import { helpText, parseCommandLine, UsageError } from "./args.js";
 
 /**
@@ -79,10 +78,6 @@ async function main(): Promise<void> {
   try {
     const node = await startNode(command.options, log);
     stop = () => node.stop();
-    idleBackgroundThreads().then(
-      (outcome) => log.debug(outcome, "background threads under SCHED_IDLE"),
-      (error: unknown) => log.debug({ err: error }, "background threads keep their scheduling policy"),
-    );
   } catch (error) {
     const expected = error instanceof NodeConfigurationError;
     const code = (error as NodeJS.ErrnoException).code;

@@ -5,7 +5,6 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { expect } from "chai";
 import { cliPath, commandRuntimeFlags, startNodeProcess } from "../helpers/nodeProcess.js";
-import { chrtAvailable, schedIdlePolicy, threadIdsOf, threadPolicy } from "../helpers/threads.js";
 
 function runCli(args: string[]) {
   return spawnSync(process.execPath, [...commandRuntimeFlags(), cliPath, ...args], { encoding: "utf8", timeout: 15_000 });
@@ -64,40 +63,6 @@ describe("chain-node command", () => {
       expect(await response.json()).to.deep.equal({ jsonrpc: "2.0", id: 1, result: "0x" });
     } finally {
       expect(await node.stop("SIGTERM")).to.equal(0);
-      await rm(directory, { recursive: true, force: true });
-    }
-  });
-
-  it("runs its background threads under SCHED_IDLE, and its main thread and the call worker's as they were", async function () {
-    if (!chrtAvailable) this.skip();
-    const directory = await mkdtemp(join(tmpdir(), "chain-node-cli-"));
-    const node = await startNodeProcess(["--port", "0", "--data-dir", directory, "--log-level", "debug"]);
-    try {
-      const processId = node.child.pid!;
-      const deadline = Date.now() + 10_000;
-      while (Date.now() < deadline && !node.lines.some((line) => line.includes("background threads under SCHED_IDLE"))) await new Promise((resolve) => setTimeout(resolve, 20));
-      const line = node.lines.find((each) => each.includes("background threads under SCHED_IDLE"));
-      expect(line, "the debug line of the change").to.not.equal(undefined);
-      const { idle, refusal } = JSON.parse(line!) as { idle: number; refusal?: string };
-      expect(refusal).to.equal(undefined);
-      // V8's platform threads and libuv's pool (the store opened through it); LevelDB's thread,
-      // should it start later, is started by a pool thread and takes its policy.
-      const background = threadIdsOf(processId).filter((threadId) => threadId !== processId);
-      expect(idle).to.be.greaterThan(0);
-      for (const threadId of background) expect(threadPolicy(processId, threadId), `policy of thread ${threadId}`).to.equal(schedIdlePolicy);
-      expect(threadPolicy(processId, processId), "the main thread").to.equal(0);
-
-      // The call worker starts on first use, from the main thread: it runs as that one does.
-      const body = '{"jsonrpc":"2.0","id":1,"method":"eth_call","params":[{"to":"0x00000000000000000000000000000000000000bb"},"latest"]}';
-      while (Date.now() < deadline && !node.lines.some((each) => each.includes("call worker ready"))) {
-        await fetch(node.url, { method: "POST", headers: { "content-type": "application/json" }, body });
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      const started = threadIdsOf(processId).filter((threadId) => !background.includes(threadId) && threadId !== processId);
-      expect(started.length, "threads started with the call worker").to.be.greaterThan(0);
-      expect(started.some((threadId) => threadPolicy(processId, threadId) === 0), "a thread of the call worker under the main thread's policy").to.equal(true);
-    } finally {
-      await node.stop();
       await rm(directory, { recursive: true, force: true });
     }
   });
