@@ -152,45 +152,13 @@ export class StateTrie extends MerklePatriciaTrie {
     const known = this.remembered.get(memoryKey);
     if (known !== undefined) return known;
     const appliedKey = this.appliedKey(key);
-    let value = this.valueFromKeptNodes(root, appliedKey);
-    if (value === undefined) {
-      const { node, remaining } = await this.findPathFrom(root, appliedKey, throwIfMissing);
-      value = node !== null && remaining.length === 0 ? node.value() : null;
-    }
+    // Nearly always every node of the path is kept (a block's new nodes are kept as they are
+    // written): the value is found without waiting and without copying a node.
+    const kept = this.walkFrom(root, bytesToNibbles(appliedKey), (hashText) => this.decodedNodes.get(hashText));
+    const { node, remaining } = "missing" in kept ? await this.findPathFrom(root, appliedKey, throwIfMissing) : kept;
+    const value = node !== null && remaining.length === 0 ? node.value() : null;
     this.remembered.set(memoryKey, value);
     return value;
-  }
-
-  /**
-   * The value under `appliedKey` at `root` when every node on its path is in the decoded cache
-   * (nearly always: a block's new nodes are kept as they are written), found without waiting;
-   * undefined when a node on the path is not kept.
-   */
-  private valueFromKeptNodes(root: Uint8Array, appliedKey: Uint8Array): Uint8Array | null | undefined {
-    if (equalsBytes(root, this.EMPTY_TRIE_ROOT)) return null;
-    const target = bytesToNibbles(appliedKey);
-    let progress = 0;
-    let reference: Uint8Array | Uint8Array[] = root;
-    for (;;) {
-      const node: MPTNode | undefined = reference instanceof Uint8Array ? this.decodedNodes.get(bytesToUnprefixedHex(reference)) : decodeRawMPTNode(reference);
-      if (node === undefined) return undefined;
-      if (node instanceof BranchMPTNode) {
-        if (progress === target.length) return node.value();
-        const child: Uint8Array | Uint8Array[] | null = node.getBranch(target[progress]!);
-        if (child === null) return null;
-        progress++;
-        reference = child;
-        continue;
-      }
-      const nibbles = (node as LeafMPTNode | ExtensionMPTNode)._nibbles;
-      if (node instanceof LeafMPTNode && target.length - progress !== nibbles.length) return null;
-      for (const nibble of nibbles) {
-        if (nibble !== target[progress]) return null;
-        progress++;
-      }
-      if (node instanceof LeafMPTNode) return node.value();
-      reference = (node as ExtensionMPTNode).value();
-    }
   }
 
   override async findPath(key: Uint8Array, throwIfMissing = false, partialPath: { stack: MPTNode[] } = { stack: [] }): Promise<Path> {
@@ -199,38 +167,59 @@ export class StateTrie extends MerklePatriciaTrie {
     return this.findPathFrom(this.root(), key, throwIfMissing);
   }
 
+  /**
+   * The package's findPath from `root`: the walk runs on the kept nodes and those read for it;
+   * when it meets a node neither holds, the node is read (through lookupNode, which keeps it) and
+   * the walk starts again. The stack holds copies: the package changes the nodes of a path in place.
+   */
   private async findPathFrom(root: Uint8Array, key: Uint8Array, throwIfMissing: boolean): Promise<Path> {
-    // Our helper: the package exports a bytesToNibbles that appends a terminator nibble.
     const target = bytesToNibbles(key);
+    /** Nodes read from the database for this search, by hash (hex). */
+    const fetched = new Map<string, MPTNode>();
+    for (;;) {
+      const walked = this.walkFrom(root, target, (hashText) => fetched.get(hashText) ?? this.decodedNodes.get(hashText));
+      if (!("missing" in walked)) return { ...walked, stack: walked.stack.map(copyOfNode) };
+      try {
+        fetched.set(bytesToUnprefixedHex(walked.missing), await this.lookupNode(walked.missing));
+      } catch (error) {
+        // As the package: a missing node ends the search with nothing found, unless asked to throw.
+        if ((error as Error).message !== missingNodeMessage || throwIfMissing) throw error;
+        return { node: null, remaining: [], stack: walked.stack.map(copyOfNode) };
+      }
+    }
+  }
+
+  /**
+   * The path to `target` (nibbles) from `root`, as the package's findPath gives it, with the nodes
+   * `nodeOf` answers by hash (hex) and embedded ones decoded in place; the stack holds those nodes
+   * themselves. When `nodeOf` lacks a node, the hash it was asked for, with the stack so far.
+   */
+  private walkFrom(root: Uint8Array, target: readonly number[], nodeOf: (hashText: string) => MPTNode | undefined): Path | { missing: Uint8Array; stack: MPTNode[] } {
     const stack: MPTNode[] = [];
     if (equalsBytes(root, this.EMPTY_TRIE_ROOT)) return { node: null, remaining: [], stack };
     let progress = 0;
-    try {
-      let node = await this.lookupNode(root);
-      for (;;) {
-        stack.push(node);
-        if (node instanceof BranchMPTNode) {
-          if (progress === target.length) return { node, remaining: [], stack };
-          const child = node.getBranch(target[progress]!);
-          if (child === null) return { node: null, remaining: target.slice(progress), stack };
-          progress++;
-          node = await this.lookupNode(child);
-          continue;
-        }
-        const start = progress;
-        const nodeKey = node.key();
-        if (node instanceof LeafMPTNode && target.length - progress > nodeKey.length) return { node: null, remaining: target.slice(start), stack };
-        for (const nibble of nodeKey) {
-          if (nibble !== target[progress]) return { node: null, remaining: target.slice(start), stack };
-          progress++;
-        }
-        if (node instanceof LeafMPTNode) return { node, remaining: [], stack };
-        node = await this.lookupNode((node as ExtensionMPTNode).value());
+    let reference: Uint8Array | Uint8Array[] = root;
+    for (;;) {
+      const node: MPTNode | undefined = reference instanceof Uint8Array ? nodeOf(bytesToUnprefixedHex(reference)) : decodeRawMPTNode(reference);
+      if (node === undefined) return { missing: reference as Uint8Array, stack };
+      stack.push(node);
+      if (node instanceof BranchMPTNode) {
+        if (progress === target.length) return { node, remaining: [], stack };
+        const child: Uint8Array | Uint8Array[] | null = node.getBranch(target[progress]!);
+        if (child === null) return { node: null, remaining: target.slice(progress), stack };
+        progress++;
+        reference = child;
+        continue;
       }
-    } catch (error) {
-      // As the package: a missing node ends the search with nothing found, unless asked to throw.
-      if ((error as Error).message !== missingNodeMessage || throwIfMissing) throw error;
-      return { node: null, remaining: [], stack };
+      const start = progress;
+      const nibbles = (node as LeafMPTNode | ExtensionMPTNode)._nibbles;
+      if (node instanceof LeafMPTNode && target.length - progress > nibbles.length) return { node: null, remaining: target.slice(start), stack };
+      for (const nibble of nibbles) {
+        if (nibble !== target[progress]) return { node: null, remaining: target.slice(start), stack };
+        progress++;
+      }
+      if (node instanceof LeafMPTNode) return { node, remaining: [], stack };
+      reference = (node as ExtensionMPTNode).value();
     }
   }
 
