@@ -49,7 +49,7 @@ interface InterpreterView {
   _runState: RunState;
   common: EVM["common"];
   profilerOpts?: { enabled?: boolean };
-  _getValidJumpDestinations(code: Uint8Array): { jumps: Uint8Array; pushes: unknown; opcodesCached: OpcodeEntry[] };
+  _getValidJumpDestinations(code: Uint8Array): { jumps: Uint8Array; pushes: Record<number, bigint>; opcodesCached: OpcodeEntry[] };
   getCallData(): Uint8Array;
   storageLoad(key: Uint8Array): Promise<Uint8Array>;
   storageStore(key: Uint8Array, value: Uint8Array): Promise<void>;
@@ -69,7 +69,8 @@ interface RunState {
   highestMemCost: bigint;
   gasLeft: bigint;
   validJumps: Uint8Array;
-  cachedPushes: unknown;
+  /** The value each PUSH pushes, by its position: set by the jump analysis. */
+  cachedPushes: Record<number, bigint>;
   shouldDoJumpAnalysis: boolean;
   interpreter: InterpreterView;
   env: { accessWitness?: { commit(): void }; eof?: unknown; depth: number; address: unknown; contract: unknown; codeAddress: unknown };
@@ -365,6 +366,20 @@ function fastJumps(packageJump: OpHandler, packageConditionalJump: OpHandler): [
       },
     ],
   ];
+}
+
+/**
+ * PUSH1 to PUSH32 once the code's pushes are known (the fast loop analyses the code first): the
+ * package's handler asks the rules at every push whether code chunks are charged (EIPs 6800 and
+ * 7864, under which these paths are not installed). Before the analysis, the package's handler.
+ */
+function fastPushes(packagePush: OpHandler): [number, OpHandler][] {
+  const push: OpHandler = (runState, common) => {
+    if (runState.shouldDoJumpAnalysis) return packagePush(runState, common);
+    runState.stack.push(runState.cachedPushes[runState.programCounter]!);
+    runState.programCounter += runState.opCode - 0x5f;
+  };
+  return Array.from({ length: 32 }, (_, index): [number, OpHandler] => [0x60 + index, push]);
 }
 
 // --- SSTORE's gas ------------------------------------------------------------------------------
@@ -769,7 +784,7 @@ export async function installInterpreterFastPaths(evm: EVM): Promise<void> {
   }
   const opcodeMap = (evm as unknown as { _opcodeMap: OpcodeEntry[] })._opcodeMap;
   for (const opcode of [stopOpcode, returnOpcode]) frameEndHandlers.add(opcodeMap[opcode]!.opHandler);
-  const replacements = [...fastOpcodeHandlers, ...fastJumps(opcodeMap[0x56]!.opHandler, opcodeMap[0x57]!.opHandler)];
+  const replacements = [...fastOpcodeHandlers, ...fastJumps(opcodeMap[0x56]!.opHandler, opcodeMap[0x57]!.opHandler), ...fastPushes(opcodeMap[0x60]!.opHandler)];
   for (const [opcode, opHandler] of replacements) {
     const entry = opcodeMap[opcode];
     if (entry !== undefined) opcodeMap[opcode] = { ...entry, opHandler };

@@ -168,6 +168,15 @@ const programs: Record<string, { code: string; data?: string; gas?: bigint; stor
   "out of gas in memory expansion": { code: push(1) + push(1 << 22) + op.MSTORE + op.STOP, gas: 100_000n },
   "return data copied past its end": { code: push(1) + push(0) + push(0) + op.RETURNDATACOPY + op.STOP },
   "an invalid opcode": { code: push(1) + op.INVALID },
+  "pushes of every width": {
+    code:
+      Array.from({ length: 32 }, (_, index) => {
+        const width = index + 1;
+        const bytes = Array.from({ length: width }, (_, byte) => (byte + width).toString(16).padStart(2, "0")).join("");
+        return (0x5f + width).toString(16) + bytes + push(index * 32) + op.MSTORE;
+      }).join("") + push(32 * 32) + push(0) + op.RETURN,
+  },
+  "a push cut short by the end of the code": { code: push(7) + "7f" + "ab".repeat(10) },
   "a stack underflow": { code: op.POP },
   "a jump to a non-destination": { code: push(3) + op.JUMP + op.STOP + op.STOP },
   "a conditional jump not taken carries on, whatever its destination": { code: push(0) + push(0xffff) + op.JUMPI + push(0) + push(2) + op.JUMPI + returnWord(0) },
