@@ -519,8 +519,66 @@ function installFastStorageWarmth(journal: JournalView): void {
 
 // --- the loop ----------------------------------------------------------------------------------
 
-/** Per EVM: the synchronous gas handlers for its rules, or null when the loop must not run on it. */
-const fastLoopSettings = new WeakMap<object, Map<number, SyncGasHandler> | null>();
+interface FastLoopSettings {
+  /** The synchronous gas handlers for the EVM's rules. */
+  gasHandlers: Map<number, SyncGasHandler>;
+  /** 1 for the opcodes whose handlers neither read nor change the gas left (gasNeutralOpcodes). */
+  gasNeutral: Uint8Array;
+}
+
+/** Per EVM: what the loop needs for its rules, or null when the loop must not run on it. */
+const fastLoopSettings = new WeakMap<object, FastLoopSettings | null>();
+
+/**
+ * Opcodes whose handlers neither read nor change the gas left, under the rules the fast paths are
+ * installed for: arithmetic, comparisons, hashing, the environment's constants, memory, storage
+ * loads, transient storage, jumps, pushes, duplicates and swaps, logs and the frame's ends. The
+ * others (GAS, SSTORE and its sentry, calls, creations, SELFDESTRUCT, account reads...) find the
+ * gas left in the run state.
+ */
+const gasNeutralOpcodes: readonly number[] = [
+  0x00,
+  ...range(0x01, 0x0b),
+  ...range(0x10, 0x1d),
+  0x20,
+  0x30,
+  ...range(0x32, 0x3a),
+  0x3d,
+  0x3e,
+  ...range(0x41, 0x48),
+  ...range(0x50, 0x54),
+  0x56,
+  0x57,
+  0x58,
+  0x59,
+  ...range(0x5b, 0x5f),
+  ...range(0x60, 0x9f),
+  ...range(0xa0, 0xa4),
+  0xf3,
+  0xfd,
+  0xfe,
+];
+
+function range(first: number, last: number): number[] {
+  return Array.from({ length: last - first + 1 }, (_, index) => first + index);
+}
+
+/**
+ * The gas-neutral opcodes of an opcode table: those of the list whose gas, when it depends on the
+ * operands, comes from one of the loop's synchronous handlers (the package's others are not looked
+ * at here).
+ */
+function gasNeutralTable(opcodeMap: OpcodeEntry[], gasHandlers: Map<number, SyncGasHandler>): Uint8Array {
+  const table = new Uint8Array(256);
+  for (const opcode of gasNeutralOpcodes) {
+    const info = opcodeMap[opcode]?.opcodeInfo;
+    if (info !== undefined && (!info.dynamicGas || gasHandlers.has(opcode))) table[opcode] = 1;
+  }
+  return table;
+}
+
+/** The largest gas left the loop keeps as a number. */
+const maxNumericGas = BigInt(Number.MAX_SAFE_INTEGER);
 const evmErrorType = (new EVMError(EVMError.errorMessages.STOP) as unknown as { errorType: string }).errorType;
 
 function isEvmError(error: unknown): error is EVMError {
@@ -703,9 +761,10 @@ function installFastLoop(prototype: InterpreterPrototype): void {
   const packageRun = prototype.run;
   prototype.run = async function (code, options = {}) {
     const evm = this._evm;
-    const gasHandlers = fastLoopSettings.get(evm);
+    const settings = fastLoopSettings.get(evm);
     const debugged = (evm as unknown as { DEBUG: boolean }).DEBUG || this.profilerOpts?.enabled === true;
-    if (gasHandlers == null || debugged || options.pc !== undefined || code[0] === 0xef) return packageRun.call(this, code, options);
+    if (settings == null || debugged || options.pc !== undefined || code[0] === 0xef) return packageRun.call(this, code, options);
+    const gasHandlers = settings.gasHandlers;
     const stepListeners = evm.events.listeners("step") as StepListener[];
     const traced = stepListeners.length > 0;
 
@@ -720,30 +779,52 @@ function installFastLoop(prototype: InterpreterPrototype): void {
       runState.shouldDoJumpAnalysis = false;
       byPosition = opcodesCached;
     }
+    // Between steps the gas left is a number, while it is a safe integer and no step listener
+    // watches: a BigInt subtraction at every step allocates. A step that is not gas-neutral finds
+    // it in the run state (and it is read back after the step); the run state has it at the end.
+    const gasNeutral = !traced && runState.gasLeft <= maxNumericGas ? settings.gasNeutral : undefined;
+    let gasLeft = gasNeutral === undefined ? 0 : Number(runState.gasLeft);
+    /** Whether runState.gasLeft is the gas left, rather than `gasLeft`. */
+    let gasInRunState = gasNeutral === undefined;
     let exceptionError: EVMError | undefined;
     while (runState.programCounter < code.length) {
       const entry = byPosition![runState.programCounter]!;
       const info = entry.opcodeInfo;
       runState.opCode = info.code;
       try {
-        let gas = info.feeBigInt;
-        const memoryWordsBefore = runState.memoryWordCount;
-        if (info.dynamicGas) {
-          const synchronous = gasHandlers.get(info.code);
-          try {
-            gas = synchronous !== undefined ? synchronous(runState, gas) : await entry.gasHandler!(runState, gas, common);
-          } catch (error) {
-            // As the package: a step whose gas cannot be paid is still announced.
-            if (traced && isEvmError(error)) await announceStep(this, info, gas, memoryWordsBefore, stepListeners);
-            throw error;
+        if (gasNeutral !== undefined && gasNeutral[info.code] === 1) {
+          // A dynamic gas above 2^53 loses precision as a number, but exceeds any gas left here.
+          const fee = info.dynamicGas ? Number(gasHandlers.get(info.code)!(runState, info.feeBigInt)) : info.fee;
+          if (info.isInvalid) trap(EVMError.errorMessages.INVALID_OPCODE);
+          gasLeft -= fee;
+          if (gasLeft < 0) {
+            gasLeft = 0;
+            trap(EVMError.errorMessages.OUT_OF_GAS);
           }
-        }
-        if (traced) await announceStep(this, info, gas, memoryWordsBefore, stepListeners);
-        if (info.isInvalid) trap(EVMError.errorMessages.INVALID_OPCODE);
-        runState.gasLeft -= gas;
-        if (runState.gasLeft < 0n) {
-          runState.gasLeft = 0n;
-          trap(EVMError.errorMessages.OUT_OF_GAS);
+        } else {
+          if (!gasInRunState) {
+            runState.gasLeft = BigInt(gasLeft);
+            gasInRunState = true;
+          }
+          let gas = info.feeBigInt;
+          const memoryWordsBefore = runState.memoryWordCount;
+          if (info.dynamicGas) {
+            const synchronous = gasHandlers.get(info.code);
+            try {
+              gas = synchronous !== undefined ? synchronous(runState, gas) : await entry.gasHandler!(runState, gas, common);
+            } catch (error) {
+              // As the package: a step whose gas cannot be paid is still announced.
+              if (traced && isEvmError(error)) await announceStep(this, info, gas, memoryWordsBefore, stepListeners);
+              throw error;
+            }
+          }
+          if (traced) await announceStep(this, info, gas, memoryWordsBefore, stepListeners);
+          if (info.isInvalid) trap(EVMError.errorMessages.INVALID_OPCODE);
+          runState.gasLeft -= gas;
+          if (runState.gasLeft < 0n) {
+            runState.gasLeft = 0n;
+            trap(EVMError.errorMessages.OUT_OF_GAS);
+          }
         }
         runState.programCounter++;
         if ((info.code === stopOpcode || info.code === returnOpcode) && frameEndHandlers.has(entry.opHandler)) {
@@ -761,15 +842,21 @@ function installFastLoop(prototype: InterpreterPrototype): void {
           const pause = entry.opHandler(runState, common);
           if (pause !== undefined) await pause;
         }
+        if (gasNeutral !== undefined && gasInRunState) {
+          gasLeft = Number(runState.gasLeft);
+          gasInRunState = false;
+        }
       } catch (error) {
         if (!isEvmError(error)) throw error;
         if (error.error !== EVMError.errorMessages.STOP) exceptionError = error;
         break;
       }
     }
+    if (!gasInRunState) runState.gasLeft = BigInt(gasLeft);
     return { runState, exceptionError };
   };
 }
+
 
 /**
  * Gives `evm` the faster opcode handlers (SSTORE's gas handler among them) and, once per loaded
@@ -820,7 +907,7 @@ export async function installInterpreterFastPaths(evm: EVM): Promise<void> {
       }),
     };
   }
-  fastLoopSettings.set(evm, gasHandlers);
+  fastLoopSettings.set(evm, { gasHandlers, gasNeutral: gasNeutralTable(opcodeMap, gasHandlers) });
   // One interpreter class per loaded package, and this module patches the one it imports: once
   // its loop is in, later engines need not run anything to find it.
   if (interpreterClass === undefined) await reachInterpreterPrototype(evm, opcodeMap);
