@@ -11,7 +11,7 @@ import { bytesToWord, wordToBytes32, wordToMinimalBytes } from "../../../src/exe
 import { createExecutionRules, executionHardfork, extraEips } from "../../../src/execution/rules.js";
 import { StateDatabase } from "../../../src/state/stateDatabase.js";
 import { createMemoryStore } from "../../../src/storage/keyValueStore.js";
-import { seededRandom } from "../../helpers/seededRandom.js";
+import { randomBytes, seededRandom } from "../../helpers/seededRandom.js";
 
 const maxWord = (1n << 256n) - 1n;
 
@@ -186,6 +186,77 @@ const programs: Record<string, { code: string; data?: string; gas?: bigint; stor
   "a jump with no operand": { code: op.JUMP },
 };
 
+/** An operation of the random programs: its code and what it takes from and leaves on the stack. */
+interface RandomOperation {
+  takes: number;
+  leaves: number;
+  code: (next: () => number) => string;
+}
+
+const hexByte = (value: number) => value.toString(16).padStart(2, "0");
+const plainOperation = (opcode: number, takes: number, leaves: number): RandomOperation => ({ takes, leaves, code: () => hexByte(opcode) });
+/** An opcode whose memory or storage operand (pushed first, on top) stays small. */
+const boundedOperation = (opcode: number, takes: number, leaves: number, ...limits: number[]): RandomOperation => ({
+  takes,
+  leaves,
+  code: (next) => [...limits].reverse().map((limit) => push(next() % limit)).join("") + hexByte(opcode),
+});
+
+/**
+ * What the random programs are made of: arithmetic, comparisons and bit operations on random
+ * words, the environment's constants, the gas left, memory, hashing, storage and transient
+ * storage on a few slots, logs, duplicates and swaps, and pushes of every width.
+ */
+const randomOperations: RandomOperation[] = [
+  ...range(0x01, 0x07).map((opcode) => plainOperation(opcode, 2, 1)),
+  plainOperation(0x08, 3, 1), // ADDMOD
+  plainOperation(0x09, 3, 1), // MULMOD
+  plainOperation(0x0a, 2, 1), // EXP
+  plainOperation(0x0b, 2, 1), // SIGNEXTEND
+  ...range(0x10, 0x14).map((opcode) => plainOperation(opcode, 2, 1)),
+  plainOperation(0x15, 1, 1), // ISZERO
+  ...range(0x16, 0x18).map((opcode) => plainOperation(opcode, 2, 1)),
+  plainOperation(0x19, 1, 1), // NOT
+  ...range(0x1a, 0x1d).map((opcode) => plainOperation(opcode, 2, 1)),
+  ...[0x30, 0x33, 0x34, 0x36, 0x38, 0x3a, 0x3d, 0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x47, 0x58, 0x59, 0x5a].map((opcode) => plainOperation(opcode, 0, 1)),
+  plainOperation(0x50, 1, 0), // POP
+  plainOperation(0x5b, 0, 0), // JUMPDEST
+  boundedOperation(0x35, 0, 1, 64), // CALLDATALOAD
+  boundedOperation(0x51, 0, 1, 2048), // MLOAD
+  boundedOperation(0x52, 1, 0, 2048), // MSTORE
+  boundedOperation(0x53, 1, 0, 2048), // MSTORE8
+  boundedOperation(0x20, 0, 1, 512, 96), // KECCAK256 of offset, length
+  boundedOperation(0x54, 0, 1, 6), // SLOAD
+  boundedOperation(0x55, 1, 0, 6), // SSTORE
+  boundedOperation(0x5c, 0, 1, 4), // TLOAD
+  boundedOperation(0x5d, 1, 0, 4), // TSTORE
+  ...[0, 1, 2].map((topics): RandomOperation => ({ takes: topics, leaves: 0, code: (next) => push(next() % 64) + push(next() % 512) + hexByte(0xa0 + topics) })),
+  ...range(1, 16).map((depth): RandomOperation => ({ takes: depth, leaves: depth + 1, code: () => hexByte(0x7f + depth) })),
+  ...range(1, 16).map((depth): RandomOperation => ({ takes: depth + 1, leaves: depth + 1, code: () => hexByte(0x8f + depth) })),
+  ...range(0, 32).map((width): RandomOperation => ({ takes: 0, leaves: 1, code: (next) => hexByte(0x5f + width) + Buffer.from(randomBytes(next, width)).toString("hex") })),
+];
+
+function range(first: number, last: number): number[] {
+  return Array.from({ length: last - first + 1 }, (_, index) => first + index);
+}
+
+/**
+ * A program of `length` operations, each taking no more than the stack holds (so most run to
+ * their end), then RETURN of 96 bytes of memory, STOP or REVERT.
+ */
+function randomProgram(next: () => number, length: number): string {
+  let height = 0;
+  let code = "";
+  while (length-- > 0) {
+    const usable = randomOperations.filter((operation) => operation.takes <= height && height - operation.takes + operation.leaves <= 1024);
+    const operation = usable[next() % usable.length]!;
+    code += operation.code(next);
+    height += operation.leaves - operation.takes;
+  }
+  const ending = next() % 3;
+  return code + (ending === 0 ? push(96) + push(0) + op.RETURN : ending === 1 ? op.STOP : push(32) + push(0) + op.REVERT);
+}
+
 /** What a tracer reads of each step event (everything but the state manager and account objects). */
 function recordSteps(events: { on(name: "step", listener: (step: InterpreterStep) => void): void }): unknown[] {
   const steps: unknown[] = [];
@@ -222,6 +293,45 @@ describe("execution/interpreterFastPaths", () => {
       const minimal = bigIntToBytes(word);
       expect(bytesToWord(minimal)).to.equal(bytesToBigInt(minimal));
     }
+  });
+
+  it("random programs end the same on the node's engine and on the package's loop, with any gas", async () => {
+    const common = createExecutionRules(33n);
+    const state = new StateDatabase(createMemoryStore(), common).at(KECCAK256_RLP);
+    const engine = await createExecutionEngine(common, state, async () => undefined);
+    const plain = await createVM({ common: new Common({ chain: { ...Mainnet, chainId: 33 }, hardfork: executionHardfork, eips: [...extraEips] }) });
+    const random = seededRandom(2026);
+    const outcomes = new Map<string, number>();
+    for (let index = 0; index < 150; index++) {
+      const code = Buffer.from(randomProgram(random, 20 + (random() % 120)), "hex");
+      // Mostly enough gas; otherwise a limit that runs out somewhere in the program.
+      const gasLimit = random() % 4 === 0 ? BigInt(random() % 30_000) : 1_000_000n;
+      const to = new Address(setLengthLeft(bigIntToBytes(BigInt(index + 1)), 20));
+      const data = randomBytes(random, random() % 70);
+      for (const manager of [state, plain.stateManager]) await manager.putAccount(to, new Account());
+      const runBoth = async (limit: bigint) => {
+        const options = { code, data, gasLimit: limit, to };
+        const fast = await engine.vm.evm.runCode(options);
+        const reference = await plain.evm.runCode(options);
+        const label = `program ${index} (${code.toString("hex")}, gas ${limit})`;
+        expect(fast.exceptionError?.error, `${label}: error`).to.equal(reference.exceptionError?.error);
+        expect(fast.executionGasUsed, `${label}: gas`).to.equal(reference.executionGasUsed);
+        expect(bytesToHex(fast.returnValue), `${label}: output`).to.equal(bytesToHex(reference.returnValue));
+        expect(fast.gasRefund, `${label}: refund`).to.equal(reference.gasRefund);
+        expect((fast.logs ?? []).length, `${label}: logs`).to.equal((reference.logs ?? []).length);
+        const outcome = reference.exceptionError?.error ?? "success";
+        outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
+        return reference;
+      };
+      const first = await runBoth(gasLimit);
+      // At the edge: exactly the gas the run used, and one less.
+      if (first.exceptionError === undefined || first.exceptionError.error === "revert") {
+        await runBoth(first.executionGasUsed);
+        if (first.executionGasUsed > 0n) await runBoth(first.executionGasUsed - 1n);
+      }
+    }
+    // The programs reach the ends that matter: success, a revert and running out of gas.
+    expect([...outcomes.keys()]).to.include.members(["success", "revert", "out of gas"]);
   });
 
   describe("programs end the same on the node's engine and on the package's loop", () => {
