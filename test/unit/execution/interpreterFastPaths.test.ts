@@ -22,10 +22,19 @@ function randomWord(next: () => number): bigint {
   return word;
 }
 
+/** One byte as two hex digits. */
+function hexByte(value: number): string {
+  return value.toString(16).padStart(2, "0");
+}
+
+/** PUSHn of `bytes` (PUSH0 for none): n is their count. */
+function pushBytes(bytes: Uint8Array): string {
+  return hexByte(0x5f + bytes.length) + Buffer.from(bytes).toString("hex");
+}
+
 /** PUSHn of the shortest width for `value` (PUSH1 for zero). */
 function push(value: bigint | number): string {
-  const bytes = BigInt(value) === 0n ? new Uint8Array([0]) : bigIntToBytes(BigInt(value));
-  return (0x5f + bytes.length).toString(16).padStart(2, "0") + Buffer.from(bytes).toString("hex");
+  return pushBytes(BigInt(value) === 0n ? new Uint8Array([0]) : bigIntToBytes(BigInt(value)));
 }
 
 const op = {
@@ -172,8 +181,7 @@ const programs: Record<string, { code: string; data?: string; gas?: bigint; stor
     code:
       Array.from({ length: 32 }, (_, index) => {
         const width = index + 1;
-        const bytes = Array.from({ length: width }, (_, byte) => (byte + width).toString(16).padStart(2, "0")).join("");
-        return (0x5f + width).toString(16) + bytes + push(index * 32) + op.MSTORE;
+        return pushBytes(Uint8Array.from({ length: width }, (_, byte) => byte + width)) + push(index * 32) + op.MSTORE;
       }).join("") + push(32 * 32) + push(0) + op.RETURN,
   },
   "a push cut short by the end of the code": { code: push(7) + "7f" + "ab".repeat(10) },
@@ -193,7 +201,6 @@ interface RandomOperation {
   code: (next: () => number) => string;
 }
 
-const hexByte = (value: number) => value.toString(16).padStart(2, "0");
 const plainOperation = (opcode: number, takes: number, leaves: number): RandomOperation => ({ takes, leaves, code: () => hexByte(opcode) });
 /** An opcode whose memory or storage operand (pushed first, on top) stays small. */
 const boundedOperation = (opcode: number, takes: number, leaves: number, ...limits: number[]): RandomOperation => ({
@@ -233,7 +240,7 @@ const randomOperations: RandomOperation[] = [
   ...[0, 1, 2].map((topics): RandomOperation => ({ takes: topics, leaves: 0, code: (next) => push(next() % 64) + push(next() % 512) + hexByte(0xa0 + topics) })),
   ...range(1, 16).map((depth): RandomOperation => ({ takes: depth, leaves: depth + 1, code: () => hexByte(0x7f + depth) })),
   ...range(1, 16).map((depth): RandomOperation => ({ takes: depth + 1, leaves: depth + 1, code: () => hexByte(0x8f + depth) })),
-  ...range(0, 32).map((width): RandomOperation => ({ takes: 0, leaves: 1, code: (next) => hexByte(0x5f + width) + Buffer.from(randomBytes(next, width)).toString("hex") })),
+  ...range(0, 32).map((width): RandomOperation => ({ takes: 0, leaves: 1, code: (next) => pushBytes(randomBytes(next, width)) })),
 ];
 
 function range(first: number, last: number): number[] {
