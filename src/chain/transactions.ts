@@ -1,14 +1,16 @@
 // Transactions as the chain keeps them: only legacy (type 0) transactions, EIP-155 protected with
-// the chain's id or unprotected (v = 27/28). The sender is recovered once, when the transaction is
+// the chain's id or unprotected (v = 27/28). The sender is recovered once, after the transaction is
 // decoded (or known, when the node signed it), and travels with it: the engine's own sender lookup
-// answers it without recovering again.
+// answers it without recovering again. Decoding and recovery are two steps, so that a received
+// transaction's recovery can run on another thread (node/recoveryOffload.ts).
 import type { Common } from "@ethereumjs/common";
 import { RLP } from "@ethereumjs/rlp";
 import { createLegacyTx, createLegacyTxFromBytesArray, type LegacyTx } from "@ethereumjs/tx";
 import { Address, bytesToBigInt } from "@ethereumjs/util";
-import { keccak256, recoverPublicKey } from "../common/crypto.js";
+import { keccak256 } from "../common/crypto.js";
 import { engineErrorMessage } from "../common/engineErrors.js";
 import { bigIntToMinimalBytes } from "../common/hex.js";
+import { recoverableSignature, recoverSignerKey, type RecoverableSignature } from "../common/signatures.js";
 import type { UnsignedTransaction } from "../common/unsignedTransaction.js";
 import { emptyBytes } from "./header.js";
 
@@ -35,9 +37,25 @@ export class MalformedTransactionError extends Error {
 /** secp256k1 group order / 2: a larger s is a malleable signature (EIP-2). */
 const halfCurveOrder = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0n;
 
+/** A signed transaction decoded and checked, whose sender is still to be recovered from `signature`. */
+export interface SignedTransaction {
+  /** Not frozen until its sender is known (withSignerKey). */
+  readonly tx: LegacyTx;
+  readonly raw: Uint8Array;
+  readonly hash: Uint8Array;
+  readonly signature: RecoverableSignature;
+}
+
 /** Decodes and checks a signed raw transaction; recovers its sender. */
 export function decodeRawTransaction(raw: Uint8Array, common: Common): ChainTransaction {
-  return decodeChecked(raw, common, undefined);
+  const signed = decodeSignedTransaction(raw, common);
+  let signerKey: Uint8Array;
+  try {
+    signerKey = recoverSignerKey(signed.signature);
+  } catch (error) {
+    throw signatureRecoveryFailure(error);
+  }
+  return withSignerKey(signed, signerKey);
 }
 
 /**
@@ -46,10 +64,36 @@ export function decodeRawTransaction(raw: Uint8Array, common: Common): ChainTran
  * recovering a sender the signature was made for.
  */
 export function decodeOwnTransaction(raw: Uint8Array, signer: Uint8Array, common: Common): ChainTransaction {
-  return decodeChecked(raw, common, signer);
+  const { tx, hash } = decodeTransaction(raw, common);
+  return { tx: withKnownHashAndSender(tx, hash, signer), raw, hash, sender: signer };
 }
 
-function decodeChecked(raw: Uint8Array, common: Common, knownSender: Uint8Array | undefined): ChainTransaction {
+/**
+ * Decodes a signed raw transaction and checks everything but whether its signature has a signer
+ * (recovery tells: decodeRawTransaction, or withSignerKey after a recovery elsewhere). Throws
+ * MalformedTransactionError.
+ */
+export function decodeSignedTransaction(raw: Uint8Array, common: Common): SignedTransaction {
+  const { tx, hash, fields, v, chainId } = decodeTransaction(raw, common);
+  let signature: RecoverableSignature;
+  try {
+    signature = recoverableSignature(signingHash(fields, chainId), v, fields[7]!, fields[8]!, chainId);
+  } catch (error) {
+    throw malformedTransaction(error);
+  }
+  return { tx, raw, hash, signature };
+}
+
+/** A signed transaction's fields, decoded and checked (not its signature's signer). */
+interface DecodedTransaction {
+  tx: LegacyTx;
+  hash: Uint8Array;
+  fields: Uint8Array[];
+  v: bigint;
+  chainId: bigint | undefined;
+}
+
+function decodeTransaction(raw: Uint8Array, common: Common): DecodedTransaction {
   if (raw.length === 0) throw new MalformedTransactionError("undecodable", "empty transaction");
   if (raw[0]! <= 0x7f) {
     throw new MalformedTransactionError("typed", `typed transactions are not supported (type 0x${raw[0]!.toString(16).padStart(2, "0")}); send a legacy transaction`);
@@ -69,26 +113,29 @@ function decodeChecked(raw: Uint8Array, common: Common, knownSender: Uint8Array 
   const chainId = v === 27n || v === 28n ? undefined : (v - 35n) / 2n;
   if (chainId !== undefined && (v < 35n || chainId !== common.chainId())) throw new MalformedTransactionError("chainId", `Invalid chainId: ${v < 35n ? v : chainId}`);
   if (bytesToBigInt(fields[8]!) > halfCurveOrder) throw new MalformedTransactionError("signature", "invalid transaction signature: s value too high");
-  let tx: LegacyTx;
-  let sender: Uint8Array;
   // The decoder and the transaction's own checks refuse every encoding but the canonical one, so
   // the received bytes are what tx.serialize() would give: their hash is the transaction's.
   const hash = keccak256(raw);
   try {
-    tx = createLegacyTxFromBytesArray(fields as Parameters<typeof createLegacyTxFromBytesArray>[0], { common, freeze: false });
-    if (knownSender === undefined) {
-      const publicKey = recoverPublicKey(signingHash(fields, chainId), v, fields[7]!, fields[8]!, chainId);
-      // As the package's publicToAddress, with the node's keccak-256.
-      sender = keccak256(publicKey).subarray(12);
-      tx.cache.senderPubKey = publicKey;
-    } else {
-      sender = knownSender;
-    }
-    withKnownHashAndSender(tx, hash, sender);
+    const tx = createLegacyTxFromBytesArray(fields as Parameters<typeof createLegacyTxFromBytesArray>[0], { common, freeze: false });
+    return { tx, hash, fields, v, chainId };
   } catch (error) {
     throw malformedTransaction(error);
   }
-  return { tx, raw, hash, sender };
+}
+
+/** The received transaction with its sender, from the public key its signature was recovered to. */
+export function withSignerKey(signed: SignedTransaction, signerKey: Uint8Array): ChainTransaction {
+  // As the package's publicToAddress, with the node's keccak-256.
+  const sender = keccak256(signerKey).subarray(12);
+  signed.tx.cache.senderPubKey = signerKey;
+  return { tx: withKnownHashAndSender(signed.tx, signed.hash, sender), raw: signed.raw, hash: signed.hash, sender };
+}
+
+/** A signature recovery's failure (the signature has no signer), as a refused transaction. */
+export function signatureRecoveryFailure(error: unknown): MalformedTransactionError {
+  const refusal = malformedTransaction(error);
+  return refusal.reason === "signature" ? refusal : new MalformedTransactionError("signature", "invalid transaction signature");
 }
 
 /**

@@ -10,7 +10,8 @@ import { Common, Hardfork, Mainnet, type CustomCrypto, type ParamsDict } from "@
 import { paramsEVM } from "@ethereumjs/evm";
 import { paramsTx } from "@ethereumjs/tx";
 import { paramsVM } from "@ethereumjs/vm";
-import { keccak256, recoverPublicKey, signRecoverable } from "../common/crypto.js";
+import { keccak256 } from "../common/crypto.js";
+import { recoverPublicKey, signRecoverable } from "../common/signatures.js";
 
 export const executionHardfork = Hardfork.Shanghai;
 export const extraEips = [1153, 5656] as const;

@@ -6,11 +6,12 @@ import type { Common } from "@ethereumjs/common";
 import type { TransactionSubmission } from "../../../generated/types.js";
 import type { UnsignedTransaction } from "../../accounts/wallet.js";
 import { BlockWriteError } from "../../chain/chain.js";
-import { checkTransactionFields, decodeOwnTransaction, decodeRawTransaction, MalformedTransactionError, type ChainTransaction } from "../../chain/transactions.js";
+import { checkTransactionFields, decodeOwnTransaction, decodeSignedTransaction, MalformedTransactionError, signatureRecoveryFailure, withSignerKey, type ChainTransaction } from "../../chain/transactions.js";
 import { bytesToHex, hexToBytes } from "../../common/hex.js";
+import { recoverSignerKey, type RecoverableSignature } from "../../common/signatures.js";
 import { BlockTimeExhaustedError, type InclusionOutcome, type Miner } from "../../mining/miner.js";
 import { TransactionRejectedError, type TransactionPool } from "../../txpool/transactionPool.js";
-import { blockNotWrittenError, invalidParamsError, invalidRawTransactionError, transactionNotMinedError, transactionRejectedError } from "../errors.js";
+import { blockNotWrittenError, invalidParamsError, invalidRawTransactionError, transactionNotMinedError, transactionRejectedError, type RpcError } from "../errors.js";
 
 /** eth_sendTransaction defaults (spec 2.9). */
 export const defaultSendGas = 90_000n;
@@ -20,6 +21,11 @@ export interface TransactionSendingDependencies {
   common: Common;
   pool: TransactionPool;
   miner: Miner;
+  /**
+   * Recovers a received transaction's signer (its 64-byte public key), perhaps on another thread
+   * (node/recoveryOffload.ts); on the main thread at once when not given.
+   */
+  recoverSignerKey?: (signature: RecoverableSignature) => Promise<Uint8Array>;
 }
 
 export interface TransactionSending {
@@ -33,6 +39,7 @@ export interface TransactionSending {
 
 export function createTransactionSending(deps: TransactionSendingDependencies): TransactionSending {
   const { common, pool, miner } = deps;
+  const recoverSigner = deps.recoverSignerKey ?? ((signature: RecoverableSignature) => Promise.resolve(recoverSignerKey(signature)));
 
   /** Admits a decoded transaction and, under automine, waits until it is in a block. */
   async function submit(transaction: ChainTransaction): Promise<string> {
@@ -66,26 +73,38 @@ export function createTransactionSending(deps: TransactionSendingDependencies): 
     return bytesToHex(transaction.hash);
   }
 
+  /** A transaction refused before any pool rule, as the RPC answers it. */
+  function refusal(error: MalformedTransactionError): RpcError {
+    switch (error.reason) {
+      case "chainId":
+      case "signature":
+      case "initCode":
+        return transactionRejectedError(error.message);
+      default:
+        return invalidRawTransactionError(error.message);
+    }
+  }
+
   /** Runs a decoding or check, with its refusals as the RPC answers them. */
   function checked<T>(check: () => T): T {
     try {
       return check();
     } catch (error) {
-      if (!(error instanceof MalformedTransactionError)) throw error;
-      switch (error.reason) {
-        case "chainId":
-        case "signature":
-        case "initCode":
-          throw transactionRejectedError(error.message);
-        default:
-          throw invalidRawTransactionError(error.message);
-      }
+      if (error instanceof MalformedTransactionError) throw refusal(error);
+      throw error;
     }
   }
 
-  /** Decodes a signed transaction; `signer` when the node signed it (no sender recovery then). */
-  function decode(raw: Uint8Array, signer?: Uint8Array): ChainTransaction {
-    return checked(() => (signer === undefined ? decodeRawTransaction(raw, common) : decodeOwnTransaction(raw, signer, common)));
+  /** Decodes a received transaction and recovers its sender. */
+  async function decodeReceived(raw: Uint8Array): Promise<ChainTransaction> {
+    const signed = checked(() => decodeSignedTransaction(raw, common));
+    let signerKey: Uint8Array;
+    try {
+      signerKey = await recoverSigner(signed.signature);
+    } catch (error) {
+      throw refusal(signatureRecoveryFailure(error));
+    }
+    return withSignerKey(signed, signerKey);
   }
 
   return {
@@ -106,7 +125,7 @@ export function createTransactionSending(deps: TransactionSendingDependencies): 
       checked(() => checkTransactionFields(unsigned, common));
       return unsigned;
     },
-    submitRaw: (raw) => submit(decode(raw)),
-    submitOwn: (raw, signer) => submit(decode(raw, signer)),
+    submitRaw: async (raw) => submit(await decodeReceived(raw)),
+    submitOwn: (raw, signer) => submit(checked(() => decodeOwnTransaction(raw, signer, common))),
   };
 }

@@ -3,7 +3,8 @@ import { RLP } from "@ethereumjs/rlp";
 import { createLegacyTx, createLegacyTxFromRLP } from "@ethereumjs/tx";
 import { Address } from "@ethereumjs/util";
 import { decodeOwnTransaction, decodeRawTransaction, MalformedTransactionError } from "../../../src/chain/transactions.js";
-import { keccak256, signRecoverable } from "../../../src/common/crypto.js";
+import { keccak256 } from "../../../src/common/crypto.js";
+import { signRecoverable } from "../../../src/common/signatures.js";
 import { bytesToHex } from "../../../src/common/hex.js";
 import { createExecutionRules } from "../../../src/execution/rules.js";
 

@@ -2,7 +2,8 @@
 import { expect } from "chai";
 import { keccak_256 } from "@noble/hashes/sha3.js";
 import { SigningKey, Wallet, keccak256 as ethersKeccak256, toUtf8Bytes } from "ethers";
-import { fastKeccakReady, keccak256, recoverPublicKey, signRecoverable } from "../../../src/common/crypto.js";
+import { fastKeccakReady, keccak256 } from "../../../src/common/crypto.js";
+import { recoverPublicKey, signRecoverable } from "../../../src/common/signatures.js";
 import { randomBytes, seededRandom } from "../../helpers/seededRandom.js";
 
 const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
