@@ -12,7 +12,7 @@ TSC := node_modules/.bin/tsc
 # browsers' requests) is split into chunks/ beside it, so a start does not even parse it.
 BUNDLE := dist/bundle/cli/chain-node.mjs
 NATIVE_PACKAGES := classic-level secp256k1 node-gyp-build
-# The CLI and the call worker's thread (node/callWorker.ts), which the CLI finds beside itself.
+# The CLI and its worker threads (node/callWorker.ts, node/recoveryWorker.ts), which the CLI finds beside itself.
 ESBUILD := node_modules/.bin/esbuild --bundle --platform=node --format=esm --target=node20 --log-level=warning \
   --minify-whitespace --minify-syntax --sourcemap $(addprefix --external:,$(NATIVE_PACKAGES)) \
   --banner:js="import { createRequire as createRequireForBundle } from 'node:module'; const require = createRequireForBundle(import.meta.url);"
@@ -51,6 +51,7 @@ build: install
 	$(ESBUILD) --splitting dist/src/cli/main.js --outdir=$(dir $(BUNDLE)) --entry-names=$(basename $(notdir $(BUNDLE))) \
 	  --chunk-names=chunks/[name]-[hash] --out-extension:.js=.mjs
 	$(ESBUILD) dist/src/node/callWorker.js --outfile=$(dir $(BUNDLE))callWorker.js
+	$(ESBUILD) dist/src/node/recoveryWorker.js --outfile=$(dir $(BUNDLE))recoveryWorker.js
 	@chmod +x $(BUNDLE)
 
 # Fails on an import that breaks the dependency direction of src/ (.dependency-cruiser.cjs).

@@ -1,5 +1,6 @@
 // Opens the chain and the services around it (state, pool, wallet, miner) for a network profile.
 import { readFile } from "node:fs/promises";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import type { Common } from "@ethereumjs/common";
 import { DirectoryKeyStorage, KeyStoreAccessError, lightScrypt, MemoryKeyStorage, standardScrypt, type KeyStorage } from "../accounts/keystore.js";
@@ -10,6 +11,7 @@ import type { NetworkProfile } from "../chain/networks.js";
 import { bytesToHex, bytesToUnprefixedHex } from "../common/hex.js";
 import type { Logger } from "../common/logger.js";
 import { installFastRlp } from "../common/rlp.js";
+import type { RecoverableSignature } from "../common/signatures.js";
 import { BlockBuilder } from "../execution/blockBuilder.js";
 import { CallService } from "../execution/callService.js";
 import { createExecutionRules } from "../execution/rules.js";
@@ -25,6 +27,7 @@ import { LevelStore, openLevelStore } from "../storage/levelStore.js";
 import { PoolJournal } from "../txpool/poolJournal.js";
 import { TransactionPool } from "../txpool/transactionPool.js";
 import { CallWorkers } from "./callWorkers.js";
+import { RecoveryOffload } from "./recoveryOffload.js";
 import type { ChainOptions, StorageOptions } from "./options.js";
 
 export interface ChainServices {
@@ -44,6 +47,10 @@ export interface ChainServices {
   readonly tracer: TraceService;
   /** The thread calls on stored blocks run on; undefined for a chain in memory. */
   readonly callWorkers: CallWorkers | undefined;
+  /** The thread that recovers the senders of sends arriving together; undefined when off or on one core. */
+  readonly recoveryOffload: RecoveryOffload | undefined;
+  /** A received transaction's signer, recovered on recoveryOffload's thread when it is there. */
+  readonly recoverSignerKey: ((signature: RecoverableSignature) => Promise<Uint8Array>) | undefined;
   readonly location: string;
   close(): Promise<void>;
 }
@@ -182,6 +189,7 @@ export async function openChainServices(network: NetworkProfile, storage: Storag
     // A chain on disk can be read by a second thread: calls on stored blocks run there (node/callWorkers.ts).
     const callWorkers = options.callWorker && store instanceof LevelStore ? new CallWorkers({ directory: store.location, chainId: network.chainId, limits: options.calls }, store, log.child({ module: "calls" })) : undefined;
     if (callWorkers !== undefined) calls.offloadTo(callWorkers);
+    const recoveryOffload = options.recoveryWorker && availableParallelism() > 1 ? new RecoveryOffload(log.child({ module: "senders" })) : undefined;
     const logsLog = log.child({ module: "logs" });
     const reportLogsError = (error: unknown) => logsLog.error({ err: error }, "following the chain failed");
     const logIndex = new BlockLogIndex(chain, reportLogsError);
@@ -207,6 +215,8 @@ export async function openChainServices(network: NetworkProfile, storage: Storag
       logLimits: { blockRangeLimit: options.logs.blockRangeLimit, resultLimit: options.logs.resultLimit },
       tracer,
       callWorkers,
+      recoveryOffload,
+      recoverSignerKey: recoveryOffload === undefined ? undefined : (signature) => recoveryOffload.recover(signature),
       location: store.location,
       async close() {
         filters.close();
@@ -214,6 +224,7 @@ export async function openChainServices(network: NetworkProfile, storage: Storag
         await miner.stop();
         await pool.persist().catch((error: unknown) => poolLog.error({ err: error }, "the pool's journal could not be written"));
         await callWorkers?.close();
+        await recoveryOffload?.close();
         await chain.whenTipWritten().catch(() => undefined);
         await store.close();
       },

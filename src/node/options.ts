@@ -25,6 +25,11 @@ export interface ChainOptions {
   calls: CallLimits;
   /** Whether calls on stored blocks of a chain on disk run on a second thread (node/callWorkers.ts). */
   callWorker: boolean;
+  /**
+   * Whether the senders of transactions that arrive together are recovered on a second thread
+   * (node/recoveryOffload.ts), on a machine with more than one core.
+   */
+  recoveryWorker: boolean;
   /** Limits of log queries and the lifetime of filters. */
   logs: LogOptions;
   /**
@@ -56,6 +61,7 @@ export const defaultChainOptions: ChainOptions = {
   extraData: new TextEncoder().encode("chain-node"),
   calls: { gasCap: 50_000_000n, timeLimitMs: 5_000 },
   callWorker: true,
+  recoveryWorker: true,
   logs: defaultLogOptions,
   keyStoreKdf: "light",
 };

@@ -4,11 +4,12 @@ import { expect } from "chai";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { JsonRpcProvider, Transaction, Wallet, keccak256, toUtf8Bytes } from "ethers";
+import { JsonRpcProvider, Signature, Transaction, Wallet, concat, getBytes, keccak256, toBeHex, toQuantity, toUtf8Bytes } from "ethers";
 import { postJson } from "../../helpers/http.js";
 import { expectValidResult } from "../../helpers/results.js";
 import { expectRpcError } from "../../helpers/rpcErrors.js";
 import { RpcClient } from "../../../generated/client.js";
+import { recoverSignerKey } from "../../../src/common/signatures.js";
 import type { KeyValueStore } from "../../../src/storage/keyValueStore.js";
 import { startServerWithHandlers, startTestNode, type TestNode } from "../../helpers/testNode.js";
 
@@ -227,6 +228,53 @@ describe("chain: pool rules without automine", () => {
     expect(await provider.getBlockNumber()).to.equal(0);
     expect(await provider.getBalance(cow)).to.equal(0xffffffffffffffffffffffn);
     provider.destroy();
+  });
+});
+
+/** `raw` with an r that is no point's x coordinate on the curve: its signature has no signer. */
+function withoutSigner(raw: string): string {
+  const transaction = Transaction.from(raw);
+  const { s, v } = transaction.signature!;
+  for (let x = 1; ; x++) {
+    const r = toBeHex(x, 32);
+    try {
+      recoverSignerKey({ messageHash: getBytes(transaction.unsignedHash), rs: getBytes(concat([r, s])), recovery: v === 27 ? 0 : 1 });
+    } catch {
+      transaction.signature = Signature.from({ r, s, v });
+      return transaction.serialized;
+    }
+  }
+}
+
+describe("chain: sends from several clients at once", () => {
+  it("mines raw sends that arrive together from eight senders, each in its own block with its sender, and refuses one without a signer among them", async () => {
+    const node = await startTestNode({ logLevel: "debug" });
+    const senders = ["cow", "cow1", "cow2", "cow3", "cow4", "cow5", "cow6", "cow7"].map((seed) => new Wallet(keccak256(toUtf8Bytes(seed))));
+    const rounds = 10;
+    const sent: { hash: string; from: string }[] = [];
+    try {
+      for (let round = 0; round < rounds; round++) {
+        const raws = await Promise.all(senders.map((sender) => sender.signTransaction({ type: 0, chainId: 33n, nonce: round, gasLimit: 21_000n, gasPrice: 0n, to: stranger, value: 1n })));
+        const bodies = [...raws.slice(0, 4), withoutSigner(raws[0]!), ...raws.slice(4)];
+        const answers = await Promise.all(bodies.map((raw, id) => postJson(node.url, { jsonrpc: "2.0", id, method: "eth_sendRawTransaction", params: [raw] })));
+        const [refused] = answers.splice(4, 1);
+        expect(refused!.json).to.deep.include({ error: { code: -32010, message: "invalid transaction signature" } });
+        answers.forEach((answer, index) => sent.push({ hash: (answer.json as { result: string }).result, from: senders[index]!.address.toLowerCase() }));
+      }
+      expect(await node.client.eth_blockNumber()).to.equal(toQuantity(rounds * senders.length));
+      const blocks = new Set<string>();
+      for (const { hash, from } of sent) {
+        const receipt = await node.client.eth_getTransactionReceipt(hash);
+        expect(receipt, hash).to.include({ from, status: "0x1" });
+        blocks.add(receipt!.blockNumber);
+      }
+      expect(blocks.size).to.equal(sent.length);
+      expect(await node.client.eth_getBalance(stranger, "latest")).to.equal(toQuantity(rounds * senders.length));
+    } finally {
+      await node.stop();
+    }
+    const counts = node.logs.find((record) => record.msg === "senders recovered on each thread") as { byWorker: number; onMainThread: number } | undefined;
+    expect(counts?.byWorker, "the sender-recovery worker took part").to.be.greaterThan(0);
   });
 });
 

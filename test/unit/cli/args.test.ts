@@ -50,6 +50,11 @@ describe("cli/args", () => {
     expect(runOptions(["--no-call-worker"]).chain.callWorker).to.equal(false);
   });
 
+  it("maps --no-recovery-worker onto the chain options (default: the worker runs)", () => {
+    expect(runOptions([]).chain.recoveryWorker).to.equal(true);
+    expect(runOptions(["--no-recovery-worker"]).chain.recoveryWorker).to.equal(false);
+  });
+
   it("maps --keystore-kdf onto the chain options (default light)", () => {
     expect(runOptions([]).chain.keyStoreKdf).to.equal("light");
     expect(runOptions(["--keystore-kdf", "standard"]).chain.keyStoreKdf).to.equal("standard");

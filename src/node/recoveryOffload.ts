@@ -1,0 +1,153 @@
+// Sender recovery on a second thread for sends that arrive together. Recovering a received
+// transaction's sender (libsecp256k1, 60-90 µs here) is the largest single piece of a value
+// transfer's work on the main thread. When several clients send at once, one turn of the event loop
+// reads several sends; their transactions are then mined one after another, and while the main
+// thread mines the first, the worker (recoveryWorker.ts) recovers the senders of the others.
+//
+// How a send's recovery goes:
+//   - each waits for the next turn of the event loop (setImmediate), so that the sends read in the
+//     same turn are all seen before the first is mined;
+//   - the first of a turn is recovered on the main thread: handing it over would only make it wait;
+//   - those read after it, in the same turn or while it is mined, go to the worker through shared
+//     memory (RecoveryChannel: no message, no event on the main thread);
+//   - they are answered in the order they arrived. The main thread recovers a signature itself if
+//     the worker has not started it, and waits only for one it is working on.
+// A send that comes alone (one client sending one transaction after another) waits one setImmediate
+// and is recovered on the main thread, as before the worker. Until the worker is serving, and if it
+// stops, every recovery runs on the main thread at once.
+import { Worker } from "node:worker_threads";
+import type { Logger } from "../common/logger.js";
+import { recoverSignerKey, type RecoverableSignature } from "../common/signatures.js";
+import { RecoveryChannel } from "./recoveryChannel.js";
+import type { RecoveryWorkerReply } from "./recoveryWorker.js";
+
+/**
+ * How long the main thread waits for a recovery the worker has under way before recovering it
+ * itself: a recovery takes well under a millisecond, so only a stopped or stuck worker reaches it.
+ */
+const workerWaitLimitMs = 50;
+
+interface WaitingRecovery {
+  readonly signature: RecoverableSignature;
+  /** The channel's slot, when the worker was given it. */
+  readonly slot: number | undefined;
+  resolve(key: Uint8Array): void;
+  reject(error: unknown): void;
+}
+
+export interface RecoveryCounts {
+  /** Signatures the worker recovered. */
+  byWorker: number;
+  /** Signatures the main thread recovered, or recovered again when the worker found no signer. */
+  onMainThread: number;
+}
+
+export class RecoveryOffload {
+  private readonly channel = RecoveryChannel.allocate();
+  private worker: Worker | undefined;
+  private serving = false;
+  /** Recoveries in arrival order, each with its own setImmediate. */
+  private readonly waiting: WaitingRecovery[] = [];
+  private readonly counts: RecoveryCounts = { byWorker: 0, onMainThread: 0 };
+  /** Settles once the worker serves (true) or cannot (false). */
+  readonly ready: Promise<boolean>;
+  private settleReadiness!: (serving: boolean) => void;
+
+  private status: "unstarted" | "started" | "stopped" = "unstarted";
+
+  constructor(private readonly log: Logger) {
+    this.ready = new Promise((resolve) => (this.settleReadiness = resolve));
+  }
+
+  /** The signer's 64-byte public key; rejects as recoverSignerKey throws. The first call starts the worker. */
+  recover(signature: RecoverableSignature): Promise<Uint8Array> {
+    if (!this.serving) {
+      if (this.status === "unstarted") this.start();
+      try {
+        return Promise.resolve(this.recoverHere(signature));
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
+    const slot = this.waiting.length === 0 ? undefined : this.channel.submit(signature);
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ signature, slot, resolve, reject });
+      setImmediate(this.answerNext);
+    });
+  }
+
+  /** How many recoveries each thread did so far. */
+  get recoveryCounts(): Readonly<RecoveryCounts> {
+    return { ...this.counts };
+  }
+
+  /** Stops the worker; recoveries from then on run on the main thread. */
+  async close(): Promise<void> {
+    const worker = this.worker;
+    this.stop();
+    this.log.debug(this.recoveryCounts, "senders recovered on each thread");
+    if (worker === undefined) return;
+    const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
+    // The worker leaves its loop after the recovery it is doing.
+    await Promise.race([exited, new Promise<void>((resolve) => setTimeout(resolve, 1_000).unref())]);
+    await worker.terminate();
+  }
+
+  private readonly answerNext = (): void => {
+    const next = this.waiting.shift()!;
+    try {
+      const key = next.slot === undefined ? undefined : this.channel.take(next.slot, workerWaitLimitMs);
+      if (key !== undefined) this.counts.byWorker++;
+      next.resolve(key ?? this.recoverHere(next.signature));
+    } catch (error) {
+      next.reject(error);
+    }
+  };
+
+  private recoverHere(signature: RecoverableSignature): Uint8Array {
+    this.counts.onMainThread++;
+    return recoverSignerKey(signature);
+  }
+
+  /** Starts the worker now rather than at the first recovery. */
+  start(): void {
+    if (this.status !== "unstarted") return;
+    this.status = "started";
+    let worker: Worker;
+    try {
+      worker = new Worker(new URL("./recoveryWorker.js", import.meta.url), { workerData: this.channel.buffer });
+    } catch (error) {
+      this.log.warn({ err: error }, "the sender-recovery worker cannot start; senders are recovered on the main thread");
+      this.settleReadiness(false);
+      return;
+    }
+    // It never keeps the process alive: the node closes it, and a process leaving without that is gone anyway.
+    worker.unref();
+    worker.on("message", (reply: RecoveryWorkerReply) => {
+      if ("serving" in reply && this.worker === worker) {
+        this.serving = true;
+        this.settleReadiness(true);
+      } else if ("failed" in reply) {
+        this.log.warn({ reason: reply.failed }, "the sender-recovery worker cannot start; senders are recovered on the main thread");
+        this.stop();
+      }
+    });
+    worker.on("error", (error) => {
+      this.log.error({ err: error }, "the sender-recovery worker failed; senders are recovered on the main thread");
+      this.stop();
+    });
+    worker.on("exit", () => {
+      if (this.worker === worker) this.stop();
+    });
+    this.worker = worker;
+  }
+
+  /** Recoveries from now on run on the main thread; those handed over are taken back as they come. */
+  private stop(): void {
+    this.status = "stopped";
+    this.serving = false;
+    this.worker = undefined;
+    this.channel.close();
+    this.settleReadiness(false);
+  }
+}

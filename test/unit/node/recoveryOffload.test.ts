@@ -1,0 +1,173 @@
+// Sender recovery on a second thread: signatures submitted together are recovered by the worker,
+// answered in order with exactly the main thread's keys and refusals; the channel gives back what
+// the worker has not started, waits for what it has, and gives up on a worker that does not finish.
+import { expect } from "chai";
+import { Worker } from "node:worker_threads";
+import { keccak256 } from "../../../src/common/crypto.js";
+import { createLogger } from "../../../src/common/logger.js";
+import { recoverSignerKey, signRecoverable, type RecoverableSignature } from "../../../src/common/signatures.js";
+import { RecoveryChannel } from "../../../src/node/recoveryChannel.js";
+import { RecoveryOffload } from "../../../src/node/recoveryOffload.js";
+import { randomBytes, seededRandom } from "../../helpers/seededRandom.js";
+
+const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
+
+/** Blocks this thread for `ms` (the worker goes on meanwhile). */
+function blockFor(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/** `count` signatures of random hashes by random keys. */
+function signatures(count: number, seed: number): RecoverableSignature[] {
+  const next = seededRandom(seed);
+  return Array.from({ length: count }, () => {
+    const messageHash = randomBytes(next, 32);
+    const signed = signRecoverable(messageHash, keccak256(randomBytes(next, 32)));
+    return { messageHash, rs: signed.subarray(1), recovery: signed[0] === 0 ? 0 : 1 };
+  });
+}
+
+/** A signature with no signer: its r is no point's x coordinate on the curve. */
+function signatureWithoutSigner(): RecoverableSignature {
+  const [valid] = signatures(1, 99);
+  for (let x = 1; ; x++) {
+    const rs = new Uint8Array(valid!.rs);
+    rs.fill(0, 0, 32);
+    rs[31] = x;
+    const candidate = { ...valid!, rs };
+    try {
+      recoverSignerKey(candidate);
+    } catch {
+      return candidate;
+    }
+  }
+}
+
+/** The key, or the refusal's message. */
+async function outcome(recovery: Promise<Uint8Array>): Promise<string> {
+  try {
+    return hex(await recovery);
+  } catch (error) {
+    return `refused: ${(error as Error).message}`;
+  }
+}
+
+function mainThreadOutcome(signature: RecoverableSignature): string {
+  try {
+    return hex(recoverSignerKey(signature));
+  } catch (error) {
+    return `refused: ${(error as Error).message}`;
+  }
+}
+
+describe("node/recoveryOffload: sender recovery on a second thread", function () {
+  this.timeout(20_000);
+  let offload: RecoveryOffload;
+
+  beforeEach(async () => {
+    offload = new RecoveryOffload(createLogger("error"));
+    offload.start();
+    expect(await offload.ready, "the worker serves").to.equal(true);
+  });
+  afterEach(() => offload.close());
+
+  it("recovers on the worker the signatures after the first of a turn, and answers each in order with the main thread's key", async () => {
+    const submitted = signatures(40, 1);
+    const answeredOrder: number[] = [];
+    const recoveries = submitted.map((signature, index) => offload.recover(signature).then((key) => (answeredOrder.push(index), key)));
+    // The turn goes on for a while: the worker recovers what it was given.
+    blockFor(300);
+    const keys = await Promise.all(recoveries);
+    expect(keys.map(hex)).to.deep.equal(submitted.map((signature) => hex(recoverSignerKey(signature))));
+    expect(answeredOrder).to.deep.equal(submitted.map((_, index) => index));
+    expect(offload.recoveryCounts).to.deep.equal({ byWorker: 39, onMainThread: 1 });
+  });
+
+  it("recovers a send that comes alone on the main thread", async () => {
+    for (const signature of signatures(5, 2)) expect(hex(await offload.recover(signature))).to.equal(hex(recoverSignerKey(signature)));
+    expect(offload.recoveryCounts).to.deep.equal({ byWorker: 0, onMainThread: 5 });
+  });
+
+  it("refuses a signature without a signer as the main thread does, between others it recovers", async () => {
+    const submitted = signatures(6, 3);
+    submitted.splice(3, 0, signatureWithoutSigner());
+    const recoveries = submitted.map((signature) => outcome(offload.recover(signature)));
+    blockFor(200);
+    const expected = submitted.map(mainThreadOutcome);
+    expect(expected[3]).to.match(/^refused: /);
+    expect(await Promise.all(recoveries)).to.deep.equal(expected);
+    // The worker's failure is recovered again on the main thread, which gives the refusal.
+    expect(offload.recoveryCounts).to.deep.equal({ byWorker: 5, onMainThread: 2 });
+  });
+
+  it("answers on the main thread what the worker held when it was closed, and every recovery after", async () => {
+    const submitted = signatures(30, 4);
+    const recoveries = submitted.map((signature) => offload.recover(signature));
+    const closed = offload.close();
+    const keys = await Promise.all(recoveries);
+    await closed;
+    expect(keys.map(hex)).to.deep.equal(submitted.map((signature) => hex(recoverSignerKey(signature))));
+    const [later] = signatures(1, 5);
+    expect(hex(await offload.recover(later!))).to.equal(hex(recoverSignerKey(later!)));
+    const { byWorker, onMainThread } = offload.recoveryCounts;
+    expect(byWorker + onMainThread).to.equal(31);
+    expect(onMainThread).to.be.greaterThan(1);
+  });
+});
+
+describe("node/recoveryChannel: the slots the two threads share", function () {
+  this.timeout(20_000);
+  const [signature] = signatures(1, 6);
+
+  /** A worker serving `channel` with a stand-in recovery: the key is 64 copies of the hash's first byte, after `delayMs`. */
+  function slowWorker(channel: RecoveryChannel, delayMs: number): Worker {
+    const channelModule = new URL("../../../src/node/recoveryChannel.js", import.meta.url).href;
+    const source = `
+      const { parentPort, workerData } = require("node:worker_threads");
+      import(${JSON.stringify(channelModule)}).then(({ RecoveryChannel }) => {
+        const channel = new RecoveryChannel(workerData.buffer);
+        parentPort.postMessage("serving");
+        channel.serve((signature) => {
+          Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, workerData.delayMs);
+          return new Uint8Array(64).fill(signature.messageHash[0]);
+        });
+      });`;
+    return new Worker(source, { eval: true, workerData: { buffer: channel.buffer, delayMs } });
+  }
+
+  it("gives back to the main thread a slot no worker has started, and takes no more than it has slots", () => {
+    const channel = RecoveryChannel.allocate();
+    const slot = channel.submit(signature!);
+    expect(slot).to.be.a("number");
+    expect(channel.take(slot!, 10)).to.equal(undefined);
+    const slots = Array.from({ length: 64 }, () => channel.submit(signature!));
+    expect(slots.every((each) => each !== undefined)).to.equal(true);
+    expect(channel.submit(signature!), "the ring is full").to.equal(undefined);
+    for (const each of slots) channel.take(each!, 10);
+    expect(channel.submit(signature!)).to.be.a("number");
+  });
+
+  it("waits for a recovery under way, and gives up on one that takes longer than the limit", async () => {
+    const channel = RecoveryChannel.allocate();
+    const worker = slowWorker(channel, 100);
+    try {
+      await new Promise((resolve) => worker.once("message", resolve));
+      const first = channel.submit({ ...signature!, messageHash: new Uint8Array(32).fill(7) })!;
+      blockFor(50);
+      const waited = channel.take(first, 2_000);
+      expect(waited === undefined ? undefined : [...new Set(waited)]).to.deep.equal([7]);
+
+      const second = channel.submit({ ...signature!, messageHash: new Uint8Array(32).fill(8) })!;
+      blockFor(20);
+      expect(channel.take(second, 10), "abandoned after 10 ms").to.equal(undefined);
+      // The worker frees the abandoned slot when it is done: all 64 slots take submissions again.
+      blockFor(200);
+      const slots = Array.from({ length: 64 }, () => channel.submit(signature!));
+      expect(slots.every((each) => each !== undefined)).to.equal(true);
+      for (const each of slots) channel.take(each!, 0);
+    } finally {
+      channel.close();
+      await worker.terminate();
+    }
+  });
+});
