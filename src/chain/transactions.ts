@@ -10,7 +10,7 @@ import { Address, bytesToBigInt } from "@ethereumjs/util";
 import { keccak256 } from "../common/crypto.js";
 import { engineErrorMessage } from "../common/engineErrors.js";
 import { bigIntToMinimalBytes } from "../common/hex.js";
-import { recoverableSignature, recoverSignerKey, type RecoverableSignature } from "../common/signatures.js";
+import { recoverableSignature, recoverSignerKey, SignatureRecoveryError, type RecoverableSignature } from "../common/signatures.js";
 import type { UnsignedTransaction } from "../common/unsignedTransaction.js";
 import { emptyBytes } from "./header.js";
 
@@ -53,7 +53,8 @@ export function decodeRawTransaction(raw: Uint8Array, common: Common): ChainTran
   try {
     signerKey = recoverSignerKey(signed.signature);
   } catch (error) {
-    throw signatureRecoveryFailure(error);
+    if (error instanceof SignatureRecoveryError) throw invalidSignature();
+    throw error;
   }
   return withSignerKey(signed, signerKey);
 }
@@ -132,10 +133,9 @@ export function withSignerKey(signed: SignedTransaction, signerKey: Uint8Array):
   return { tx: withKnownHashAndSender(signed.tx, signed.hash, sender), raw: signed.raw, hash: signed.hash, sender };
 }
 
-/** A signature recovery's failure (the signature has no signer), as a refused transaction. */
-export function signatureRecoveryFailure(error: unknown): MalformedTransactionError {
-  const refusal = malformedTransaction(error);
-  return refusal.reason === "signature" ? refusal : new MalformedTransactionError("signature", "invalid transaction signature");
+/** The refusal of a transaction whose signature has no signer (recovery failed). */
+export function invalidSignature(): MalformedTransactionError {
+  return new MalformedTransactionError("signature", "invalid transaction signature");
 }
 
 /**
@@ -154,7 +154,7 @@ export function checkTransactionFields(fields: UnsignedTransaction, common: Comm
 /** The engine's refusal of a transaction's fields or signature, in the node's words. */
 function malformedTransaction(error: unknown): MalformedTransactionError {
   const message = engineErrorMessage(error);
-  if (/signature|recover|invalid [rsv]/i.test(message)) return new MalformedTransactionError("signature", "invalid transaction signature");
+  if (/signature|recover|invalid [rsv]/i.test(message)) return invalidSignature();
   if (/initcode size/i.test(message)) return new MalformedTransactionError("initCode", "transaction's init code size is invalid");
   return new MalformedTransactionError("undecodable", message);
 }

@@ -1,5 +1,5 @@
 // secp256k1 signatures on libsecp256k1, from the prebuilt binary the secp256k1 npm package ships (no
-// install script runs): a recovery costs about 60-80 µs on this class of machine natively, against
+// install script runs): a recovery costs about 55-90 µs on this class of machine natively, against
 // 3.6 ms in JavaScript. The binding is loaded directly, so a machine where it cannot load fails at
 // start-up instead of silently running the package's slow JavaScript fallback. This module loads
 // nothing else: the sender-recovery thread (node/recoveryWorker.ts) imports it alone.
@@ -40,9 +40,18 @@ export function recoverableSignature(messageHash: Uint8Array, v: bigint, r: Uint
   return { messageHash, rs, recovery: recovery === 0n ? 0 : 1 };
 }
 
-/** The signer's 64-byte public key (x || y). Throws when the signature has no signer. */
+/** A signature libsecp256k1 cannot parse, or one with no signer. */
+export class SignatureRecoveryError extends Error {}
+
+/** The signer's 64-byte public key (x || y). Throws SignatureRecoveryError when the signature has no signer. */
 export function recoverSignerKey(signature: RecoverableSignature): Uint8Array {
-  return secp256k1.ecdsaRecover(signature.rs, signature.recovery, signature.messageHash, false).subarray(1);
+  let publicKey: Uint8Array;
+  try {
+    publicKey = secp256k1.ecdsaRecover(signature.rs, signature.recovery, signature.messageHash, false);
+  } catch (error) {
+    throw new SignatureRecoveryError((error as Error).message);
+  }
+  return publicKey.subarray(1);
 }
 
 /** The signer's 64-byte public key (x || y) from a transaction signature (the engine's `ecrecover`). */

@@ -27,10 +27,15 @@ const rsBytes = 64;
 const inputBytes = hashBytes + rsBytes + 1;
 const keyBytes = 64;
 
-/** control[]: how many signatures were submitted (wrapping 32-bit), and whether the worker is to stop. */
+/**
+ * control[]: how many signatures were submitted (wrapping 32-bit); whether the worker is to stop;
+ * and the word the worker sleeps on, which every submission and the close change (so neither can
+ * slip in between the worker's last look and its sleep).
+ */
 const submittedIndex = 0;
 const closingIndex = 1;
-const controlInts = 2;
+const wakeIndex = 2;
+const controlInts = 3;
 
 export class RecoveryChannel {
   private readonly control: Int32Array;
@@ -72,21 +77,21 @@ export class RecoveryChannel {
     Atomics.store(this.states, slot, SlotState.Queued);
     this.submitted = (this.submitted + 1) | 0;
     Atomics.store(this.control, submittedIndex, this.submitted);
-    Atomics.notify(this.control, submittedIndex, 1);
+    this.wakeWorker();
     return slot;
   }
 
   /**
    * The public key the worker recovered in `slot`, which the slot then gives up; undefined when the
    * main thread is to recover it itself: the worker had not started it, the signature has no signer
-   * (the main thread's own recovery then throws the error), or the worker took longer than
-   * `waitLimitMs` (it stopped or is stuck).
+   * (the main thread's own recovery then throws the error), or the worker was still at it after
+   * `waitLimitMs` (it lost its core, stopped or is stuck: the main thread's own recovery is then
+   * the shorter wait).
    */
   take(slot: number, waitLimitMs: number): Uint8Array | undefined {
     let state = Atomics.compareExchange(this.states, slot, SlotState.Queued, SlotState.Free);
     if (state === SlotState.Queued) return undefined;
     if (state === SlotState.Working) {
-      // Under way: it ends within one recovery's time.
       Atomics.wait(this.states, slot, SlotState.Working, waitLimitMs);
       state = Atomics.compareExchange(this.states, slot, SlotState.Working, SlotState.Abandoned);
       if (state === SlotState.Working) return undefined;
@@ -99,7 +104,12 @@ export class RecoveryChannel {
   /** Tells the worker to stop after the recovery it is doing (the main thread takes back the rest). */
   close(): void {
     Atomics.store(this.control, closingIndex, 1);
-    Atomics.notify(this.control, submittedIndex);
+    this.wakeWorker();
+  }
+
+  private wakeWorker(): void {
+    Atomics.add(this.control, wakeIndex, 1);
+    Atomics.notify(this.control, wakeIndex, 1);
   }
 
   // --- worker thread ---
@@ -108,6 +118,7 @@ export class RecoveryChannel {
   serve(recover: (signature: RecoverableSignature) => Uint8Array): void {
     let next = 0;
     for (;;) {
+      const wake = Atomics.load(this.control, wakeIndex);
       const submitted = Atomics.load(this.control, submittedIndex);
       if (Atomics.load(this.control, closingIndex) !== 0) return;
       while (next !== submitted) {
@@ -121,7 +132,7 @@ export class RecoveryChannel {
         if (Atomics.compareExchange(this.states, slot, SlotState.Working, finished) !== SlotState.Working) Atomics.store(this.states, slot, SlotState.Free);
         Atomics.notify(this.states, slot);
       }
-      Atomics.wait(this.control, submittedIndex, submitted);
+      Atomics.wait(this.control, wakeIndex, wake);
     }
   }
 

@@ -1,5 +1,5 @@
 // Sender recovery on a second thread for sends that arrive together. Recovering a received
-// transaction's sender (libsecp256k1, 60-90 µs here) is the largest single piece of a value
+// transaction's sender (libsecp256k1, 55-90 µs here) is the largest single piece of a value
 // transfer's work on the main thread. When several clients send at once, one turn of the event loop
 // reads several sends; their transactions are then mined one after another, and while the main
 // thread mines the first, the worker (recoveryWorker.ts) recovers the senders of the others.
@@ -8,13 +8,13 @@
 //   - each waits for the next turn of the event loop (setImmediate), so that the sends read in the
 //     same turn are all seen before the first is mined;
 //   - the first of a turn is recovered on the main thread: handing it over would only make it wait;
-//   - those read after it, in the same turn or while it is mined, go to the worker through shared
-//     memory (RecoveryChannel: no message, no event on the main thread);
+//   - the others read in the same turn go to the worker through shared memory (RecoveryChannel: no
+//     message, no event on the main thread); it recovers them while the main thread mines the first;
 //   - they are answered in the order they arrived. The main thread recovers a signature itself if
 //     the worker has not started it, and waits only for one it is working on.
 // A send that comes alone (one client sending one transaction after another) waits one setImmediate
-// and is recovered on the main thread, as before the worker. Until the worker is serving, and if it
-// stops, every recovery runs on the main thread at once.
+// and is recovered on the main thread, as before the worker. Until the worker is serving, and once
+// it stops, recoveries run on the main thread (still in arrival order).
 import { Worker } from "node:worker_threads";
 import type { Logger } from "../common/logger.js";
 import { recoverSignerKey, type RecoverableSignature } from "../common/signatures.js";
@@ -23,9 +23,10 @@ import type { RecoveryWorkerReply } from "./recoveryWorker.js";
 
 /**
  * How long the main thread waits for a recovery the worker has under way before recovering it
- * itself: a recovery takes well under a millisecond, so only a stopped or stuck worker reaches it.
+ * itself: about three recoveries' time. Past it the worker has lost its core (or stopped), and
+ * recovering here is the shorter wait.
  */
-const workerWaitLimitMs = 50;
+const workerWaitLimitMs = 0.25;
 
 interface WaitingRecovery {
   readonly signature: RecoverableSignature;
@@ -61,7 +62,7 @@ export class RecoveryOffload {
 
   /** The signer's 64-byte public key; rejects as recoverSignerKey throws. The first call starts the worker. */
   recover(signature: RecoverableSignature): Promise<Uint8Array> {
-    if (!this.serving) {
+    if (!this.serving && this.waiting.length === 0) {
       if (this.status === "unstarted") this.start();
       try {
         return Promise.resolve(this.recoverHere(signature));
@@ -69,7 +70,8 @@ export class RecoveryOffload {
         return Promise.reject(error);
       }
     }
-    const slot = this.waiting.length === 0 ? undefined : this.channel.submit(signature);
+    // Behind others waiting for their turn (also when the worker has just stopped: order holds).
+    const slot = this.waiting.length === 0 || !this.serving ? undefined : this.channel.submit(signature);
     return new Promise((resolve, reject) => {
       this.waiting.push({ signature, slot, resolve, reject });
       setImmediate(this.answerNext);

@@ -20,7 +20,7 @@ import { blockHashNotFoundError, blockNotFoundError, senderAccountNotFoundError,
 import { formatBlock, formatReceipt, formatTransaction } from "../format.js";
 import { createEthCallHandlers, type EthCallDependencies } from "./ethCalls.js";
 import { createEthFilterHandlers, type EthFilterDependencies } from "./ethFilters.js";
-import { createTransactionSending } from "./transactionSending.js";
+import { createTransactionSending, type TransactionSendingDependencies } from "./transactionSending.js";
 
 /** Version of the peer protocol this node speaks (62, as the reference node). */
 export const protocolVersion = 62;
@@ -30,7 +30,7 @@ const gasPriceMultiplier = { numerator: 11n, denominator: 10n } as const;
 
 export { defaultSendGas, defaultSendGasPrice } from "./transactionSending.js";
 
-export interface EthDependencies extends EthCallDependencies, EthFilterDependencies {
+export interface EthDependencies extends EthCallDependencies, EthFilterDependencies, TransactionSendingDependencies {
   network: NetworkProfile;
   common: Common;
   chain: Chain;

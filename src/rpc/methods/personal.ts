@@ -1,21 +1,15 @@
 // personal_: accounts whose keys the node keeps encrypted in its key store (Web3 Secret Storage v3
 // files under <data dir>/keystore), unlocked for a while with a passphrase, and accounts derived
 // from a seed and held in memory. Passphrases and keys never reach a log or an error message.
-import type { Common } from "@ethereumjs/common";
 import type { NamespaceHandlers } from "../../../generated/methods.js";
 import { defaultUnlockDurationMs, type Wallet } from "../../accounts/wallet.js";
 import { bytesToHex, hexToBytes } from "../../common/hex.js";
-import type { Miner } from "../../mining/miner.js";
-import type { TransactionPool } from "../../txpool/transactionPool.js";
 import type { RpcCallContext } from "../dispatch.js";
 import { unlockForbiddenError, walletErrorToRpc, withErrorsMapped } from "../errors.js";
-import { createTransactionSending } from "./transactionSending.js";
+import { createTransactionSending, type TransactionSendingDependencies } from "./transactionSending.js";
 
-export interface PersonalDependencies {
+export interface PersonalDependencies extends TransactionSendingDependencies {
   wallet: Wallet;
-  common: Common;
-  pool: TransactionPool;
-  miner: Miner;
   /** False on a non-loopback bind without --allow-insecure-unlock: personal_unlockAccount is refused. */
   unlockAllowed: boolean;
 }

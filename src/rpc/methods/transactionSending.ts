@@ -6,9 +6,9 @@ import type { Common } from "@ethereumjs/common";
 import type { TransactionSubmission } from "../../../generated/types.js";
 import type { UnsignedTransaction } from "../../accounts/wallet.js";
 import { BlockWriteError } from "../../chain/chain.js";
-import { checkTransactionFields, decodeOwnTransaction, decodeSignedTransaction, MalformedTransactionError, signatureRecoveryFailure, withSignerKey, type ChainTransaction } from "../../chain/transactions.js";
+import { checkTransactionFields, decodeOwnTransaction, decodeSignedTransaction, invalidSignature, MalformedTransactionError, withSignerKey, type ChainTransaction } from "../../chain/transactions.js";
 import { bytesToHex, hexToBytes } from "../../common/hex.js";
-import { recoverSignerKey, type RecoverableSignature } from "../../common/signatures.js";
+import { recoverSignerKey, SignatureRecoveryError, type RecoverableSignature } from "../../common/signatures.js";
 import { BlockTimeExhaustedError, type InclusionOutcome, type Miner } from "../../mining/miner.js";
 import { TransactionRejectedError, type TransactionPool } from "../../txpool/transactionPool.js";
 import { blockNotWrittenError, invalidParamsError, invalidRawTransactionError, transactionNotMinedError, transactionRejectedError, type RpcError } from "../errors.js";
@@ -22,8 +22,9 @@ export interface TransactionSendingDependencies {
   pool: TransactionPool;
   miner: Miner;
   /**
-   * Recovers a received transaction's signer (its 64-byte public key), perhaps on another thread
-   * (node/recoveryOffload.ts); on the main thread at once when not given.
+   * Recovers a received transaction's signer (its 64-byte public key; SignatureRecoveryError when
+   * it has none), perhaps on another thread (node/recoveryOffload.ts); on the main thread at once
+   * when not given.
    */
   recoverSignerKey?: (signature: RecoverableSignature) => Promise<Uint8Array>;
 }
@@ -102,7 +103,8 @@ export function createTransactionSending(deps: TransactionSendingDependencies): 
     try {
       signerKey = await recoverSigner(signed.signature);
     } catch (error) {
-      throw refusal(signatureRecoveryFailure(error));
+      if (error instanceof SignatureRecoveryError) throw refusal(invalidSignature());
+      throw error;
     }
     return withSignerKey(signed, signerKey);
   }

@@ -2,7 +2,7 @@
 // pool rejection with its code and message.
 import { expect } from "chai";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { JsonRpcProvider, Signature, Transaction, Wallet, concat, getBytes, keccak256, toBeHex, toQuantity, toUtf8Bytes } from "ethers";
 import { postJson } from "../../helpers/http.js";
@@ -274,7 +274,8 @@ describe("chain: sends from several clients at once", () => {
       await node.stop();
     }
     const counts = node.logs.find((record) => record.msg === "senders recovered on each thread") as { byWorker: number; onMainThread: number } | undefined;
-    expect(counts?.byWorker, "the sender-recovery worker took part").to.be.greaterThan(0);
+    // The worker runs on a machine with more than one core.
+    if (availableParallelism() > 1) expect(counts?.byWorker, "the sender-recovery worker took part").to.be.greaterThan(0);
   });
 });
 

@@ -100,17 +100,22 @@ describe("node/recoveryOffload: sender recovery on a second thread", function ()
     expect(offload.recoveryCounts).to.deep.equal({ byWorker: 5, onMainThread: 2 });
   });
 
-  it("answers on the main thread what the worker held when it was closed, and every recovery after", async () => {
-    const submitted = signatures(30, 4);
-    const recoveries = submitted.map((signature) => offload.recover(signature));
+  it("answers on the main thread what the worker held when it was closed, in order, and every recovery after", async () => {
+    const submitted = signatures(31, 4);
+    const answeredOrder: number[] = [];
+    const recover = (index: number) => offload.recover(submitted[index]!).then((key) => (answeredOrder.push(index), key));
+    const recoveries = submitted.slice(0, 30).map((_, index) => recover(index));
     const closed = offload.close();
+    // Asked for after the close, while the others still wait for their turn: answered after them.
+    recoveries.push(recover(30));
     const keys = await Promise.all(recoveries);
     await closed;
     expect(keys.map(hex)).to.deep.equal(submitted.map((signature) => hex(recoverSignerKey(signature))));
+    expect(answeredOrder).to.deep.equal(submitted.map((_, index) => index));
     const [later] = signatures(1, 5);
     expect(hex(await offload.recover(later!))).to.equal(hex(recoverSignerKey(later!)));
     const { byWorker, onMainThread } = offload.recoveryCounts;
-    expect(byWorker + onMainThread).to.equal(31);
+    expect(byWorker + onMainThread).to.equal(32);
     expect(onMainThread).to.be.greaterThan(1);
   });
 });
@@ -119,20 +124,37 @@ describe("node/recoveryChannel: the slots the two threads share", function () {
   this.timeout(20_000);
   const [signature] = signatures(1, 6);
 
-  /** A worker serving `channel` with a stand-in recovery: the key is 64 copies of the hash's first byte, after `delayMs`. */
-  function slowWorker(channel: RecoveryChannel, delayMs: number): Worker {
+  /**
+   * A worker serving `channel` with a stand-in recovery that takes `delayMs`: the key is 64 copies
+   * of the hash's first byte. `started` counts the recoveries it has begun.
+   */
+  function slowWorker(channel: RecoveryChannel, delayMs: number): { worker: Worker; started: Int32Array; exited: Promise<void> } {
     const channelModule = new URL("../../../src/node/recoveryChannel.js", import.meta.url).href;
+    const started = new Int32Array(new SharedArrayBuffer(4));
     const source = `
-      const { parentPort, workerData } = require("node:worker_threads");
+      const { workerData } = require("node:worker_threads");
       import(${JSON.stringify(channelModule)}).then(({ RecoveryChannel }) => {
-        const channel = new RecoveryChannel(workerData.buffer);
-        parentPort.postMessage("serving");
-        channel.serve((signature) => {
+        new RecoveryChannel(workerData.buffer).serve((signature) => {
+          Atomics.add(workerData.started, 0, 1);
+          Atomics.notify(workerData.started, 0);
           Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, workerData.delayMs);
           return new Uint8Array(64).fill(signature.messageHash[0]);
         });
       });`;
-    return new Worker(source, { eval: true, workerData: { buffer: channel.buffer, delayMs } });
+    const worker = new Worker(source, { eval: true, workerData: { buffer: channel.buffer, started, delayMs } });
+    const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
+    return { worker, started, exited };
+  }
+
+  /** Blocks until `started` reaches `count` (false after 5 s). */
+  function waitUntilStarted(started: Int32Array, count: number): boolean {
+    const deadline = performance.now() + 5_000;
+    for (let seen = Atomics.load(started, 0); seen < count; seen = Atomics.load(started, 0)) {
+      const left = deadline - performance.now();
+      if (left <= 0) return false;
+      Atomics.wait(started, 0, seen, left);
+    }
+    return true;
   }
 
   it("gives back to the main thread a slot no worker has started, and takes no more than it has slots", () => {
@@ -149,22 +171,23 @@ describe("node/recoveryChannel: the slots the two threads share", function () {
 
   it("waits for a recovery under way, and gives up on one that takes longer than the limit", async () => {
     const channel = RecoveryChannel.allocate();
-    const worker = slowWorker(channel, 100);
+    const { worker, started, exited } = slowWorker(channel, 100);
     try {
-      await new Promise((resolve) => worker.once("message", resolve));
       const first = channel.submit({ ...signature!, messageHash: new Uint8Array(32).fill(7) })!;
-      blockFor(50);
+      expect(waitUntilStarted(started, 1), "the worker took the first").to.equal(true);
       const waited = channel.take(first, 2_000);
       expect(waited === undefined ? undefined : [...new Set(waited)]).to.deep.equal([7]);
 
       const second = channel.submit({ ...signature!, messageHash: new Uint8Array(32).fill(8) })!;
-      blockFor(20);
-      expect(channel.take(second, 10), "abandoned after 10 ms").to.equal(undefined);
-      // The worker frees the abandoned slot when it is done: all 64 slots take submissions again.
-      blockFor(200);
+      expect(waitUntilStarted(started, 2), "the worker took the second").to.equal(true);
+      const askedAt = performance.now();
+      expect(channel.take(second, 10), "abandoned").to.equal(undefined);
+      expect(performance.now() - askedAt).to.be.lessThan(90);
+      // The worker stops after the recovery it is doing, and frees the abandoned slot first.
+      channel.close();
+      await exited;
       const slots = Array.from({ length: 64 }, () => channel.submit(signature!));
-      expect(slots.every((each) => each !== undefined)).to.equal(true);
-      for (const each of slots) channel.take(each!, 0);
+      expect(slots.every((each) => each !== undefined), "every slot is free again").to.equal(true);
     } finally {
       channel.close();
       await worker.terminate();
