@@ -118,6 +118,22 @@ describe("node/recoveryOffload: sender recovery on a second thread", function ()
     expect(byWorker + onMainThread).to.equal(32);
     expect(onMainThread).to.be.greaterThan(1);
   });
+  it("answers every recovery when the worker dies under it, and recovers on the main thread from then on", async () => {
+    const submitted = signatures(20, 7);
+    const worker = (offload as unknown as { worker: Worker }).worker;
+    const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
+    const recoveries = submitted.map((signature) => offload.recover(signature));
+    // Killed with slots queued and perhaps one under way (abandoned after the wait limit).
+    const killed = worker.terminate();
+    const keys = await Promise.all(recoveries);
+    await killed;
+    await exited;
+    expect(keys.map(hex)).to.deep.equal(submitted.map((signature) => hex(recoverSignerKey(signature))));
+    const before = offload.recoveryCounts.onMainThread;
+    const [later] = signatures(1, 8);
+    expect(hex(await offload.recover(later!))).to.equal(hex(recoverSignerKey(later!)));
+    expect(offload.recoveryCounts.onMainThread).to.equal(before + 1);
+  });
 });
 
 describe("node/recoveryChannel: the slots the two threads share", function () {
