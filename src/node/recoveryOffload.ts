@@ -30,9 +30,8 @@ const workerWaitLimitMs = 0.25;
 
 /**
  * The worker's young generation: a recovery leaves a few hundred bytes of garbage there, and none
- * of it lives on. V8's default lets that space grow to 16 MiB and more over minutes of sends
- * (resident memory the node never gets back); 400,000 recoveries grew the process by 10 MiB with
- * the default and by 7 MiB with this limit, against 4 MiB with every recovery on the main thread.
+ * of it lives on, so a small space serves. 400,000 recoveries grew the process by 10 MiB with V8's
+ * default and by 7 MiB with this limit, against 4 MiB with every recovery on the main thread.
  */
 const workerYoungGenerationMiB = 1;
 
@@ -54,6 +53,7 @@ export interface RecoveryCounts {
 export class RecoveryOffload {
   private readonly channel = RecoveryChannel.allocate();
   private worker: Worker | undefined;
+  private status: "unstarted" | "started" | "stopped" = "unstarted";
   private serving = false;
   /** Recoveries in arrival order, each with its own setImmediate. */
   private readonly waiting: WaitingRecovery[] = [];
@@ -61,8 +61,6 @@ export class RecoveryOffload {
   /** Settles once the worker serves (true) or cannot (false). */
   readonly ready: Promise<boolean>;
   private settleReadiness!: (serving: boolean) => void;
-
-  private status: "unstarted" | "started" | "stopped" = "unstarted";
 
   constructor(private readonly log: Logger) {
     this.ready = new Promise((resolve) => (this.settleReadiness = resolve));
@@ -128,7 +126,7 @@ export class RecoveryOffload {
       worker = new Worker(new URL("./recoveryWorker.js", import.meta.url), { workerData: this.channel.buffer, resourceLimits: { maxYoungGenerationSizeMb: workerYoungGenerationMiB } });
     } catch (error) {
       this.log.warn({ err: error }, "the sender-recovery worker cannot start; senders are recovered on the main thread");
-      this.settleReadiness(false);
+      this.stop();
       return;
     }
     // It never keeps the process alive: the node closes it, and a process leaving without that is gone anyway.
