@@ -47,9 +47,10 @@ export interface ChainServices {
   readonly tracer: TraceService;
   /** The thread calls on stored blocks run on; undefined for a chain in memory. */
   readonly callWorkers: CallWorkers | undefined;
-  /** The thread that recovers the senders of sends arriving together; undefined when off or on one core. */
-  readonly recoveryOffload: RecoveryOffload | undefined;
-  /** A received transaction's signer, recovered on recoveryOffload's thread when it is there. */
+  /**
+   * A received transaction's signer, recovered on a second thread for sends arriving together
+   * (node/recoveryOffload.ts); undefined when that is off or the machine has one core.
+   */
   readonly recoverSignerKey: ((signature: RecoverableSignature) => Promise<Uint8Array>) | undefined;
   readonly location: string;
   close(): Promise<void>;
@@ -215,7 +216,6 @@ export async function openChainServices(network: NetworkProfile, storage: Storag
       logLimits: { blockRangeLimit: options.logs.blockRangeLimit, resultLimit: options.logs.resultLimit },
       tracer,
       callWorkers,
-      recoveryOffload,
       recoverSignerKey: recoveryOffload === undefined ? undefined : (signature) => recoveryOffload.recover(signature),
       location: store.location,
       async close() {

@@ -53,8 +53,8 @@ export interface RecoveryCounts {
 export class RecoveryOffload {
   private readonly channel = RecoveryChannel.allocate();
   private worker: Worker | undefined;
-  private status: "unstarted" | "started" | "stopped" = "unstarted";
-  private serving = false;
+  /** Recoveries go to the worker only while it is serving. */
+  private status: "unstarted" | "starting" | "serving" | "stopped" = "unstarted";
   /** Recoveries in arrival order, each with its own setImmediate. */
   private readonly waiting: WaitingRecovery[] = [];
   private readonly counts: RecoveryCounts = { byWorker: 0, onMainThread: 0 };
@@ -68,7 +68,8 @@ export class RecoveryOffload {
 
   /** The signer's 64-byte public key; rejects as recoverSignerKey throws. The first call starts the worker. */
   recover(signature: RecoverableSignature): Promise<Uint8Array> {
-    if (!this.serving && this.waiting.length === 0) {
+    const serving = this.status === "serving";
+    if (!serving && this.waiting.length === 0) {
       if (this.status === "unstarted") this.start();
       try {
         return Promise.resolve(this.recoverHere(signature));
@@ -77,7 +78,7 @@ export class RecoveryOffload {
       }
     }
     // Behind others waiting for their turn (also when the worker has just stopped: order holds).
-    const slot = this.waiting.length === 0 || !this.serving ? undefined : this.channel.submit(signature);
+    const slot = this.waiting.length === 0 || !serving ? undefined : this.channel.submit(signature);
     return new Promise((resolve, reject) => {
       this.waiting.push({ signature, slot, resolve, reject });
       setImmediate(this.answerNext);
@@ -120,7 +121,7 @@ export class RecoveryOffload {
   /** Starts the worker now rather than at the first recovery. */
   start(): void {
     if (this.status !== "unstarted") return;
-    this.status = "started";
+    this.status = "starting";
     let worker: Worker;
     try {
       worker = new Worker(new URL("./recoveryWorker.js", import.meta.url), { workerData: this.channel.buffer, resourceLimits: { maxYoungGenerationSizeMb: workerYoungGenerationMiB } });
@@ -133,7 +134,7 @@ export class RecoveryOffload {
     worker.unref();
     worker.on("message", (reply: RecoveryWorkerReply) => {
       if ("serving" in reply && this.worker === worker) {
-        this.serving = true;
+        this.status = "serving";
         this.settleReadiness(true);
       } else if ("failed" in reply) {
         this.log.warn({ reason: reply.failed }, "the sender-recovery worker cannot start; senders are recovered on the main thread");
@@ -153,7 +154,6 @@ export class RecoveryOffload {
   /** Recoveries from now on run on the main thread; those handed over are taken back as they come. */
   private stop(): void {
     this.status = "stopped";
-    this.serving = false;
     this.worker = undefined;
     this.channel.close();
     this.settleReadiness(false);
