@@ -9,6 +9,7 @@ import { recoverSignerKey, signRecoverable, type RecoverableSignature } from "..
 import { RecoveryChannel } from "../../../src/node/recoveryChannel.js";
 import { RecoveryOffload } from "../../../src/node/recoveryOffload.js";
 import { randomBytes, seededRandom } from "../../helpers/seededRandom.js";
+import { withoutSigner } from "../../helpers/signatures.js";
 
 const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
 
@@ -27,34 +28,10 @@ function signatures(count: number, seed: number): RecoverableSignature[] {
   });
 }
 
-/** A signature with no signer: its r is no point's x coordinate on the curve. */
-function signatureWithoutSigner(): RecoverableSignature {
-  const [valid] = signatures(1, 99);
-  for (let x = 1; ; x++) {
-    const rs = new Uint8Array(valid!.rs);
-    rs.fill(0, 0, 32);
-    rs[31] = x;
-    const candidate = { ...valid!, rs };
-    try {
-      recoverSignerKey(candidate);
-    } catch {
-      return candidate;
-    }
-  }
-}
-
-/** The key, or the refusal's message. */
-async function outcome(recovery: Promise<Uint8Array>): Promise<string> {
+/** The key `recover` gives, or its refusal's message. */
+async function outcome(recover: () => Uint8Array | Promise<Uint8Array>): Promise<string> {
   try {
-    return hex(await recovery);
-  } catch (error) {
-    return `refused: ${(error as Error).message}`;
-  }
-}
-
-function mainThreadOutcome(signature: RecoverableSignature): string {
-  try {
-    return hex(recoverSignerKey(signature));
+    return hex(await recover());
   } catch (error) {
     return `refused: ${(error as Error).message}`;
   }
@@ -90,10 +67,10 @@ describe("node/recoveryOffload: sender recovery on a second thread", function ()
 
   it("refuses a signature without a signer as the main thread does, between others it recovers", async () => {
     const submitted = signatures(6, 3);
-    submitted.splice(3, 0, signatureWithoutSigner());
-    const recoveries = submitted.map((signature) => outcome(offload.recover(signature)));
+    submitted.splice(3, 0, withoutSigner(signatures(1, 99)[0]!));
+    const recoveries = submitted.map((signature) => outcome(() => offload.recover(signature)));
     blockFor(200);
-    const expected = submitted.map(mainThreadOutcome);
+    const expected = await Promise.all(submitted.map((signature) => outcome(() => recoverSignerKey(signature))));
     expect(expected[3]).to.match(/^refused: /);
     expect(await Promise.all(recoveries)).to.deep.equal(expected);
     // The worker's failure is recovered again on the main thread, which gives the refusal.
