@@ -2,8 +2,13 @@
 // log queries over them cost a map lookup and a bloom test per block: filled as blocks reach the
 // disk and, for older blocks inside the window, on first read. Blocks below the window are read
 // from the chain on every query.
+//
+// Added blocks are indexed after the turn that wrote them (a send's answer does not wait for it),
+// or at the first read before that. A block without logs is held as its number alone: in a dev
+// chain most blocks have none, and a record per block (hash, bloom, entry) cost some 400 bytes.
 import type { Chain } from "../chain/chain.js";
 import type { BlockWithReceipts, ChainHeadListener } from "../chain/events.js";
+import { emptyBloom } from "../chain/header.js";
 import { blockLogsOf, compactBlockLogs, type BlockLogs } from "./blockLogs.js";
 
 export interface BlockLogIndexOptions {
@@ -15,9 +20,16 @@ export interface BlockLogIndexOptions {
 
 export const defaultBlockLogIndexOptions: BlockLogIndexOptions = { maxBlocks: 8192, maxLogs: 200_000 };
 
+/** What `held` answers for a block of the window known to have emitted no logs. */
+export const heldWithoutLogs: unique symbol = Symbol("held without logs");
+
 export class BlockLogIndex implements ChainHeadListener {
-  private readonly byNumber = new Map<bigint, BlockLogs>();
+  private readonly withLogs = new Map<bigint, BlockLogs>();
+  private readonly withoutLogs = new Set<bigint>();
   private logCount = 0;
+  /** Blocks added and not indexed yet, in the order they came. */
+  private pending: (readonly BlockWithReceipts[])[] = [];
+  private pendingRun: NodeJS.Immediate | undefined;
   /** Blocks at or below this number are not held. */
   private floor: bigint;
   private readonly unsubscribe: () => void;
@@ -25,7 +37,7 @@ export class BlockLogIndex implements ChainHeadListener {
   /** Follows the chain's head from now on; a failure while following goes to `reportError`. */
   constructor(
     private readonly chain: Pick<Chain, "head" | "getBlockByNumber" | "getReceipts" | "getCanonicalHash" | "subscribeHead">,
-    reportError: (error: unknown) => void,
+    private readonly reportError: (error: unknown) => void,
     private readonly options: BlockLogIndexOptions = defaultBlockLogIndexOptions,
   ) {
     this.floor = chain.head.number - BigInt(options.maxBlocks);
@@ -35,18 +47,30 @@ export class BlockLogIndex implements ChainHeadListener {
   /** Stops following the chain and lets go of what it holds. */
   close(): void {
     this.unsubscribe();
-    this.byNumber.clear();
+    if (this.pendingRun !== undefined) clearImmediate(this.pendingRun);
+    this.pendingRun = undefined;
+    this.pending = [];
+    this.withLogs.clear();
+    this.withoutLogs.clear();
     this.logCount = 0;
   }
 
-  /** The logs of canonical block `number` when held (no await on the hot path of a query). */
-  held(number: bigint): BlockLogs | undefined {
-    return this.byNumber.get(number);
+  /**
+   * The logs of canonical block `number` when held, `heldWithoutLogs` when it is known to have
+   * none, else undefined (no await on the hot path of a query).
+   */
+  held(number: bigint): BlockLogs | typeof heldWithoutLogs | undefined {
+    if (this.pending.length > 0) this.indexPending();
+    return this.withLogs.get(number) ?? (this.withoutLogs.has(number) ? heldWithoutLogs : undefined);
   }
 
   /** The logs of canonical block `number`; undefined past the head. */
   async canonical(number: bigint): Promise<BlockLogs | undefined> {
-    const held = this.byNumber.get(number);
+    const held = this.held(number);
+    if (held === heldWithoutLogs) {
+      const hash = await this.chain.getCanonicalHash(number);
+      return hash === undefined ? undefined : { number, hash, bloom: emptyBloom, transactions: [], logCount: 0 };
+    }
     if (held !== undefined) return held;
     const block = await this.chain.getBlockByNumber(number);
     if (block === undefined) return undefined;
@@ -62,34 +86,57 @@ export class BlockLogIndex implements ChainHeadListener {
     return compact;
   }
 
+  /** Blocks held, with logs or without. */
   get size(): number {
-    return this.byNumber.size;
+    if (this.pending.length > 0) this.indexPending();
+    return this.withLogs.size + this.withoutLogs.size;
   }
 
   blocksAdded(blocks: readonly BlockWithReceipts[]): void {
-    for (const { block, receipts } of blocks) this.hold(compactBlockLogs(blockLogsOf(block, receipts)));
+    this.pending.push(blocks);
+    this.pendingRun ??= setImmediate(() => {
+      this.pendingRun = undefined;
+      try {
+        this.indexPending();
+      } catch (error) {
+        this.reportError(error);
+      }
+    });
+  }
+
+  blocksRemoved(blocks: readonly BlockWithReceipts[]): void {
+    if (this.pending.length > 0) this.indexPending();
+    for (const { block } of blocks) {
+      const held = this.withLogs.get(block.number);
+      // A block without logs is held by number alone: forgotten whichever block left.
+      if ((held !== undefined && Buffer.compare(held.hash, block.hash) === 0) || this.withoutLogs.has(block.number)) this.forget(block.number);
+    }
+  }
+
+  private indexPending(): void {
+    const pending = this.pending;
+    this.pending = [];
+    for (const blocks of pending) for (const { block, receipts } of blocks) this.hold(compactBlockLogs(blockLogsOf(block, receipts)));
     const windowFloor = this.chain.head.number - BigInt(this.options.maxBlocks);
     while (this.floor < windowFloor) this.forget(++this.floor);
     this.shrinkToFit();
   }
 
-  blocksRemoved(blocks: readonly BlockWithReceipts[]): void {
-    for (const { block } of blocks) {
-      const held = this.byNumber.get(block.number);
-      if (held !== undefined && Buffer.compare(held.hash, block.hash) === 0) this.forget(block.number);
-    }
-  }
-
   private hold(logs: BlockLogs): void {
     this.forget(logs.number);
-    this.byNumber.set(logs.number, logs);
+    if (logs.logCount === 0) {
+      this.withoutLogs.add(logs.number);
+      return;
+    }
+    this.withLogs.set(logs.number, logs);
     this.logCount += logs.logCount;
   }
 
   private forget(number: bigint): void {
-    const held = this.byNumber.get(number);
+    if (this.withoutLogs.delete(number)) return;
+    const held = this.withLogs.get(number);
     if (held === undefined) return;
-    this.byNumber.delete(number);
+    this.withLogs.delete(number);
     this.logCount -= held.logCount;
   }
 

@@ -16,6 +16,6 @@ export {
   type LogQueryLimits,
 } from "./logQuery.js";
 export { blockLogsOf, compactBlockLogs, type BlockLogs, type TransactionLogs } from "./blockLogs.js";
-export { BlockLogIndex, defaultBlockLogIndexOptions, type BlockLogIndexOptions } from "./blockLogIndex.js";
+export { BlockLogIndex, defaultBlockLogIndexOptions, heldWithoutLogs, type BlockLogIndexOptions } from "./blockLogIndex.js";
 export { FilterManager, maxChangesHeld, maxChangesPerFilter, maxInstalledFilters, TooManyFiltersError, type FilterChanges, type FilterManagerOptions, type LogFilterQuery } from "./filterManager.js";
 export { defaultLogOptions, type LogOptions } from "./options.js";

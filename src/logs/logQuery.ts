@@ -2,7 +2,7 @@
 // logs themselves, from the recent-block index (or the chain's decoded receipts below it). Used by
 // eth_getLogs, eth_getFilterLogs and the delivery of new blocks to log filters.
 import type { ChainLog } from "../chain/receipts.js";
-import type { BlockLogIndex } from "./blockLogIndex.js";
+import { heldWithoutLogs, type BlockLogIndex } from "./blockLogIndex.js";
 import type { BlockLogs, TransactionLogs } from "./blockLogs.js";
 import type { LogMatcher } from "./logCriteria.js";
 
@@ -99,7 +99,9 @@ export async function queryLogRange(index: BlockLogIndex, matcher: LogMatcher, f
   if (to - from + 1n > BigInt(limits.blockRangeLimit)) throw new LogBlockRangeExceededError(limits.blockRangeLimit);
   const found: LocatedLog[] = [];
   for (let number = from; number <= to; number++) {
-    const block = index.held(number) ?? (await index.canonical(number));
+    const held = index.held(number);
+    if (held === heldWithoutLogs) continue;
+    const block = held ?? (await index.canonical(number));
     // The head moved back under the query (a revert): the rest of the range is gone.
     if (block === undefined) break;
     collectBlockLogs(matcher, block, false, found);

@@ -4,7 +4,14 @@ import { expect } from "chai";
 import type { Block } from "../../../src/chain/block.js";
 import type { BlockWithReceipts, ChainHeadListener } from "../../../src/chain/events.js";
 import type { ChainReceipt } from "../../../src/chain/receipts.js";
-import { BlockLogIndex } from "../../../src/logs/index.js";
+import { BlockLogIndex, heldWithoutLogs, type BlockLogs } from "../../../src/logs/index.js";
+
+/** The held record of block `number`, which must have logs. */
+function heldLogs(index: BlockLogIndex, number: bigint): BlockLogs {
+  const held = index.held(number);
+  if (held === undefined || held === heldWithoutLogs) throw new Error(`block ${number} is not held with its logs`);
+  return held;
+}
 
 /** A block of `logCount` logs in one transaction (or none), with a hash derived from `variant`. */
 function blockWith(number: bigint, logCount: number, variant = 0): BlockWithReceipts {
@@ -61,8 +68,8 @@ describe("logs/blockLogIndex", () => {
     await index.canonical(0n);
     expect(chain.reads).to.equal(3);
     chain.add(blockWith(4n, 2), blockWith(5n, 1));
-    expect(index.held(5n)!.logCount).to.equal(1);
-    expect(index.held(4n)!.transactions[0]!.logs).to.have.length(2);
+    expect(heldLogs(index, 5n).logCount).to.equal(1);
+    expect(heldLogs(index, 4n).transactions[0]!.logs).to.have.length(2);
     expect(index.held(1n)).to.equal(undefined);
     expect(index.held(2n)).to.equal(undefined);
     expect(await index.canonical(6n)).to.equal(undefined);
@@ -78,8 +85,8 @@ describe("logs/blockLogIndex", () => {
     chain.add(blockWith(2n, 2));
     chain.add(blockWith(3n, 2));
     expect(index.held(1n)).to.equal(undefined);
-    expect(index.held(2n)!.logCount).to.equal(2);
-    expect(index.held(3n)!.logCount).to.equal(2);
+    expect(heldLogs(index, 2n).logCount).to.equal(2);
+    expect(heldLogs(index, 3n).logCount).to.equal(2);
     // Block 1 is below the raised floor now: served, not held.
     expect((await index.canonical(1n))!.logCount).to.equal(2);
     expect(index.held(1n)).to.equal(undefined);
@@ -99,7 +106,40 @@ describe("logs/blockLogIndex", () => {
     const replacement = blockWith(1n, 3, 7);
     chain.blocks.set(1n, replacement);
     expect((await index.canonical(1n))!.hash).to.deep.equal(replacement.block.hash);
-    expect(index.held(1n)!.logCount).to.equal(3);
+    expect(heldLogs(index, 1n).logCount).to.equal(3);
+    index.close();
+  });
+
+  it("holds a block without logs by its number, and answers it without reading the chain", async () => {
+    const chain = new StandInChain();
+    chain.blocks.set(0n, blockWith(0n, 0));
+    const index = new BlockLogIndex(chain, () => undefined, { maxBlocks: 10, maxLogs: 100 });
+    const empty = blockWith(1n, 0);
+    chain.add(empty, blockWith(2n, 1));
+    expect(index.held(1n)).to.equal(heldWithoutLogs);
+    expect(index.size).to.equal(2);
+    const answered = (await index.canonical(1n))!;
+    expect([answered.number, answered.logCount, answered.transactions]).to.deep.equal([1n, 0, []]);
+    expect(answered.hash).to.deep.equal(empty.block.hash);
+    expect(chain.reads).to.equal(0);
+    chain.listener!.blocksRemoved([empty]);
+    expect(index.held(1n)).to.equal(undefined);
+    index.close();
+  });
+
+  it("indexes added blocks after the turn that added them, reporting a failure then", async () => {
+    const chain = new StandInChain();
+    chain.blocks.set(0n, blockWith(0n, 0));
+    const failures: unknown[] = [];
+    const index = new BlockLogIndex(chain, (error) => failures.push(error), { maxBlocks: 10, maxLogs: 100 });
+    const broken = blockWith(1n, 1);
+    chain.add({ block: broken.block, receipts: undefined as unknown as ChainReceipt[] });
+    expect(failures).to.have.length(0);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(failures).to.have.length(1);
+    // The next blocks are indexed as usual.
+    chain.add(blockWith(2n, 2));
+    expect(heldLogs(index, 2n).logCount).to.equal(2);
     index.close();
   });
 });
