@@ -119,9 +119,20 @@ export class StructLogTooLargeError extends Error {
   }
 }
 
+/**
+ * Steps joined into one text at a time. A step's text is a tree of a dozen small strings; left
+ * as they are until the trace ends, the steps of a long trace live through several collections of
+ * the young generation and are copied into the old one (25,000 steps without stack or memory:
+ * megabytes of garbage per trace there). Joined by the hundred, they die young, and only the
+ * flat texts of the chunks move on.
+ */
+const stepsPerChunk = 128;
+
 export class StructLogger implements TransactionTracer<StructLogTraceJson> {
-  /** Each step's StructLog as JSON text. */
+  /** The latest steps' StructLogs as JSON text, until there are `stepsPerChunk` of them. */
   private readonly steps: string[] = [];
+  /** The earlier steps, `stepsPerChunk` to a text, comma-separated. */
+  private readonly stepChunks: string[] = [];
   private readonly storages = new Map<string, KnownStorage>();
   /** Values before the transaction of the slots it touched, by account. */
   private readonly originals = new Map<string, Map<string, string>>();
@@ -180,7 +191,9 @@ export class StructLogger implements TransactionTracer<StructLogTraceJson> {
       reverted: error === "revert",
     };
     // A plain value transfer runs no code: the summary has no struct logs.
-    const structLogs = this.steps.length === 0 ? "" : `"structLogs":[${this.steps.join(",")}],`;
+    if (this.steps.length > 0) this.stepChunks.push(this.steps.join(","));
+    this.steps.length = 0;
+    const structLogs = this.stepChunks.length === 0 ? "" : `"structLogs":[${this.stepChunks.join(",")}],`;
     return new StructLogTraceJson(`${JSON.stringify(summary).slice(0, -1)},${structLogs}${JSON.stringify(outcome).slice(1)}`);
   }
 
@@ -215,9 +228,14 @@ export class StructLogger implements TransactionTracer<StructLogTraceJson> {
       // A throw here would not stop the engine (it awaits its listeners); stop recording instead.
       this.overflowed = true;
       this.steps.length = 0;
+      this.stepChunks.length = 0;
       return;
     }
     this.steps.push(text + "}");
+    if (this.steps.length === stepsPerChunk) {
+      this.stepChunks.push(this.steps.join(","));
+      this.steps.length = 0;
+    }
   };
 
   /** Sets each slot of `known` (the contract's) to its value in the engine's state. */

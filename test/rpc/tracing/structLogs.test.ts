@@ -100,6 +100,24 @@ describe("tracing: struct logs", function () {
     expect(step).to.have.property("storage");
   });
 
+  it("lists the hundreds of steps of a loop in order, each step's gas its predecessor's less its cost", async () => {
+    // PUSH1 100 | JUMPDEST PUSH1 1 SWAP1 SUB DUP1 PUSH1 2 JUMPI (counter - 1, back while non-zero) | STOP
+    const loopRuntime = "6064" + "5b" + "6001" + "90" + "03" + "80" + "6002" + "57" + "00";
+    const loopInit = "0x600c600c600039600c6000f3" + loopRuntime;
+    const deployment = await signer.sendTransaction({ data: loopInit, gasLimit: 200_000, gasPrice: 0, type: 0 });
+    const loop = (await deployment.wait())!.contractAddress!;
+    const run = await signer.sendTransaction({ to: loop, gasLimit, gasPrice: 0, type: 0 });
+    await run.wait();
+    const trace = (await node.client.debug_traceTransaction(run.hash, { disableMemory: true, disableStorage: true })) as { structLogs: { op: string; pc: number; gas: number; gasCost: number; stack: string[] }[] };
+    const steps = trace.structLogs;
+    const iteration: [string, number][] = [["JUMPDEST", 2], ["PUSH1", 3], ["SWAP1", 5], ["SUB", 6], ["DUP1", 7], ["PUSH1", 8], ["JUMPI", 10]];
+    const expected = [["PUSH1", 0], ...Array.from({ length: 100 }, () => iteration).flat(), ["STOP", 11]];
+    expect(steps.map((step) => [step.op, step.pc])).to.deep.equal(expected);
+    for (let index = 1; index < steps.length; index++) expect(steps[index]!.gas).to.equal(steps[index - 1]!.gas - steps[index - 1]!.gasCost);
+    // The counter on the stack at each JUMPDEST: 100 down to 1.
+    expect(steps.filter((step) => step.op === "JUMPDEST").map((step) => Number.parseInt(step.stack[0]!, 16))).to.deep.equal(Array.from({ length: 100 }, (_, round) => 100 - round));
+  });
+
   it("traces the same way once newer blocks sit on top, and traces the creation", async () => {
     const before = await node.client.debug_traceTransaction(traced.hash, { disableMemory: true });
     await (await signer.sendTransaction({ to: contract, gasLimit, gasPrice: 0, type: 0 })).wait();
