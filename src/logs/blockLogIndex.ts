@@ -96,11 +96,7 @@ export class BlockLogIndex implements ChainHeadListener {
     this.pending.push(blocks);
     this.pendingRun ??= setImmediate(() => {
       this.pendingRun = undefined;
-      try {
-        this.indexPending();
-      } catch (error) {
-        this.reportError(error);
-      }
+      this.indexPending();
     });
   }
 
@@ -111,12 +107,28 @@ export class BlockLogIndex implements ChainHeadListener {
       // A block without logs is held by number alone: forgotten whichever block left.
       if ((held !== undefined && Buffer.compare(held.hash, block.hash) === 0) || this.withoutLogs.has(block.number)) this.forget(block.number);
     }
+    // The window follows the head down, so that the blocks mined again after a revert are held.
+    const windowFloor = this.chain.head.number - BigInt(this.options.maxBlocks);
+    if (windowFloor < this.floor) this.floor = windowFloor;
   }
 
+  /**
+   * Indexes the blocks added since the last time. A block that cannot be indexed is reported and
+   * left to be read from the chain; it fails neither the read that flushed it nor the others.
+   */
   private indexPending(): void {
     const pending = this.pending;
     this.pending = [];
-    for (const blocks of pending) for (const { block, receipts } of blocks) this.hold(compactBlockLogs(blockLogsOf(block, receipts)));
+    for (const blocks of pending) {
+      for (const { block, receipts } of blocks) {
+        if (block.number <= this.floor) continue;
+        try {
+          this.hold(compactBlockLogs(blockLogsOf(block, receipts)));
+        } catch (error) {
+          this.reportError(error);
+        }
+      }
+    }
     const windowFloor = this.chain.head.number - BigInt(this.options.maxBlocks);
     while (this.floor < windowFloor) this.forget(++this.floor);
     this.shrinkToFit();

@@ -140,6 +140,32 @@ describe("logs/blockLogIndex", () => {
     // The next blocks are indexed as usual.
     chain.add(blockWith(2n, 2));
     expect(heldLogs(index, 2n).logCount).to.equal(2);
+    // A read that flushes a block that cannot be indexed still answers; the block beside it is held.
+    chain.add({ block: blockWith(3n, 1).block, receipts: undefined as unknown as ChainReceipt[] }, blockWith(4n, 1));
+    expect(index.held(3n)).to.equal(undefined);
+    expect(failures).to.have.length(2);
+    expect(heldLogs(index, 4n).logCount).to.equal(1);
+    index.close();
+  });
+
+  it("follows the head down after a revert, holds the blocks mined again, and lets them go as the head moves on", async () => {
+    const chain = new StandInChain();
+    chain.blocks.set(0n, blockWith(0n, 0));
+    const index = new BlockLogIndex(chain, () => undefined, { maxBlocks: 2, maxLogs: 100 });
+    const first = [1n, 2n, 3n, 4n, 5n].map((number) => blockWith(number, 1));
+    chain.add(...first);
+    expect([4n, 5n].map((number) => heldLogs(index, number).logCount)).to.deep.equal([1, 1]);
+    // Back to block 1, as evm_revert does: the head first, then the listeners.
+    for (const { block } of first.slice(1)) chain.blocks.delete(block.number);
+    chain.headNumber = 1n;
+    chain.listener!.blocksRemoved(first.slice(1).reverse());
+    expect(index.size).to.equal(0);
+    const again = blockWith(2n, 3, 7);
+    chain.add(again);
+    expect(heldLogs(index, 2n).hash).to.deep.equal(again.block.hash);
+    chain.add(...[3n, 4n, 5n, 6n].map((number) => blockWith(number, 1, 7)));
+    expect(index.held(2n)).to.equal(undefined);
+    expect(index.size).to.equal(2);
     index.close();
   });
 });
