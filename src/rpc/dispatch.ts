@@ -25,9 +25,16 @@ export interface RpcCallContext {
 
 export type RpcHandlerSet = RpcHandlers<RpcCallContext>;
 
-/** A result already encoded as JSON text: spliced into the response, never re-serialised. */
+/**
+ * A result already encoded as JSON text: spliced into the response, never re-serialised. Given in
+ * parts, they are joined once, with the response around them.
+ */
 export class EncodedJson {
-  constructor(readonly json: string) {}
+  readonly parts: readonly string[];
+
+  constructor(json: string | readonly string[]) {
+    this.parts = typeof json === "string" ? [json] : json;
+  }
 }
 
 export interface DispatcherOptions {
@@ -104,8 +111,11 @@ function errorResponse(id: RequestId, error: RpcError): string {
 }
 
 function successResponse(id: RequestId, result: unknown): string {
-  const json = result instanceof EncodedJson ? result.json : result === undefined ? "null" : JSON.stringify(result);
-  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${json}}`;
+  const head = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`;
+  // One flat text, built once: a text made by joining strings with + is a tree of them, copied
+  // whole when measured (Buffer.byteLength) and again when joined to the next piece.
+  if (result instanceof EncodedJson) return [head, ...result.parts, "}"].join("");
+  return `${head}${result === undefined ? "null" : JSON.stringify(result)}}`;
 }
 
 export function createDispatcher(options: DispatcherOptions): Dispatcher {

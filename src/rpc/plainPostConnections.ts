@@ -76,9 +76,20 @@ function httpDate(): string {
  * and length, or none; the date; the connection headers of `keepAlive` (keepAliveHeaders).
  */
 function httpAnswer(status: string, body: string | undefined, keepAlive: string): string {
-  const content = body === undefined ? "" : `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n`;
-  return `HTTP/1.1 ${status}\r\n${content}Date: ${httpDate()}\r\n${keepAlive}\r\n\r\n${body ?? ""}`;
+  return `${httpHead(status, body, keepAlive)}${body ?? ""}`;
 }
+
+/** The status line and headers of `httpAnswer`, without the body. */
+function httpHead(status: string, body: string | undefined, keepAlive: string): string {
+  const content = body === undefined ? "" : `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n`;
+  return `HTTP/1.1 ${status}\r\n${content}Date: ${httpDate()}\r\n${keepAlive}\r\n\r\n`;
+}
+
+/**
+ * Bodies longer than this go to the socket apart from their head: joined to it, a body of
+ * megabytes (a struct-log trace) would be copied whole once more.
+ */
+const bodyWrittenApartChars = 64 * 1024;
 
 /** The connection headers of a keep-alive answer, as node:http words them for its limit. */
 function keepAliveHeaders(keepAliveMs: number): string {
@@ -351,7 +362,15 @@ class PlainPostConnection {
 
   private write(text: string | undefined): void {
     if (this.socket.destroyed) return;
-    this.socket.write(httpAnswer(text === undefined ? "204 No Content" : "200 OK", text, this.keepAlive));
+    const status = text === undefined ? "204 No Content" : "200 OK";
+    if (text === undefined || text.length <= bodyWrittenApartChars) {
+      this.socket.write(httpAnswer(status, text, this.keepAlive));
+      return;
+    }
+    this.socket.cork();
+    this.socket.write(httpHead(status, text, this.keepAlive));
+    this.socket.write(text);
+    this.socket.uncork();
   }
 
   private writeInternalError(error: unknown): void {

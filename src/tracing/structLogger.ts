@@ -43,10 +43,11 @@ export interface StructLogTrace {
 
 /**
  * A StructLogTrace already written as JSON text: tens of thousands of steps are cheaper to write
- * as text while they happen than as objects serialised afterwards.
+ * as text while they happen than as objects serialised afterwards. The text is in parts, joined
+ * once, into the response: a trace of megabytes is not copied whole on its way there.
  */
 export class StructLogTraceJson {
-  constructor(readonly json: string) {}
+  constructor(readonly parts: readonly string[]) {}
 }
 
 const sloadOpcode = 0x54;
@@ -193,8 +194,14 @@ export class StructLogger implements TransactionTracer<StructLogTraceJson> {
     // A plain value transfer runs no code: the summary has no struct logs.
     if (this.steps.length > 0) this.stepChunks.push(this.steps.join(","));
     this.steps.length = 0;
-    const structLogs = this.stepChunks.length === 0 ? "" : `"structLogs":[${this.stepChunks.join(",")}],`;
-    return new StructLogTraceJson(`${JSON.stringify(summary).slice(0, -1)},${structLogs}${JSON.stringify(outcome).slice(1)}`);
+    const parts = [`${JSON.stringify(summary).slice(0, -1)},`];
+    if (this.stepChunks.length > 0) {
+      parts.push('"structLogs":[');
+      this.stepChunks.forEach((chunk, index) => parts.push(index === 0 ? chunk : `,${chunk}`));
+      parts.push("],");
+    }
+    parts.push(JSON.stringify(outcome).slice(1));
+    return new StructLogTraceJson(parts);
   }
 
   private readonly onStep = (step: InterpreterStep): void => {

@@ -95,7 +95,13 @@ export class TraceService {
     if (options.tracer === "structLogTracer") {
       const budget = createStructLogBudget(structLogBytes);
       const traces = await replayBlock(this.replay, block, block.transactions.length - 1, () => new StructLogger(options, budget), deadline);
-      return new StructLogTraceJson(`[${traces.map((trace) => trace.json).join(",")}]`);
+      const parts = ["["];
+      traces.forEach((trace, index) => {
+        if (index > 0) parts.push(",");
+        for (const part of trace.parts) parts.push(part);
+      });
+      parts.push("]");
+      return new StructLogTraceJson(parts);
     }
     const frames = await replayBlock(this.replay, block, block.transactions.length - 1, () => new CallTracer(options), deadline);
     return frames.map((result, index) => ({ txHash: `0x${bytesToUnprefixedHex(block.transactions[index]!.hash)}`, result }));

@@ -42,7 +42,7 @@ export function debugTracerOptions(options: TraceOptions | undefined): DebugTrac
 
 /** Struct-log traces come as JSON text: spliced into the response as they are. */
 function asResult<T>(trace: StructLogTraceJson | object): T {
-  return (trace instanceof StructLogTraceJson ? new EncodedJson(trace.json) : trace) as unknown as T;
+  return (trace instanceof StructLogTraceJson ? new EncodedJson(trace.parts) : trace) as unknown as T;
 }
 
 export function createDebugHandlers(deps: DebugDependencies): NamespaceHandlers<"debug", RpcCallContext> {
