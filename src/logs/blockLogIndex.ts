@@ -40,7 +40,7 @@ export class BlockLogIndex implements ChainHeadListener {
     private readonly reportError: (error: unknown) => void,
     private readonly options: BlockLogIndexOptions = defaultBlockLogIndexOptions,
   ) {
-    this.floor = chain.head.number - BigInt(options.maxBlocks);
+    this.floor = this.windowFloor();
     this.unsubscribe = chain.subscribeHead(this, reportError);
   }
 
@@ -60,7 +60,7 @@ export class BlockLogIndex implements ChainHeadListener {
    * none, else undefined (no await on the hot path of a query).
    */
   held(number: bigint): BlockLogs | typeof heldWithoutLogs | undefined {
-    if (this.pending.length > 0) this.indexPending();
+    this.indexPending();
     return this.withLogs.get(number) ?? (this.withoutLogs.has(number) ? heldWithoutLogs : undefined);
   }
 
@@ -88,7 +88,7 @@ export class BlockLogIndex implements ChainHeadListener {
 
   /** Blocks held, with logs or without. */
   get size(): number {
-    if (this.pending.length > 0) this.indexPending();
+    this.indexPending();
     return this.withLogs.size + this.withoutLogs.size;
   }
 
@@ -101,15 +101,20 @@ export class BlockLogIndex implements ChainHeadListener {
   }
 
   blocksRemoved(blocks: readonly BlockWithReceipts[]): void {
-    if (this.pending.length > 0) this.indexPending();
+    this.indexPending();
     for (const { block } of blocks) {
       const held = this.withLogs.get(block.number);
       // A block without logs is held by number alone: forgotten whichever block left.
       if ((held !== undefined && Buffer.compare(held.hash, block.hash) === 0) || this.withoutLogs.has(block.number)) this.forget(block.number);
     }
     // The window follows the head down, so that the blocks mined again after a revert are held.
-    const windowFloor = this.chain.head.number - BigInt(this.options.maxBlocks);
+    const windowFloor = this.windowFloor();
     if (windowFloor < this.floor) this.floor = windowFloor;
+  }
+
+  /** The highest block number below the window of the current head. */
+  private windowFloor(): bigint {
+    return this.chain.head.number - BigInt(this.options.maxBlocks);
   }
 
   /**
@@ -117,6 +122,7 @@ export class BlockLogIndex implements ChainHeadListener {
    * left to be read from the chain; it fails neither the read that flushed it nor the others.
    */
   private indexPending(): void {
+    if (this.pending.length === 0) return;
     const pending = this.pending;
     this.pending = [];
     for (const blocks of pending) {
@@ -129,7 +135,7 @@ export class BlockLogIndex implements ChainHeadListener {
         }
       }
     }
-    const windowFloor = this.chain.head.number - BigInt(this.options.maxBlocks);
+    const windowFloor = this.windowFloor();
     while (this.floor < windowFloor) this.forget(++this.floor);
     this.shrinkToFit();
   }

@@ -23,9 +23,15 @@ function blockWith(number: bigint, logCount: number, variant = 0): BlockWithRece
   return { block, receipts };
 }
 
+/** A block whose receipts are missing: blockLogsOf throws on it. */
+function unindexableBlock(number: bigint): BlockWithReceipts {
+  return { block: blockWith(number, 1).block, receipts: undefined as unknown as ChainReceipt[] };
+}
+
+/** A chain of its genesis block (no logs) until blocks are set or added. */
 class StandInChain {
   listener: ChainHeadListener | undefined;
-  readonly blocks = new Map<bigint, BlockWithReceipts>();
+  readonly blocks = new Map<bigint, BlockWithReceipts>([[0n, blockWith(0n, 0)]]);
   reads = 0;
   headNumber = 0n;
   get head() {
@@ -56,7 +62,6 @@ class StandInChain {
 describe("logs/blockLogIndex", () => {
   it("holds added blocks, reads older ones once inside the window, and slides the window with the head", async () => {
     const chain = new StandInChain();
-    chain.blocks.set(0n, blockWith(0n, 0));
     for (let number = 1n; number <= 3n; number++) chain.blocks.set(number, blockWith(number, 1));
     chain.headNumber = 3n;
     const index = new BlockLogIndex(chain, () => undefined, { maxBlocks: 3, maxLogs: 100 });
@@ -79,7 +84,6 @@ describe("logs/blockLogIndex", () => {
 
   it("drops its oldest blocks when over the log budget, and does not take reads that would not fit", async () => {
     const chain = new StandInChain();
-    chain.blocks.set(0n, blockWith(0n, 0));
     const index = new BlockLogIndex(chain, () => undefined, { maxBlocks: 100, maxLogs: 5 });
     chain.add(blockWith(1n, 2));
     chain.add(blockWith(2n, 2));
@@ -95,7 +99,6 @@ describe("logs/blockLogIndex", () => {
 
   it("forgets removed blocks, so the replacement at the same height is read from the chain", async () => {
     const chain = new StandInChain();
-    chain.blocks.set(0n, blockWith(0n, 0));
     const index = new BlockLogIndex(chain, () => undefined, { maxBlocks: 10, maxLogs: 100 });
     const original = blockWith(1n, 1);
     chain.add(original);
@@ -112,7 +115,6 @@ describe("logs/blockLogIndex", () => {
 
   it("holds a block without logs by its number, and answers it without reading the chain", async () => {
     const chain = new StandInChain();
-    chain.blocks.set(0n, blockWith(0n, 0));
     const index = new BlockLogIndex(chain, () => undefined, { maxBlocks: 10, maxLogs: 100 });
     const empty = blockWith(1n, 0);
     chain.add(empty, blockWith(2n, 1));
@@ -129,11 +131,9 @@ describe("logs/blockLogIndex", () => {
 
   it("indexes added blocks after the turn that added them, reporting a failure then", async () => {
     const chain = new StandInChain();
-    chain.blocks.set(0n, blockWith(0n, 0));
     const failures: unknown[] = [];
     const index = new BlockLogIndex(chain, (error) => failures.push(error), { maxBlocks: 10, maxLogs: 100 });
-    const broken = blockWith(1n, 1);
-    chain.add({ block: broken.block, receipts: undefined as unknown as ChainReceipt[] });
+    chain.add(unindexableBlock(1n));
     expect(failures).to.have.length(0);
     await new Promise((resolve) => setImmediate(resolve));
     expect(failures).to.have.length(1);
@@ -141,7 +141,7 @@ describe("logs/blockLogIndex", () => {
     chain.add(blockWith(2n, 2));
     expect(heldLogs(index, 2n).logCount).to.equal(2);
     // A read that flushes a block that cannot be indexed still answers; the block beside it is held.
-    chain.add({ block: blockWith(3n, 1).block, receipts: undefined as unknown as ChainReceipt[] }, blockWith(4n, 1));
+    chain.add(unindexableBlock(3n), blockWith(4n, 1));
     expect(index.held(3n)).to.equal(undefined);
     expect(failures).to.have.length(2);
     expect(heldLogs(index, 4n).logCount).to.equal(1);
@@ -150,7 +150,6 @@ describe("logs/blockLogIndex", () => {
 
   it("follows the head down after a revert, holds the blocks mined again, and lets them go as the head moves on", async () => {
     const chain = new StandInChain();
-    chain.blocks.set(0n, blockWith(0n, 0));
     const index = new BlockLogIndex(chain, () => undefined, { maxBlocks: 2, maxLogs: 100 });
     const first = [1n, 2n, 3n, 4n, 5n].map((number) => blockWith(number, 1));
     chain.add(...first);
