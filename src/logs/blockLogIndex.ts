@@ -6,6 +6,7 @@
 // Added blocks are indexed after the turn that wrote them (a send's answer does not wait for it),
 // or at the first read before that. A block without logs is held as its number alone: in a dev
 // chain most blocks have none, and a record per block (hash, bloom, entry) cost some 400 bytes.
+import type { Block } from "../chain/block.js";
 import type { Chain } from "../chain/chain.js";
 import type { BlockWithReceipts, ChainHeadListener } from "../chain/events.js";
 import { emptyBloom } from "../chain/header.js";
@@ -32,6 +33,8 @@ export class BlockLogIndex implements ChainHeadListener {
   private pendingRun: NodeJS.Immediate | undefined;
   /** Blocks at or below this number are not held. */
   private floor: bigint;
+  /** The chain's removals so far: a read that one overtook is made again (canonical). */
+  private removals = 0;
   private readonly unsubscribe: () => void;
 
   /** Follows the chain's head from now on; a failure while following goes to `reportError`. */
@@ -64,26 +67,33 @@ export class BlockLogIndex implements ChainHeadListener {
     return this.withLogs.get(number) ?? (this.withoutLogs.has(number) ? heldWithoutLogs : undefined);
   }
 
-  /** The logs of canonical block `number`; undefined past the head. */
+  /**
+   * The logs of canonical block `number`; undefined past the head. When a revert overtakes the
+   * reads, they are made again: the answer is of the chain after it, and a block read before it is
+   * not held (the revert forgot the removed blocks already, so it would stay held for good).
+   */
   async canonical(number: bigint): Promise<BlockLogs | undefined> {
-    const held = this.held(number);
-    if (held === heldWithoutLogs) {
-      const hash = await this.chain.getCanonicalHash(number);
-      return hash === undefined ? undefined : { number, hash, bloom: emptyBloom, transactions: [], logCount: 0 };
+    for (;;) {
+      const held = this.held(number);
+      if (held === heldWithoutLogs) {
+        const hash = await this.chain.getCanonicalHash(number);
+        return hash === undefined ? undefined : { number, hash, bloom: emptyBloom, transactions: [], logCount: 0 };
+      }
+      if (held !== undefined) return held;
+      const removalsBefore = this.removals;
+      const block = await this.chain.getBlockByNumber(number);
+      if (block === undefined) return undefined;
+      const receipts = await this.chain.getReceipts(block.hash);
+      // The chain deletes a reverted block's receipts before it tells its listeners.
+      if (this.removals !== removalsBefore || (receipts === undefined && !(await this.isCanonical(block)))) continue;
+      if (receipts === undefined) throw new Error(`the receipts of block ${block.number} are missing from the store`);
+      const logs = blockLogsOf(block, receipts);
+      const fits = this.logCount + logs.logCount <= this.options.maxLogs;
+      if (!fits || number <= this.floor) return logs;
+      const compact = compactBlockLogs(logs);
+      this.hold(compact);
+      return compact;
     }
-    if (held !== undefined) return held;
-    const block = await this.chain.getBlockByNumber(number);
-    if (block === undefined) return undefined;
-    const receipts = await this.chain.getReceipts(block.hash);
-    if (receipts === undefined) throw new Error(`the receipts of block ${block.number} are missing from the store`);
-    const logs = blockLogsOf(block, receipts);
-    // Still canonical after the reads (a revert may have run between them): then worth keeping.
-    const canonicalHash = await this.chain.getCanonicalHash(number);
-    const fits = this.logCount + logs.logCount <= this.options.maxLogs;
-    if (!fits || number <= this.floor || canonicalHash === undefined || Buffer.compare(canonicalHash, block.hash) !== 0) return logs;
-    const compact = compactBlockLogs(logs);
-    this.hold(compact);
-    return compact;
   }
 
   /** Blocks held, with logs or without. */
@@ -101,6 +111,7 @@ export class BlockLogIndex implements ChainHeadListener {
   }
 
   blocksRemoved(blocks: readonly BlockWithReceipts[]): void {
+    this.removals++;
     this.indexPending();
     for (const { block } of blocks) {
       const held = this.withLogs.get(block.number);
@@ -110,6 +121,11 @@ export class BlockLogIndex implements ChainHeadListener {
     // The window follows the head down, so that the blocks mined again after a revert are held.
     const windowFloor = this.windowFloor();
     if (windowFloor < this.floor) this.floor = windowFloor;
+  }
+
+  private async isCanonical(block: Block): Promise<boolean> {
+    const hash = await this.chain.getCanonicalHash(block.number);
+    return hash !== undefined && Buffer.compare(hash, block.hash) === 0;
   }
 
   /** The highest block number below the window of the current head. */

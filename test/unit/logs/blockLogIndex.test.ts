@@ -33,23 +33,38 @@ class StandInChain {
   listener: ChainHeadListener | undefined;
   readonly blocks = new Map<bigint, BlockWithReceipts>([[0n, blockWith(0n, 0)]]);
   reads = 0;
+  /** Reads of any kind, and what to do once read number `at` has its answer (before its caller goes on). */
+  allReads = 0;
+  afterRead: { at: number; run: () => void } | undefined;
   headNumber = 0n;
   get head() {
     return this.blocks.get(this.headNumber)!.block;
   }
   async getBlockByNumber(number: bigint) {
     this.reads++;
-    return number <= this.headNumber ? this.blocks.get(number)?.block : undefined;
+    return this.answered(number <= this.headNumber ? this.blocks.get(number)?.block : undefined);
   }
   async getReceipts(hash: Uint8Array) {
-    return [...this.blocks.values()].find(({ block }) => Buffer.compare(block.hash, hash) === 0)?.receipts as ChainReceipt[] | undefined;
+    return this.answered([...this.blocks.values()].find(({ block }) => Buffer.compare(block.hash, hash) === 0)?.receipts as ChainReceipt[] | undefined);
   }
   async getCanonicalHash(number: bigint) {
-    return number <= this.headNumber ? this.blocks.get(number)?.block.hash : undefined;
+    return this.answered(number <= this.headNumber ? this.blocks.get(number)?.block.hash : undefined);
+  }
+  private answered<T>(answer: T): T {
+    this.allReads++;
+    if (this.afterRead?.at === this.allReads) this.afterRead.run();
+    return answer;
   }
   subscribeHead(listener: ChainHeadListener) {
     this.listener = listener;
     return () => (this.listener = undefined);
+  }
+  /** Goes back to block `number` as evm_revert does: the head first, then the listener. */
+  revertTo(number: bigint) {
+    const removed = [...this.blocks.values()].filter(({ block }) => block.number > number).reverse();
+    for (const { block } of removed) this.blocks.delete(block.number);
+    this.headNumber = number;
+    this.listener?.blocksRemoved(removed);
   }
   /** Appends blocks and tells the listener, as Chain.writeBatch does. */
   add(...added: BlockWithReceipts[]) {
@@ -154,10 +169,7 @@ describe("logs/blockLogIndex", () => {
     const first = [1n, 2n, 3n, 4n, 5n].map((number) => blockWith(number, 1));
     chain.add(...first);
     expect([4n, 5n].map((number) => heldLogs(index, number).logCount)).to.deep.equal([1, 1]);
-    // Back to block 1, as evm_revert does: the head first, then the listeners.
-    for (const { block } of first.slice(1)) chain.blocks.delete(block.number);
-    chain.headNumber = 1n;
-    chain.listener!.blocksRemoved(first.slice(1).reverse());
+    chain.revertTo(1n);
     expect(index.size).to.equal(0);
     const again = blockWith(2n, 3, 7);
     chain.add(again);
@@ -166,5 +178,51 @@ describe("logs/blockLogIndex", () => {
     expect(index.held(2n)).to.equal(undefined);
     expect(index.size).to.equal(2);
     index.close();
+  });
+
+  it("reads again when a revert overtakes its reads, and does not hold the block read before it, whichever read it came after", async () => {
+    /** A chain of blocks 1-3 (one log each) whose index has not held block 2 yet. */
+    const chainOfThree = () => {
+      const chain = new StandInChain();
+      for (let number = 1n; number <= 3n; number++) chain.blocks.set(number, blockWith(number, 1));
+      chain.headNumber = 3n;
+      return chain;
+    };
+    const unhindered = chainOfThree();
+    const unhinderedIndex = new BlockLogIndex(unhindered, () => undefined, { maxBlocks: 10, maxLogs: 100 });
+    await unhinderedIndex.canonical(2n);
+    expect(heldLogs(unhinderedIndex, 2n).logCount).to.equal(1);
+    unhinderedIndex.close();
+    const readsOfOneBlock = unhindered.allReads;
+    expect(readsOfOneBlock).to.be.greaterThan(0);
+
+    for (let revertAfter = 1; revertAfter <= readsOfOneBlock; revertAfter++) {
+      const when = `revert after read ${revertAfter}`;
+      // The listener told within the read: answered as the chain is after the revert.
+      const chain = chainOfThree();
+      const index = new BlockLogIndex(chain, () => undefined, { maxBlocks: 10, maxLogs: 100 });
+      chain.afterRead = { at: revertAfter, run: () => chain.revertTo(1n) };
+      expect(await index.canonical(2n), when).to.equal(undefined);
+      expect(index.held(2n), when).to.equal(undefined);
+      index.close();
+
+      // The blocks gone from the store within the read, the listener told after it (as the chain
+      // deletes first): answered as before or after the revert, never failed, and not held after it.
+      const lateChain = chainOfThree();
+      const lateIndex = new BlockLogIndex(lateChain, () => undefined, { maxBlocks: 10, maxLogs: 100 });
+      const listener = lateChain.listener!;
+      lateChain.afterRead = {
+        at: revertAfter,
+        run: () => {
+          lateChain.listener = undefined;
+          lateChain.revertTo(1n);
+        },
+      };
+      const answered = await lateIndex.canonical(2n);
+      expect(answered === undefined || answered.logCount === 1, when).to.equal(true);
+      listener.blocksRemoved([3n, 2n].map((number) => blockWith(number, 1)));
+      expect(lateIndex.held(2n), when).to.equal(undefined);
+      lateIndex.close();
+    }
   });
 });
