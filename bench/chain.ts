@@ -35,7 +35,7 @@ const transfersPerSender = Number(process.env.BENCH_TRANSFERS_PER_SENDER ?? 250)
 const tokenTransfers = Number(process.env.BENCH_TOKEN_TRANSFERS ?? 1_000);
 const readSeconds = Number(process.env.BENCH_SECONDS ?? 10);
 const senderCount = 8;
-const selected = new Set((process.env.BENCH_ONLY ?? "start-up,transfers,erc20,reads,call,logs,estimate,snapshot,trace,heavy").split(","));
+const selected = new Set((process.env.BENCH_ONLY ?? "start-up,transfers,erc20,batched,reads,call,logs,estimate,snapshot,trace,heavy").split(","));
 const nodeFlags = process.env.BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? [];
 const signers = developmentSigners();
 /** Milliseconds from spawn to the first answer of eth_blockNumber. */
@@ -73,11 +73,16 @@ function report(name: string, result: LoadResult, unit: string, targets: Target[
   if (result.firstError !== undefined) console.log(`  first error: ${result.firstError.slice(0, 300)}`);
 }
 
-/** A round of value transfers: `transfersPerSender` from each sender, to the next signer. */
-function transferBodies(): string[][] {
+/** A round of value transfers, signed: `transfersPerSender` from each sender, to the next signer. */
+function signedTransfers(): string[][] {
   return signers.slice(0, senderCount).map((sender, index) =>
-    Array.from({ length: transfersPerSender }, (_, nonce) => rpcBody("eth_sendRawTransaction", [signedRaw(sender, { to: signers[(index + 1) % signers.length]!.address, value: 1n, gasLimit: 21_000n })], nonce)),
+    Array.from({ length: transfersPerSender }, () => signedRaw(sender, { to: signers[(index + 1) % signers.length]!.address, value: 1n, gasLimit: 21_000n })),
   );
+}
+
+/** A round of value transfers as request bodies, a sequence per sender. */
+function transferBodies(): string[][] {
+  return signedTransfers().map((raws) => raws.map((raw, nonce) => rpcBody("eth_sendRawTransaction", [raw], nonce)));
 }
 
 /** The first round is judged against the targets; the second, run once both first rounds are done, is reported alone. */
@@ -91,6 +96,34 @@ async function benchTransfers(node: NodeProcess, round: Round): Promise<void> {
   if (round === "first") report(`value transfers (${senderCount} senders, automine)`, result, "tx/s", targetsOf("higher", [3, 1_000], [6, 1_500]));
   else report("value transfers, second round (warm)", result, "tx/s", []);
   console.log(`  ${result.requests} transactions, ${blocks} blocks mined`);
+}
+
+/** Requests in one JSON-RPC batch: ethers' provider batches up to 100 requests made together. */
+const batchSize = 50;
+
+/**
+ * A round of value transfers in JSON-RPC batches on one connection, as a client that batches sends
+ * (ethers' provider with Promise.all) makes them; no target in issue 6, reported to follow it.
+ */
+async function benchBatchedTransfers(node: NodeProcess): Promise<void> {
+  const bySender = signedTransfers();
+  // Each sender's in nonce order, the senders taking turns.
+  const raws = Array.from({ length: transfersPerSender }, (_, nonce) => bySender.map((sent) => sent[nonce]!)).flat();
+  const batches: string[] = [];
+  for (let start = 0; start < raws.length; start += batchSize) {
+    batches.push(JSON.stringify(raws.slice(start, start + batchSize).map((raw, offset) => ({ jsonrpc: "2.0", id: start + offset, method: "eth_sendRawTransaction", params: [raw] }))));
+  }
+  const before = BigInt(await rpc<string>(node.url, "eth_blockNumber", []));
+  const started = performance.now();
+  const result = await runSequences({ url: node.url, bodies: [batches] });
+  const seconds = (performance.now() - started) / 1000;
+  const transfers = raws.length;
+  // An answer with one error in it still reads as a result: count the blocks instead.
+  const mined = BigInt(await rpc<string>(node.url, "eth_blockNumber", [])) - before;
+  if (mined !== BigInt(transfers)) throw new Error(`${transfers} transfers sent in batches, ${mined} blocks mined`);
+  const verdict = recordResult(`value transfers in batches of ${batchSize}`, transfers / seconds, "tx/s", [], { batches: result.requests, errors: result.errors });
+  console.log(`${`value transfers in batches of ${batchSize}`.padEnd(34)} ${(transfers / seconds).toFixed(0).padStart(7)} tx/s  (${result.requests} batches on one connection)  errors ${result.errors}  ${verdict}`);
+  if (result.firstError !== undefined) console.log(`  first error: ${result.firstError.slice(0, 300)}`);
 }
 
 const tokenOwner = signers[9]!;
@@ -228,6 +261,7 @@ try {
     if (selected.has("erc20")) await benchTokenTransfers(node, "first");
     if (selected.has("transfers")) await benchTransfers(node, "second");
     if (selected.has("erc20")) await benchTokenTransfers(node, "second");
+    if (selected.has("batched")) await benchBatchedTransfers(node);
     if (selected.has("reads")) await benchBalanceReads(node);
     if (selected.has("call")) await benchBalanceOfCalls(node);
     if (selected.has("logs")) await benchLogQueries(node);

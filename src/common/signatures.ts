@@ -54,6 +54,28 @@ export function recoverSignerKey(signature: RecoverableSignature): Uint8Array {
   return publicKey.subarray(1);
 }
 
+/**
+ * Recovers the signers of received transactions, perhaps on another thread
+ * (node/recoveryOffload.ts); recoverSignerKey on the calling thread is the plain way.
+ */
+export interface SenderRecovery {
+  /** The signer's 64-byte public key, answered in the order asked; rejects as recoverSignerKey throws. */
+  recover(signature: RecoverableSignature): Promise<Uint8Array>;
+  /**
+   * Starts recovering the signature of a send that comes later (one further down a JSON-RPC
+   * batch); undefined when it cannot start now (the send's own recovery then does the work).
+   */
+  recoverAhead(signature: RecoverableSignature): RecoveryAhead | undefined;
+}
+
+/** A recovery started ahead of its send: read once with `key`, or let go with `release`. */
+export interface RecoveryAhead {
+  /** The signer's key, recovered here if the other thread has not done so; throws as recoverSignerKey. */
+  key(): Uint8Array;
+  /** Lets the recovery go unread: its send did not come. */
+  release(): void;
+}
+
 /** The signer's 64-byte public key (x || y) from a transaction signature (the engine's `ecrecover`). */
 export function recoverPublicKey(messageHash: Uint8Array, v: bigint, r: Uint8Array, s: Uint8Array, chainId?: bigint): Uint8Array {
   return recoverSignerKey(recoverableSignature(messageHash, v, r, s, chainId));

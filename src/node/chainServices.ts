@@ -11,7 +11,7 @@ import type { NetworkProfile } from "../chain/networks.js";
 import { bytesToHex, bytesToUnprefixedHex } from "../common/hex.js";
 import type { Logger } from "../common/logger.js";
 import { installFastRlp } from "../common/rlp.js";
-import type { RecoverableSignature } from "../common/signatures.js";
+import type { SenderRecovery } from "../common/signatures.js";
 import { BlockBuilder } from "../execution/blockBuilder.js";
 import { CallService } from "../execution/callService.js";
 import { createExecutionRules } from "../execution/rules.js";
@@ -48,10 +48,10 @@ export interface ChainServices {
   /** The thread calls on stored blocks run on; undefined for a chain in memory. */
   readonly callWorkers: CallWorkers | undefined;
   /**
-   * A received transaction's signer, recovered on a second thread for sends arriving together
-   * (node/recoveryOffload.ts); undefined when that is off or the machine has one core.
+   * Received transactions' signers, recovered on a second thread for sends arriving together or
+   * in one batch (node/recoveryOffload.ts); undefined when that is off or the machine has one core.
    */
-  readonly recoverSignerKey: ((signature: RecoverableSignature) => Promise<Uint8Array>) | undefined;
+  readonly senderRecovery: SenderRecovery | undefined;
   readonly location: string;
   close(): Promise<void>;
 }
@@ -216,7 +216,7 @@ export async function openChainServices(network: NetworkProfile, storage: Storag
       logLimits: { blockRangeLimit: options.logs.blockRangeLimit, resultLimit: options.logs.resultLimit },
       tracer,
       callWorkers,
-      recoverSignerKey: recoveryOffload === undefined ? undefined : (signature) => recoveryOffload.recover(signature),
+      senderRecovery: recoveryOffload,
       location: store.location,
       async close() {
         filters.close();

@@ -52,7 +52,7 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
     throw error;
   }
   const peers = createStandaloneNetwork();
-  const handlers = createHandlers({
+  const { handlers, prepareBatch } = createHandlers({
     clientVersion: clientVersionString(),
     network,
     peers,
@@ -66,6 +66,7 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
     batchLimit: options.rpc.batchLimit,
     responseLimitBytes: options.rpc.responseLimitBytes,
     batchTimeLimitMs: options.chain.calls.timeLimitMs,
+    prepareBatch,
     discoverDocumentJson: openRpcDocumentJson,
     log: log.child({ module: "rpc" }),
   });

@@ -17,7 +17,7 @@
 // it stops, recoveries run on the main thread (still in arrival order).
 import { Worker } from "node:worker_threads";
 import type { Logger } from "../common/logger.js";
-import { recoverSignerKey, type RecoverableSignature } from "../common/signatures.js";
+import { recoverSignerKey, type RecoverableSignature, type RecoveryAhead, type SenderRecovery } from "../common/signatures.js";
 import { RecoveryChannel } from "./recoveryChannel.js";
 import type { RecoveryWorkerReply } from "./recoveryWorker.js";
 
@@ -50,7 +50,7 @@ export interface RecoveryCounts {
   onMainThread: number;
 }
 
-export class RecoveryOffload {
+export class RecoveryOffload implements SenderRecovery {
   private readonly channel = RecoveryChannel.allocate();
   private worker: Worker | undefined;
   /** Recoveries go to the worker only while it is serving. */
@@ -83,6 +83,34 @@ export class RecoveryOffload {
       this.waiting.push({ signature, slot, resolve, reject });
       setImmediate(this.answerNext);
     });
+  }
+
+  /**
+   * Hands `signature` to the worker now, for a send further down a JSON-RPC batch (a batch runs
+   * one request at a time, so its later sends wait anyway); undefined when the worker is not
+   * serving or its next slot is in use. The first call starts the worker.
+   */
+  recoverAhead(signature: RecoverableSignature): RecoveryAhead | undefined {
+    if (this.status === "unstarted") this.start();
+    if (this.status !== "serving") return undefined;
+    const slot = this.channel.submit(signature);
+    if (slot === undefined) return undefined;
+    let settled = false;
+    return {
+      key: () => {
+        if (settled) throw new Error("a recovery started ahead is read once");
+        settled = true;
+        const key = this.channel.take(slot, workerWaitLimitMs);
+        if (key === undefined) return this.recoverHere(signature);
+        this.counts.byWorker++;
+        return key;
+      },
+      release: () => {
+        if (settled) return;
+        settled = true;
+        this.channel.take(slot, 0);
+      },
+    };
   }
 
   /** How many recoveries each thread did so far. */

@@ -52,8 +52,23 @@ export interface DispatcherOptions {
    * requests answer -32011 and do not run. Undefined: no limit.
    */
   batchTimeLimitMs?: number;
+  /** Told of a batch's requests before it runs them (see BatchPreparation). */
+  prepareBatch?: BatchPreparation;
   log: Logger;
 }
+
+/** A request of a batch, well-formed and of an enabled module, as prepareBatch sees it. */
+export interface BatchRequest {
+  readonly method: string;
+  readonly params: readonly unknown[];
+}
+
+/**
+ * A batch runs one request at a time, so its later requests wait for the earlier ones: this starts
+ * work they will need meanwhile. It answers what to call once the batch is done (to let go of work
+ * for requests that did not run), or undefined. Their parameters are not checked yet.
+ */
+export type BatchPreparation = (requests: readonly BatchRequest[]) => (() => void) | undefined;
 
 export interface Dispatcher {
   /**
@@ -242,6 +257,29 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
    * the rest do not run.
    */
   async function handleBatch(messages: unknown[]): Promise<string | undefined> {
+    const finishPreparation = options.prepareBatch?.(preparableRequests(messages));
+    try {
+      return await runBatch(messages);
+    } finally {
+      finishPreparation?.();
+    }
+  }
+
+  /** The batch's requests prepareBatch is told of: objects with a method of an enabled module and params in an array. */
+  function preparableRequests(messages: unknown[]): BatchRequest[] {
+    const requests: BatchRequest[] = [];
+    for (const message of messages) {
+      if (message === null || typeof message !== "object") continue;
+      const { method, params } = message as Record<string, unknown>;
+      if (typeof method !== "string" || (params !== undefined && !Array.isArray(params))) continue;
+      const entry = rpcMethodTable.get(method);
+      if (entry === undefined || !enabledModules.has(entry.namespace)) continue;
+      requests.push({ method, params: (params as unknown[] | undefined) ?? noParams });
+    }
+    return requests;
+  }
+
+  async function runBatch(messages: unknown[]): Promise<string | undefined> {
     const responses: string[] = [];
     let size = 2; // the brackets
     let overLimit = false;

@@ -80,16 +80,15 @@ export async function startServerWithHandlers(
   const log = createLogger("info", capture.stream);
   const network = findNetworkProfile(33)!;
   const services = await openChainServices(network, { dataDir: undefined, inMemory: true }, { ...defaultNodeOptions.chain, ...options.chain }, log);
-  const handlers: RpcHandlerSet = {
-    ...createHandlers({ clientVersion: "test", network, peers: createStandaloneNetwork(), responseLimitBytes: rpc.responseLimitBytes, unlockAllowed: true, ...services }),
-    ...overrides,
-  };
+  const methods = createHandlers({ clientVersion: "test", network, peers: createStandaloneNetwork(), responseLimitBytes: rpc.responseLimitBytes, unlockAllowed: true, ...services });
+  const handlers: RpcHandlerSet = { ...methods.handlers, ...overrides };
   const dispatcher = createDispatcher({
     handlers,
     enabledModules: new Set(rpcNamespaces),
     batchLimit: rpc.batchLimit,
     responseLimitBytes: rpc.responseLimitBytes,
     batchTimeLimitMs: { ...defaultNodeOptions.chain, ...options.chain }.calls.timeLimitMs,
+    prepareBatch: methods.prepareBatch,
     discoverDocumentJson: openRpcDocumentJson,
     log,
   });

@@ -20,7 +20,7 @@ import { blockHashNotFoundError, blockNotFoundError, senderAccountNotFoundError,
 import { formatBlock, formatReceipt, formatTransaction } from "../format.js";
 import { createEthCallHandlers, type EthCallDependencies } from "./ethCalls.js";
 import { createEthFilterHandlers, type EthFilterDependencies } from "./ethFilters.js";
-import { createTransactionSending, type TransactionSendingDependencies } from "./transactionSending.js";
+import type { TransactionSending } from "./transactionSending.js";
 
 /** Version of the peer protocol this node speaks (62, as the reference node). */
 export const protocolVersion = 62;
@@ -30,7 +30,7 @@ const gasPriceMultiplier = { numerator: 11n, denominator: 10n } as const;
 
 export { defaultSendGas, defaultSendGasPrice } from "./transactionSending.js";
 
-export interface EthDependencies extends EthCallDependencies, EthFilterDependencies, TransactionSendingDependencies {
+export interface EthDependencies extends EthCallDependencies, EthFilterDependencies {
   network: NetworkProfile;
   common: Common;
   chain: Chain;
@@ -39,11 +39,12 @@ export interface EthDependencies extends EthCallDependencies, EthFilterDependenc
   miner: Miner;
   pendingState: PendingState;
   wallet: Wallet;
+  /** Shared with personal_ (rpc/methods/index.ts), and with the look-ahead of batches. */
+  sending: TransactionSending;
 }
 
 export function createEthHandlers(deps: EthDependencies): NamespaceHandlers<"eth", RpcCallContext> {
-  const { chain, state, pool, miner, wallet, pendingState } = deps;
-  const sending = createTransactionSending(deps);
+  const { chain, state, pool, miner, wallet, pendingState, sending } = deps;
   const chainIdQuantity = toQuantity(deps.network.chainId);
 
   /** Reads the state a block parameter selects: "pending" is the tip after the executable pool transactions. */
@@ -159,7 +160,7 @@ export function createEthHandlers(deps: EthDependencies): NamespaceHandlers<"eth
         .map((transaction) => formatTransaction(transaction, undefined));
     },
 
-    eth_sendRawTransaction: async ([signedTransaction]) => sending.submitRaw(hexToBytes(signedTransaction)),
+    eth_sendRawTransaction: async ([signedTransaction]) => sending.submitRaw(signedTransaction),
     eth_sendTransaction: async ([submission]) => {
       const from = hexToBytes(submission.from);
       if (!wallet.isUnlocked(from)) throw senderAccountNotFoundError(submission.from);

@@ -1,5 +1,5 @@
 // All handlers, one factory per module; each gets only the dependencies it uses.
-import type { RpcHandlerSet } from "../dispatch.js";
+import type { BatchPreparation, RpcHandlerSet } from "../dispatch.js";
 import { createDebugHandlers, type DebugDependencies } from "./debug.js";
 import { createEthHandlers, type EthDependencies } from "./eth.js";
 import { createEvmHandlers, type EvmDependencies } from "./evm.js";
@@ -7,29 +7,49 @@ import { createExtHandlers, type ExtDependencies } from "./ext.js";
 import { createNetHandlers, type NetDependencies } from "./net.js";
 import { createPersonalHandlers, type PersonalDependencies } from "./personal.js";
 import { createTraceHandlers, type TraceDependencies } from "./trace.js";
+import { createTransactionSending, type TransactionSendingDependencies } from "./transactionSending.js";
 import { createTxpoolHandlers, type TxpoolDependencies } from "./txpool.js";
 import { createWeb3Handlers, type Web3Dependencies } from "./web3.js";
 
 export type HandlerDependencies = Web3Dependencies &
   NetDependencies &
-  EthDependencies &
+  Omit<EthDependencies, "sending"> &
   ExtDependencies &
   TxpoolDependencies &
   EvmDependencies &
-  PersonalDependencies &
+  Omit<PersonalDependencies, "sending"> &
   DebugDependencies &
-  TraceDependencies;
+  TraceDependencies &
+  TransactionSendingDependencies;
 
-export function createHandlers(deps: HandlerDependencies): RpcHandlerSet {
+export interface RpcMethods {
+  readonly handlers: RpcHandlerSet;
+  /** For the dispatcher (DispatcherOptions.prepareBatch): starts the recovery of a batch's later raw sends. */
+  readonly prepareBatch: BatchPreparation;
+}
+
+export function createHandlers(deps: HandlerDependencies): RpcMethods {
+  const sending = createTransactionSending(deps);
+  const withSending = { ...deps, sending };
   return {
-    ...createWeb3Handlers(deps),
-    ...createNetHandlers(deps),
-    ...createEthHandlers(deps),
-    ...createExtHandlers(deps),
-    ...createTxpoolHandlers(deps),
-    ...createEvmHandlers(deps),
-    ...createPersonalHandlers(deps),
-    ...createDebugHandlers(deps),
-    ...createTraceHandlers(deps),
+    handlers: {
+      ...createWeb3Handlers(deps),
+      ...createNetHandlers(deps),
+      ...createEthHandlers(withSending),
+      ...createExtHandlers(deps),
+      ...createTxpoolHandlers(deps),
+      ...createEvmHandlers(deps),
+      ...createPersonalHandlers(withSending),
+      ...createDebugHandlers(deps),
+      ...createTraceHandlers(deps),
+    },
+    prepareBatch(requests) {
+      const rawSends: string[] = [];
+      for (const { method, params } of requests) {
+        if (method === "eth_sendRawTransaction" && typeof params[0] === "string") rawSends.push(params[0]);
+      }
+      // The first runs at once: handing its recovery over would only make it wait.
+      return rawSends.length < 2 ? undefined : sending.recoverAhead(rawSends.slice(1));
+    },
   };
 }

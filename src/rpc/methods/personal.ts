@@ -6,10 +6,11 @@ import { defaultUnlockDurationMs, type Wallet } from "../../accounts/wallet.js";
 import { bytesToHex, hexToBytes } from "../../common/hex.js";
 import type { RpcCallContext } from "../dispatch.js";
 import { unlockForbiddenError, walletErrorToRpc, withErrorsMapped } from "../errors.js";
-import { createTransactionSending, type TransactionSendingDependencies } from "./transactionSending.js";
+import type { TransactionSending } from "./transactionSending.js";
 
-export interface PersonalDependencies extends TransactionSendingDependencies {
+export interface PersonalDependencies {
   wallet: Wallet;
+  sending: TransactionSending;
   /** False on a non-loopback bind without --allow-insecure-unlock: personal_unlockAccount is refused. */
   unlockAllowed: boolean;
 }
@@ -28,8 +29,7 @@ function walletCall<T>(operation: () => Promise<T>): Promise<T> {
 }
 
 export function createPersonalHandlers(deps: PersonalDependencies): NamespaceHandlers<"personal", RpcCallContext> {
-  const { wallet } = deps;
-  const sending = createTransactionSending(deps);
+  const { wallet, sending } = deps;
   return {
     personal_newAccount: ([passphrase]) => walletCall(async () => bytesToHex(await wallet.newAccount(passphrase))),
     personal_importRawKey: ([privateKey, passphrase]) =>

@@ -2,16 +2,38 @@
 // transaction with eth_sendTransaction's defaults, and a signed transaction decoded, admitted to
 // the pool and, under automine, waited for until it is in a block. Shared by eth_sendTransaction,
 // eth_sendRawTransaction and personal_sendTransaction.
+//
+// A JSON-RPC batch runs one request at a time (rpc/dispatch.ts), so the raw sends further down a
+// batch wait for the ones before them. Their senders can be recovered meanwhile, on the recovery
+// thread: recoverAhead decodes them and hands their signatures over before the batch runs, and each
+// send takes its key when its turn comes.
 import type { Common } from "@ethereumjs/common";
 import type { TransactionSubmission } from "../../../generated/types.js";
 import type { UnsignedTransaction } from "../../accounts/wallet.js";
 import { BlockWriteError } from "../../chain/chain.js";
-import { checkTransactionFields, decodeOwnTransaction, decodeSignedTransaction, invalidSignature, MalformedTransactionError, withSignerKey, type ChainTransaction } from "../../chain/transactions.js";
+import {
+  checkTransactionFields,
+  decodeOwnTransaction,
+  decodeSignedTransaction,
+  invalidSignature,
+  MalformedTransactionError,
+  withSignerKey,
+  type ChainTransaction,
+  type SignedTransaction,
+} from "../../chain/transactions.js";
 import { bytesToHex, hexToBytes } from "../../common/hex.js";
-import { recoverSignerKey, SignatureRecoveryError, type RecoverableSignature } from "../../common/signatures.js";
+import { recoverSignerKey, SignatureRecoveryError, type RecoveryAhead, type SenderRecovery } from "../../common/signatures.js";
 import { BlockTimeExhaustedError, type InclusionOutcome, type Miner } from "../../mining/miner.js";
 import { TransactionRejectedError, type TransactionPool } from "../../txpool/transactionPool.js";
 import { blockNotWrittenError, invalidParamsError, invalidRawTransactionError, transactionNotMinedError, transactionRejectedError, type RpcError } from "../errors.js";
+
+/** A received transaction decoded ahead of its send, its sender's recovery under way. */
+interface RecoveringAhead {
+  readonly signed: SignedTransaction;
+  readonly recovery: RecoveryAhead;
+}
+
+const noneToRelease = (): void => undefined;
 
 /** eth_sendTransaction defaults (spec 2.9). */
 export const defaultSendGas = 90_000n;
@@ -22,25 +44,31 @@ export interface TransactionSendingDependencies {
   pool: TransactionPool;
   miner: Miner;
   /**
-   * Recovers a received transaction's signer (its 64-byte public key; SignatureRecoveryError when
-   * it has none), perhaps on another thread (node/recoveryOffload.ts); on the main thread at once
-   * when not given.
+   * Recovers received transactions' signers, perhaps on another thread (node/recoveryOffload.ts);
+   * on the main thread at once when not given.
    */
-  recoverSignerKey?: (signature: RecoverableSignature) => Promise<Uint8Array>;
+  senderRecovery?: SenderRecovery;
 }
 
 export interface TransactionSending {
   /** The unsigned transaction a submission asks for; the nonce defaults to the pool's next one. */
   prepare(submission: TransactionSubmission): Promise<UnsignedTransaction>;
-  /** Decodes a signed transaction and submits it; resolves to its hash (under automine once mined). */
-  submitRaw(raw: Uint8Array): Promise<string>;
+  /** Decodes a signed transaction (hex) and submits it; resolves to its hash (under automine once mined). */
+  submitRaw(raw: string): Promise<string>;
+  /**
+   * Starts recovering the senders of signed transactions (hex) that submitRaw is given later, the
+   * later raw sends of a batch; answers what lets the unclaimed ones go once the batch is done.
+   */
+  recoverAhead(raws: readonly string[]): () => void;
   /** As submitRaw, for a transaction the node has just signed with the key of `signer`. */
   submitOwn(raw: Uint8Array, signer: Uint8Array): Promise<string>;
 }
 
 export function createTransactionSending(deps: TransactionSendingDependencies): TransactionSending {
   const { common, pool, miner } = deps;
-  const recoverSigner = deps.recoverSignerKey ?? ((signature: RecoverableSignature) => Promise.resolve(recoverSignerKey(signature)));
+  const { senderRecovery } = deps;
+  /** Received transactions whose senders are being recovered ahead of their send, by their hex. */
+  const recoveringAhead = new Map<string, RecoveringAhead>();
 
   /** Admits a decoded transaction and, under automine, waits until it is in a block. */
   async function submit(transaction: ChainTransaction): Promise<string> {
@@ -96,17 +124,46 @@ export function createTransactionSending(deps: TransactionSendingDependencies): 
     }
   }
 
-  /** Decodes a received transaction and recovers its sender. */
-  async function decodeReceived(raw: Uint8Array): Promise<ChainTransaction> {
-    const signed = checked(() => decodeSignedTransaction(raw, common));
+  /** Decodes a received transaction (or takes it as recoverAhead decoded it) and recovers its sender. */
+  async function decodeReceived(raw: string): Promise<ChainTransaction> {
+    const ahead = recoveringAhead.get(raw);
+    if (ahead !== undefined) recoveringAhead.delete(raw);
+    const signed = ahead?.signed ?? checked(() => decodeSignedTransaction(hexToBytes(raw), common));
     let signerKey: Uint8Array;
     try {
-      signerKey = await recoverSigner(signed.signature);
+      if (ahead !== undefined) signerKey = ahead.recovery.key();
+      else signerKey = senderRecovery === undefined ? recoverSignerKey(signed.signature) : await senderRecovery.recover(signed.signature);
     } catch (error) {
       if (error instanceof SignatureRecoveryError) throw refusal(invalidSignature());
       throw error;
     }
     return withSignerKey(signed, signerKey);
+  }
+
+  function recoverAhead(raws: readonly string[]): () => void {
+    if (senderRecovery === undefined) return noneToRelease;
+    const started: [string, RecoveringAhead][] = [];
+    for (const raw of raws) {
+      if (recoveringAhead.has(raw)) continue;
+      let signed: SignedTransaction;
+      try {
+        signed = decodeSignedTransaction(hexToBytes(raw), common);
+      } catch {
+        continue; // refused when its turn comes, as any other
+      }
+      const recovery = senderRecovery.recoverAhead(signed.signature);
+      if (recovery === undefined) break; // no room now: the rest are recovered at their turn
+      const entry = { signed, recovery };
+      recoveringAhead.set(raw, entry);
+      started.push([raw, entry]);
+    }
+    return () => {
+      for (const [raw, entry] of started) {
+        if (recoveringAhead.get(raw) !== entry) continue;
+        recoveringAhead.delete(raw);
+        entry.recovery.release();
+      }
+    };
   }
 
   return {
@@ -128,6 +185,7 @@ export function createTransactionSending(deps: TransactionSendingDependencies): 
       return unsigned;
     },
     submitRaw: async (raw) => submit(await decodeReceived(raw)),
+    recoverAhead,
     submitOwn: (raw, signer) => submit(checked(() => decodeOwnTransaction(raw, signer, common))),
   };
 }

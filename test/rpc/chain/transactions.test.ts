@@ -273,6 +273,50 @@ describe("chain: sends from several clients at once", () => {
   });
 });
 
+describe("chain: raw sends in JSON-RPC batches", () => {
+  it("mines a batch's sends in order with their senders, recovered ahead on the worker, and refuses the bad ones among them", async () => {
+    const node = await startTestNode({ logLevel: "debug" });
+    const senders = ["cow", "cow1", "cow2", "cow3", "cow4", "cow5", "cow6", "cow7"].map((seed) => new Wallet(keccak256(toUtf8Bytes(seed))));
+    const rounds = 5;
+    try {
+      for (let round = 0; round < rounds; round++) {
+        const raws = await Promise.all(senders.map((sender) => sender.signTransaction({ type: 0, chainId: 33n, nonce: round, gasLimit: 21_000n, gasPrice: 0n, to: stranger, value: 1n })));
+        // A send without a signer, one that cannot be decoded and one sent twice, among the others.
+        const params = [...raws.slice(0, 3), signedWithoutSigner(raws[0]!), ...raws.slice(3, 6), "0x1234", raws[4]!, ...raws.slice(6)];
+        const answer = await postJson(
+          node.url,
+          params.map((raw, id) => ({ jsonrpc: "2.0", id, method: "eth_sendRawTransaction", params: [raw] })),
+        );
+        const answers = answer.json as { id: number; result?: string; error?: { code: number; message: string } }[];
+        expect(answers.map(({ id }) => id)).to.deep.equal(params.map((_, id) => id));
+        expect(answers[3]!.error).to.deep.equal({ code: -32010, message: "invalid transaction signature" });
+        expect(answers[7]!.error?.code).to.equal(-32602);
+        expect(answers[8]!.error).to.deep.include({ code: -32010 });
+        const mined = answers.filter((_, index) => ![3, 7, 8].includes(index));
+        for (const [index, { result }] of mined.entries()) {
+          const receipt = await node.client.eth_getTransactionReceipt(result!);
+          expect(receipt, `round ${round}, send ${index}`).to.include({ from: senders[index]!.address.toLowerCase(), status: "0x1", blockNumber: toQuantity(round * senders.length + index + 1) });
+        }
+      }
+      expect(await node.client.eth_getBalance(stranger, "latest")).to.equal(toQuantity(rounds * senders.length));
+
+      // ethers' provider batches the requests a test makes together.
+      const provider = new JsonRpcProvider(node.url, 33, { staticNetwork: true });
+      const raws = await Promise.all(senders.map((sender) => sender.signTransaction({ type: 0, chainId: 33n, nonce: rounds, gasLimit: 21_000n, gasPrice: 0n, to: stranger, value: 1n })));
+      const sent = await Promise.all(raws.map((raw) => provider.broadcastTransaction(raw)));
+      expect(sent.map(({ from }) => from)).to.deep.equal(senders.map(({ address }) => address));
+      expect(await node.client.eth_getBalance(stranger, "latest")).to.equal(toQuantity((rounds + 1) * senders.length));
+      provider.destroy();
+    } finally {
+      await node.stop();
+    }
+    const counts = node.logs.find((record) => record.msg === "senders recovered on each thread") as { byWorker: number; onMainThread: number } | undefined;
+    // The worker runs on a machine with more than one core; a batch runs its sends one at a time, so
+    // only the recovery ahead gives it work here.
+    if (availableParallelism() > 1) expect(counts?.byWorker, "the sender-recovery worker took part").to.be.greaterThan(0);
+  });
+});
+
 describe("chain: a store that cannot write", () => {
   it("answers sends and evm_mine with why the block was not written, and keeps serving reads", async () => {
     const server = await startServerWithHandlers({});

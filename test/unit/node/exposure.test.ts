@@ -8,6 +8,7 @@ import type { Miner } from "../../../src/mining/miner.js";
 import { exposesUnlockedAccounts, unlockAllowedOn } from "../../../src/node/node.js";
 import { RpcError } from "../../../src/rpc/errors.js";
 import { createPersonalHandlers } from "../../../src/rpc/methods/personal.js";
+import { createTransactionSending } from "../../../src/rpc/methods/transactionSending.js";
 import type { TransactionPool } from "../../../src/txpool/transactionPool.js";
 
 describe("node: exposure of unlocked accounts", () => {
@@ -32,7 +33,7 @@ describe("node: exposure of unlocked accounts", () => {
     const wallet = new Wallet(common);
     let tried = false;
     wallet.unlock = async () => (tried = true);
-    const handlers = createPersonalHandlers({ wallet, common, pool: {} as TransactionPool, miner: {} as Miner, unlockAllowed: false });
+    const handlers = createPersonalHandlers({ wallet, sending: createTransactionSending({ common, pool: {} as TransactionPool, miner: {} as Miner }), unlockAllowed: false });
     let refusal: unknown;
     try {
       await handlers.personal_unlockAccount(["0xcd2a3d9f938e13cd947ec05abc7fe734df8dd826", "secret", undefined], {} as never);

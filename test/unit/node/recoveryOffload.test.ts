@@ -95,6 +95,32 @@ describe("node/recoveryOffload: sender recovery on a second thread", function ()
     expect(byWorker + onMainThread).to.equal(32);
     expect(onMainThread).to.be.greaterThan(1);
   });
+  it("recovers ahead on the worker what a batch will send, reads each key once, and lets the rest go", () => {
+    const submitted = signatures(10, 9);
+    const ahead = submitted.map((signature) => offload.recoverAhead(signature)!);
+    expect(ahead.every((recovery) => recovery !== undefined), "each handed over").to.equal(true);
+    blockFor(200);
+    const read = ahead.slice(0, 6).map((recovery) => hex(recovery.key()));
+    expect(read).to.deep.equal(submitted.slice(0, 6).map((signature) => hex(recoverSignerKey(signature))));
+    expect(() => ahead[0]!.key()).to.throw(/read once/);
+    for (const recovery of ahead.slice(6)) recovery.release();
+    expect(offload.recoveryCounts).to.deep.equal({ byWorker: 6, onMainThread: 0 });
+    // The released slots serve again: a full ring's worth is handed over after them.
+    const more = signatures(64, 10).map((signature) => offload.recoverAhead(signature));
+    expect(more.every((recovery) => recovery !== undefined), "all 64 slots free").to.equal(true);
+    expect(offload.recoverAhead(submitted[0]!), "the ring is full").to.equal(undefined);
+    for (const recovery of more) recovery!.release();
+  });
+
+  it("refuses ahead a signature without a signer as the main thread does", async () => {
+    const withNone = withoutSigner(signatures(1, 11)[0]!);
+    const recovery = offload.recoverAhead(withNone)!;
+    blockFor(100);
+    const refusal = await outcome(() => recovery.key());
+    expect(refusal).to.match(/^refused: /);
+    expect(refusal).to.equal(await outcome(() => recoverSignerKey(withNone)));
+  });
+
   it("answers every recovery when the worker dies under it, and recovers on the main thread from then on", async () => {
     const submitted = signatures(20, 7);
     const worker = (offload as unknown as { worker: Worker }).worker;
