@@ -6,7 +6,6 @@
 // Added blocks are indexed after the turn that wrote them (a send's answer does not wait for it),
 // or at the first read before that. A block without logs is held as its number alone: in a dev
 // chain most blocks have none, and a record per block (hash, bloom, entry) cost some 400 bytes.
-import type { Block } from "../chain/block.js";
 import type { Chain } from "../chain/chain.js";
 import type { BlockWithReceipts, ChainHeadListener } from "../chain/events.js";
 import { emptyBloom } from "../chain/header.js";
@@ -20,6 +19,9 @@ export interface BlockLogIndexOptions {
 }
 
 export const defaultBlockLogIndexOptions: BlockLogIndexOptions = { maxBlocks: 8192, maxLogs: 200_000 };
+
+/** Reads of a block whose receipts are missing before that is an error (see canonical). */
+const maxReadsWithoutReceipts = 3;
 
 /** What `held` answers for a block of the window known to have emitted no logs. */
 export const heldWithoutLogs: unique symbol = Symbol("held without logs");
@@ -73,7 +75,7 @@ export class BlockLogIndex implements ChainHeadListener {
    * not held (the revert forgot the removed blocks already, so it would stay held for good).
    */
   async canonical(number: bigint): Promise<BlockLogs | undefined> {
-    for (;;) {
+    for (let readsWithoutReceipts = 0; ; ) {
       const held = this.held(number);
       if (held === heldWithoutLogs) {
         const hash = await this.chain.getCanonicalHash(number);
@@ -84,9 +86,14 @@ export class BlockLogIndex implements ChainHeadListener {
       const block = await this.chain.getBlockByNumber(number);
       if (block === undefined) return undefined;
       const receipts = await this.chain.getReceipts(block.hash);
-      // The chain deletes a reverted block's receipts before it tells its listeners.
-      if (this.removals !== removalsBefore || (receipts === undefined && !(await this.isCanonical(block)))) continue;
-      if (receipts === undefined) throw new Error(`the receipts of block ${block.number} are missing from the store`);
+      if (this.removals !== removalsBefore) continue;
+      if (receipts === undefined) {
+        if (++readsWithoutReceipts > maxReadsWithoutReceipts) throw new Error(`the receipts of block ${block.number} are missing from the store`);
+        // A revert deletes its blocks' receipts before it moves the head and tells its listeners
+        // (Chain.revert): read again once it has.
+        await new Promise((resolve) => setImmediate(resolve));
+        continue;
+      }
       const logs = blockLogsOf(block, receipts);
       const fits = this.logCount + logs.logCount <= this.options.maxLogs;
       if (!fits || number <= this.floor) return logs;
@@ -121,11 +128,6 @@ export class BlockLogIndex implements ChainHeadListener {
     // The window follows the head down, so that the blocks mined again after a revert are held.
     const windowFloor = this.windowFloor();
     if (windowFloor < this.floor) this.floor = windowFloor;
-  }
-
-  private async isCanonical(block: Block): Promise<boolean> {
-    const hash = await this.chain.getCanonicalHash(block.number);
-    return hash !== undefined && Buffer.compare(hash, block.hash) === 0;
   }
 
   /** The highest block number below the window of the current head. */

@@ -257,7 +257,13 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
    * the rest do not run.
    */
   async function handleBatch(messages: unknown[]): Promise<string | undefined> {
-    const finishPreparation = options.prepareBatch?.(preparableRequests(messages));
+    let finishPreparation: (() => void) | undefined;
+    try {
+      finishPreparation = options.prepareBatch?.(preparableRequests(messages));
+    } catch (error) {
+      // Only a head start is lost: the requests run as they would without it.
+      log.error({ err: error }, "preparing a batch failed");
+    }
     try {
       return await runBatch(messages);
     } finally {

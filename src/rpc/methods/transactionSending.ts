@@ -5,8 +5,10 @@
 //
 // A JSON-RPC batch runs one request at a time (rpc/dispatch.ts), so the raw sends further down a
 // batch wait for the ones before them. Their senders can be recovered meanwhile, on the recovery
-// thread: recoverAhead decodes them and hands their signatures over before the batch runs, and each
-// send takes its key when its turn comes.
+// thread: recoverAhead decodes the next few and hands their signatures over, each send takes its
+// key when its turn comes, and the next one down the batch is handed over then. A send recovered
+// ahead skips the arrival-order queue of single sends (node/recoveryOffload.ts): it may reach the
+// pool before a send another connection made at the same moment, as concurrent requests may.
 import type { Common } from "@ethereumjs/common";
 import type { TransactionSubmission } from "../../../generated/types.js";
 import type { UnsignedTransaction } from "../../accounts/wallet.js";
@@ -27,11 +29,33 @@ import { BlockTimeExhaustedError, type InclusionOutcome, type Miner } from "../.
 import { TransactionRejectedError, type TransactionPool } from "../../txpool/transactionPool.js";
 import { blockNotWrittenError, invalidParamsError, invalidRawTransactionError, transactionNotMinedError, transactionRejectedError, type RpcError } from "../errors.js";
 
+/**
+ * Sends of one batch whose recoveries are under way at once: a few keep the worker ahead of the
+ * main thread (a recovery takes a fraction of a send's time), and the recovery ring's other slots
+ * stay open to other clients and batches.
+ */
+const sendsAheadPerBatch = 8;
+
+/** A batch's raw sends after its first, and how far down them recoverAhead has gone. */
+interface BatchLookAhead {
+  readonly raws: readonly string[];
+  /** The position of the next raw send to hand over. */
+  next: number;
+  /** Handed over and not yet taken by their send. */
+  underWay: number;
+  readonly started: [string, RecoveringAhead][];
+  finished: boolean;
+}
+
 /** A received transaction decoded ahead of its send, its sender's recovery under way. */
 interface RecoveringAhead {
   readonly signed: SignedTransaction;
   readonly recovery: RecoveryAhead;
+  readonly batch: BatchLookAhead;
 }
+
+/** DATA as eth_sendRawTransaction's schema has it: parameters seen ahead are not validated yet. */
+const hexData = /^0x(?:[0-9a-fA-F]{2})+$/;
 
 const noneToRelease = (): void => undefined;
 
@@ -127,7 +151,12 @@ export function createTransactionSending(deps: TransactionSendingDependencies): 
   /** Decodes a received transaction (or takes it as recoverAhead decoded it) and recovers its sender. */
   async function decodeReceived(raw: string): Promise<ChainTransaction> {
     const ahead = recoveringAhead.get(raw);
-    if (ahead !== undefined) recoveringAhead.delete(raw);
+    if (ahead !== undefined) {
+      recoveringAhead.delete(raw);
+      const { batch } = ahead;
+      batch.underWay--;
+      handOverMore(batch);
+    }
     const signed = ahead?.signed ?? checked(() => decodeSignedTransaction(hexToBytes(raw), common));
     let signerKey: Uint8Array;
     try {
@@ -141,29 +170,48 @@ export function createTransactionSending(deps: TransactionSendingDependencies): 
   }
 
   function recoverAhead(raws: readonly string[]): () => void {
-    if (senderRecovery === undefined) return noneToRelease;
-    const started: [string, RecoveringAhead][] = [];
-    for (const raw of raws) {
-      if (recoveringAhead.has(raw)) continue;
-      let signed: SignedTransaction;
-      try {
-        signed = decodeSignedTransaction(hexToBytes(raw), common);
-      } catch {
-        continue; // refused when its turn comes, as any other
-      }
-      const recovery = senderRecovery.recoverAhead(signed.signature);
-      if (recovery === undefined) break; // no room now: the rest are recovered at their turn
-      const entry = { signed, recovery };
-      recoveringAhead.set(raw, entry);
-      started.push([raw, entry]);
-    }
-    return () => {
-      for (const [raw, entry] of started) {
+    if (senderRecovery === undefined || raws.length === 0) return noneToRelease;
+    const batch: BatchLookAhead = { raws, next: 0, underWay: 0, started: [], finished: false };
+    const finish = () => {
+      batch.finished = true;
+      for (const [raw, entry] of batch.started) {
         if (recoveringAhead.get(raw) !== entry) continue;
         recoveringAhead.delete(raw);
         entry.recovery.release();
       }
     };
+    try {
+      handOverMore(batch);
+    } catch (error) {
+      finish();
+      throw error;
+    }
+    return finish;
+  }
+
+  /** Hands over the batch's next sends until `sendsAheadPerBatch` are under way or the recovery has no room. */
+  function handOverMore(batch: BatchLookAhead): void {
+    while (!batch.finished && batch.underWay < sendsAheadPerBatch && batch.next < batch.raws.length) {
+      const position = batch.next;
+      const raw = batch.raws[position]!;
+      let signed: SignedTransaction | undefined;
+      if (!recoveringAhead.has(raw) && hexData.test(raw)) {
+        try {
+          signed = decodeSignedTransaction(hexToBytes(raw), common);
+        } catch {
+          // refused when its turn comes, as any other
+        }
+      }
+      if (signed !== undefined) {
+        const recovery = senderRecovery!.recoverAhead(signed.signature);
+        if (recovery === undefined) return; // no room now: tried again when one of the batch's sends takes its key
+        const entry: RecoveringAhead = { signed, recovery, batch };
+        recoveringAhead.set(raw, entry);
+        batch.started.push([raw, entry]);
+        batch.underWay++;
+      }
+      batch.next = position + 1;
+    }
   }
 
   return {

@@ -44,8 +44,11 @@ class StandInChain {
     this.reads++;
     return this.answered(number <= this.headNumber ? this.blocks.get(number)?.block : undefined);
   }
+  /** Blocks whose receipts are gone from the store. */
+  readonly receiptsGone = new Set<bigint>();
   async getReceipts(hash: Uint8Array) {
-    return this.answered([...this.blocks.values()].find(({ block }) => Buffer.compare(block.hash, hash) === 0)?.receipts as ChainReceipt[] | undefined);
+    const entry = [...this.blocks.values()].find(({ block }) => Buffer.compare(block.hash, hash) === 0);
+    return this.answered(entry === undefined || this.receiptsGone.has(entry.block.number) ? undefined : (entry.receipts as ChainReceipt[]));
   }
   async getCanonicalHash(number: bigint) {
     return this.answered(number <= this.headNumber ? this.blocks.get(number)?.block.hash : undefined);
@@ -206,21 +209,22 @@ describe("logs/blockLogIndex", () => {
       expect(index.held(2n), when).to.equal(undefined);
       index.close();
 
-      // The blocks gone from the store within the read, the listener told after it (as the chain
-      // deletes first): answered as before or after the revert, never failed, and not held after it.
+      // As Chain.revert goes: the receipts gone from the store within the read, the head moved and
+      // the listener told a turn later. Answered as before or after the revert, never failed, and
+      // not held after it.
       const lateChain = chainOfThree();
       const lateIndex = new BlockLogIndex(lateChain, () => undefined, { maxBlocks: 10, maxLogs: 100 });
-      const listener = lateChain.listener!;
+      let reverted: Promise<void> | undefined;
       lateChain.afterRead = {
         at: revertAfter,
         run: () => {
-          lateChain.listener = undefined;
-          lateChain.revertTo(1n);
+          lateChain.receiptsGone.add(2n).add(3n);
+          reverted = new Promise((resolve) => setImmediate(() => resolve(lateChain.revertTo(1n))));
         },
       };
       const answered = await lateIndex.canonical(2n);
       expect(answered === undefined || answered.logCount === 1, when).to.equal(true);
-      listener.blocksRemoved([3n, 2n].map((number) => blockWith(number, 1)));
+      await reverted;
       expect(lateIndex.held(2n), when).to.equal(undefined);
       lateIndex.close();
     }

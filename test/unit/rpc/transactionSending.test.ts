@@ -129,6 +129,30 @@ describe("rpc/methods/transactionSending: the sender's recovery", function () {
       expect(events).to.deep.equal(["ahead 1", "key 1", "in order", "in order"]);
     });
 
+    it("keeps eight sends of a batch under way, handing over the next as each takes its key", async () => {
+      const { recovery, events } = recordingRecovery();
+      const sending = createTransactionSending({ ...services, senderRecovery: recovery });
+      const raws = await Promise.all(Array.from({ length: 12 }, (_, index) => signedTransfer(index + 1)));
+      sending.recoverAhead(raws);
+      expect(events).to.deep.equal([1, 2, 3, 4, 5, 6, 7, 8].map((number) => `ahead ${number}`));
+      events.length = 0;
+      await sending.submitRaw(raw);
+      for (const next of raws) await sending.submitRaw(next);
+      const handedOverLater = [9, 10, 11, 12].flatMap((number) => [`ahead ${number}`, `key ${number - 8}`]);
+      expect(events).to.deep.equal(["in order", ...handedOverLater, "key 5", "key 6", "key 7", "key 8", "key 9", "key 10", "key 11", "key 12"]);
+      expect(services.chain.head.number).to.equal(13n);
+    });
+
+    it("does not decode what is not DATA (its parameters are not validated yet)", async () => {
+      const { recovery, events } = recordingRecovery();
+      const sending = createTransactionSending({ ...services, senderRecovery: recovery });
+      const started = performance.now();
+      // "" and "0" would make a buffer of 2 GiB of a decoder that trusts its input.
+      sending.recoverAhead(["", "0", "0x", "0xabc", "0xzz", `${raw}0`, raw]);
+      expect(performance.now() - started).to.be.lessThan(1_000);
+      expect(events).to.deep.equal(["ahead 1"]);
+    });
+
     it("refuses a send whose signature the recovery ahead finds no signer for, and mines nothing", async () => {
       const sending = createTransactionSending({
         ...services,
