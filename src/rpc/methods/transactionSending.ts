@@ -89,8 +89,7 @@ export interface TransactionSending {
 }
 
 export function createTransactionSending(deps: TransactionSendingDependencies): TransactionSending {
-  const { common, pool, miner } = deps;
-  const { senderRecovery } = deps;
+  const { common, pool, miner, senderRecovery } = deps;
   /** Received transactions whose senders are being recovered ahead of their send, by their hex. */
   const recoveringAhead = new Map<string, RecoveringAhead>();
 
@@ -192,8 +191,7 @@ export function createTransactionSending(deps: TransactionSendingDependencies): 
   /** Hands over the batch's next sends until `sendsAheadPerBatch` are under way or the recovery has no room. */
   function handOverMore(batch: BatchLookAhead): void {
     while (!batch.finished && batch.underWay < sendsAheadPerBatch && batch.next < batch.raws.length) {
-      const position = batch.next;
-      const raw = batch.raws[position]!;
+      const raw = batch.raws[batch.next]!;
       let signed: SignedTransaction | undefined;
       if (!recoveringAhead.has(raw) && hexData.test(raw)) {
         try {
@@ -210,7 +208,7 @@ export function createTransactionSending(deps: TransactionSendingDependencies): 
         batch.started.push([raw, entry]);
         batch.underWay++;
       }
-      batch.next = position + 1;
+      batch.next++;
     }
   }
 
