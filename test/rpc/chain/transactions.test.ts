@@ -10,6 +10,7 @@ import { expectValidResult } from "../../helpers/results.js";
 import { expectRpcError } from "../../helpers/rpcErrors.js";
 import { withoutSigner } from "../../helpers/signatures.js";
 import { RpcClient } from "../../../generated/client.js";
+import type { RecoveryOffload } from "../../../src/node/recoveryOffload.js";
 import type { KeyValueStore } from "../../../src/storage/keyValueStore.js";
 import { startServerWithHandlers, startTestNode, type TestNode } from "../../helpers/testNode.js";
 
@@ -314,6 +315,37 @@ describe("chain: raw sends in JSON-RPC batches", () => {
     // The worker runs on a machine with more than one core; a batch runs its sends one at a time, so
     // only the recovery ahead gives it work here.
     if (availableParallelism() > 1) expect(counts?.byWorker, "the sender-recovery worker took part").to.be.greaterThan(0);
+  });
+
+  it("lets go of the recoveries started for sends a batch cut short never ran: every slot of the ring serves again", async function () {
+    if (availableParallelism() < 2) this.skip(); // no recovery worker on one core
+    // Room for three answers: the fourth send runs and is answered -32011, the rest do not run.
+    const server = await startServerWithHandlers({}, { rpc: { responseLimitBytes: 400 } });
+    const offload = server.services.senderRecovery as RecoveryOffload;
+    try {
+      offload.start();
+      expect(await offload.ready, "the worker serves").to.equal(true);
+      const raws = await Promise.all(Array.from({ length: 12 }, (_, nonce) => signed({ nonce })));
+      const answer = await postJson(
+        server.url,
+        raws.map((raw, id) => ({ jsonrpc: "2.0", id, method: "eth_sendRawTransaction", params: [raw] })),
+      );
+      const answers = answer.json as { result?: string; error?: { code: number } }[];
+      expect(answers.map(({ result, error }) => (result === undefined ? error?.code : "mined"))).to.deep.equal([
+        "mined",
+        "mined",
+        "mined",
+        ...Array.from({ length: 9 }, () => -32011),
+      ]);
+      // A recovery let go while the worker is at it is freed by the worker when it is done.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const probe = withoutSigner({ messageHash: new Uint8Array(32).fill(1), rs: new Uint8Array(64).fill(2), recovery: 0 });
+      const ring = Array.from({ length: 64 }, () => offload.recoverAhead(probe));
+      expect(ring.filter((recovery) => recovery === undefined), "slots still held").to.have.length(0);
+      for (const recovery of ring) recovery!.release();
+    } finally {
+      await server.stop();
+    }
   });
 });
 
