@@ -1,9 +1,10 @@
 // The chain-node command as a user runs it: a real process, a real socket, signals.
 import { spawnSync } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { expect } from "chai";
+import { Wallet, keccak256, toUtf8Bytes } from "ethers";
 import { cliPath, commandRuntimeFlags, startNodeProcess } from "../helpers/nodeProcess.js";
 
 function runCli(args: string[]) {
@@ -65,6 +66,31 @@ describe("chain-node command", () => {
       expect(await node.stop("SIGTERM")).to.equal(0);
       await rm(directory, { recursive: true, force: true });
     }
+  });
+
+  it("recovers the senders of a batch's later raw sends on its bundled recovery worker", async function () {
+    if (availableParallelism() < 2) this.skip(); // the worker never starts on one core
+    const node = await startNodeProcess(["--port", "0", "--in-memory", "--log-level", "debug"]);
+    const senders = ["cow", "cow1", "cow2", "cow3"].map((seed) => new Wallet(keccak256(toUtf8Bytes(seed))));
+    try {
+      // Batches until the worker, started by the first, has had time to serve (2 s at most).
+      const deadline = Date.now() + 2_000;
+      for (let nonce = 0; nonce < 10 && Date.now() < deadline; nonce++) {
+        const raws = await Promise.all(senders.map((sender) => sender.signTransaction({ type: 0, chainId: 33n, nonce, gasLimit: 21_000n, gasPrice: 0n, to: "0x00000000000000000000000000000000000000aa", value: 1n })));
+        const response = await fetch(node.url, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(raws.map((raw, id) => ({ jsonrpc: "2.0", id, method: "eth_sendRawTransaction", params: [raw] }))),
+        });
+        const answers = (await response.json()) as { result?: string }[];
+        expect(answers.every(({ result }) => typeof result === "string"), JSON.stringify(answers)).to.equal(true);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    } finally {
+      expect(await node.stop("SIGTERM")).to.equal(0);
+    }
+    const counts = node.lines.map((line) => JSON.parse(line) as { msg?: string; byWorker?: number }).find((record) => record.msg === "senders recovered on each thread");
+    expect(counts?.byWorker, "recoveries on the worker").to.be.greaterThan(0);
   });
 
   it("prints help and version", () => {
