@@ -5,7 +5,7 @@ import { findNetworkProfile, type NetworkProfile } from "../chain/networks.js";
 import type { Logger } from "../common/logger.js";
 import { clientVersionString } from "../common/version.js";
 import { createStandaloneNetwork } from "../p2p/index.js";
-import { createDispatcher, createHandlers, createRpcServer, isLoopbackHost, ModuleSelectionError, resolveEnabledModules } from "../rpc/index.js";
+import { createDispatcher, createRpcMethods, createRpcServer, isLoopbackHost, ModuleSelectionError, resolveEnabledModules } from "../rpc/index.js";
 import { ChainOpeningError, openChainServices } from "./chainServices.js";
 import type { NodeOptions } from "./options.js";
 
@@ -52,7 +52,7 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
     throw error;
   }
   const peers = createStandaloneNetwork();
-  const { handlers, prepareBatch } = createHandlers({
+  const { handlers, prepareBatch } = createRpcMethods({
     clientVersion: clientVersionString(),
     network,
     peers,

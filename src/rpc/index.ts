@@ -2,7 +2,7 @@
 // methods onto domain modules; does not own chain, state or keys, and never touches storage.
 export { createDispatcher, EncodedJson, type Dispatcher, type RpcCallContext, type RpcHandlerSet } from "./dispatch.js";
 export { RpcError, RpcErrorCode } from "./errors.js";
-export { createHandlers, type HandlerDependencies } from "./methods/index.js";
+export { createRpcMethods, type HandlerDependencies } from "./methods/index.js";
 export { isLoopbackHost, loopbackOnlyModules, ModuleSelectionError, resolveEnabledModules } from "./modules.js";
 export { defaultRpcOptions, type RpcOptions } from "./options.js";
 export { createRpcServer, type RpcServer } from "./server.js";

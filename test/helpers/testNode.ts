@@ -12,7 +12,7 @@ import {
   type NodeOptions,
   type RunningNode,
 } from "../../src/node/index.js";
-import { createDispatcher, createHandlers, createRpcServer, type RpcHandlerSet, type RpcOptions } from "../../src/rpc/index.js";
+import { createDispatcher, createRpcMethods, createRpcServer, type RpcHandlerSet, type RpcOptions } from "../../src/rpc/index.js";
 import { createStandaloneNetwork } from "../../src/p2p/index.js";
 import { openRpcDocumentJson } from "../../generated/discover.js";
 import { rpcNamespaces } from "../../generated/methods.js";
@@ -80,7 +80,7 @@ export async function startServerWithHandlers(
   const log = createLogger("info", capture.stream);
   const network = findNetworkProfile(33)!;
   const services = await openChainServices(network, { dataDir: undefined, inMemory: true }, { ...defaultNodeOptions.chain, ...options.chain }, log);
-  const methods = createHandlers({ clientVersion: "test", network, peers: createStandaloneNetwork(), responseLimitBytes: rpc.responseLimitBytes, unlockAllowed: true, ...services });
+  const methods = createRpcMethods({ clientVersion: "test", network, peers: createStandaloneNetwork(), responseLimitBytes: rpc.responseLimitBytes, unlockAllowed: true, ...services });
   const handlers: RpcHandlerSet = { ...methods.handlers, ...overrides };
   const dispatcher = createDispatcher({
     handlers,

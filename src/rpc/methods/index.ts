@@ -1,4 +1,5 @@
-// All handlers, one factory per module; each gets only the dependencies it uses.
+// All handlers, one factory per module; each gets only the dependencies it uses. One transaction-
+// sending path serves eth_ and personal_, and the batch preparation the dispatcher calls.
 import type { BatchPreparation, RpcHandlerSet } from "../dispatch.js";
 import { createDebugHandlers, type DebugDependencies } from "./debug.js";
 import { createEthHandlers, type EthDependencies } from "./eth.js";
@@ -28,7 +29,7 @@ export interface RpcMethods {
   readonly prepareBatch: BatchPreparation;
 }
 
-export function createHandlers(deps: HandlerDependencies): RpcMethods {
+export function createRpcMethods(deps: HandlerDependencies): RpcMethods {
   const sending = createTransactionSending(deps);
   const withSending = { ...deps, sending };
   return {
