@@ -10,6 +10,7 @@
 // ahead skips the arrival-order queue of single sends (node/recoveryOffload.ts): it may reach the
 // pool before a send another connection made at the same moment, as concurrent requests may.
 import type { Common } from "@ethereumjs/common";
+import { rpcMethodTable } from "../../../generated/methodTable.js";
 import type { TransactionSubmission } from "../../../generated/types.js";
 import type { UnsignedTransaction } from "../../accounts/wallet.js";
 import { BlockWriteError } from "../../chain/chain.js";
@@ -54,8 +55,11 @@ interface RecoveringAhead {
   readonly batch: BatchLookAhead;
 }
 
-/** DATA as eth_sendRawTransaction's schema has it: parameters seen ahead are not validated yet. */
-const hexData = /^0x(?:[0-9a-fA-F]{2})+$/;
+/**
+ * eth_sendRawTransaction's own check of its parameter (DATA): the dispatcher has not run it on the
+ * sends seen ahead of their turn, and hexToBytes trusts what it is given.
+ */
+const isRawTransactionParam = rpcMethodTable.get("eth_sendRawTransaction")!.paramValidators[0]!;
 
 const noneToRelease = (): void => undefined;
 
@@ -193,7 +197,7 @@ export function createTransactionSending(deps: TransactionSendingDependencies): 
     while (!batch.finished && batch.underWay < sendsAheadPerBatch && batch.next < batch.raws.length) {
       const raw = batch.raws[batch.next]!;
       let signed: SignedTransaction | undefined;
-      if (!recoveringAhead.has(raw) && hexData.test(raw)) {
+      if (!recoveringAhead.has(raw) && isRawTransactionParam(raw)) {
         try {
           signed = decodeSignedTransaction(hexToBytes(raw), common);
         } catch {
