@@ -192,8 +192,7 @@ export class StructLogger implements TransactionTracer<StructLogTraceJson> {
       reverted: error === "revert",
     };
     // A plain value transfer runs no code: the summary has no struct logs.
-    if (this.steps.length > 0) this.stepChunks.push(this.steps.join(","));
-    this.steps.length = 0;
+    this.joinSteps();
     const parts = [`${JSON.stringify(summary).slice(0, -1)},`];
     if (this.stepChunks.length > 0) {
       parts.push('"structLogs":[');
@@ -239,11 +238,15 @@ export class StructLogger implements TransactionTracer<StructLogTraceJson> {
       return;
     }
     this.steps.push(text + "}");
-    if (this.steps.length === stepsPerChunk) {
-      this.stepChunks.push(this.steps.join(","));
-      this.steps.length = 0;
-    }
+    if (this.steps.length === stepsPerChunk) this.joinSteps();
   };
+
+  /** Joins the latest steps into one chunk of `stepChunks`. */
+  private joinSteps(): void {
+    if (this.steps.length === 0) return;
+    this.stepChunks.push(this.steps.join(","));
+    this.steps.length = 0;
+  }
 
   /** Sets each slot of `known` (the contract's) to its value in the engine's state. */
   private async settleFromState(engine: ExecutionEngine, known: Map<string, string>): Promise<void> {
