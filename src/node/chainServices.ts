@@ -93,10 +93,10 @@ function dataDirectory(network: NetworkProfile, storage: StorageOptions): string
   return storage.dataDir ?? join(".chain-node", network.name);
 }
 
-async function openStore(network: NetworkProfile, storage: StorageOptions): Promise<KeyValueStore> {
+async function openStore(network: NetworkProfile, storage: StorageOptions, log: Logger): Promise<KeyValueStore> {
   if (storage.inMemory) return createMemoryStore();
   try {
-    return await openLevelStore(dataDirectory(network, storage));
+    return await openLevelStore(dataDirectory(network, storage), { warn: (details, message) => log.warn(details, message) });
   } catch (error) {
     if (error instanceof DataDirectoryError) throw new ChainOpeningError(error.message);
     throw error;
@@ -120,7 +120,7 @@ async function openKeyStorage(network: NetworkProfile, storage: StorageOptions, 
 export async function openChainServices(network: NetworkProfile, storage: StorageOptions, options: ChainOptions, log: Logger): Promise<ChainServices> {
   installFastRlp();
   const genesis = await loadGenesis(network, options.genesisFile);
-  const store = await openStore(network, storage);
+  const store = await openStore(network, storage, log);
   try {
     const common = createExecutionRules(network.chainId);
     const state = new StateDatabase(store, common);

@@ -7,7 +7,7 @@ import { ClassicLevel } from "classic-level";
 import { nextEventLoopTurn } from "../common/eventLoop.js";
 import { compareKeys, DataDirectoryError, keyFromString, keyOf, prefixEnd, type KeyValueStore, type StoreEntry, type StoreOperation } from "./keyValueStore.js";
 import { storeKeys } from "./keys.js";
-import { WriteAheadLog, type LogRecord } from "./writeAheadLog.js";
+import { WriteAheadLog, type DecodedLog, type LogRecord } from "./writeAheadLog.js";
 
 /**
  * What is at `directory`: nothing, an empty folder, a LevelDB database, the remains of one (its
@@ -286,6 +286,8 @@ export class LevelStore implements KeyValueStore {
 export interface LevelStoreOptions {
   /** How long a logged batch waits for the next ones before they go to LevelDB (default 4 ms). */
   readonly levelWriteDelayMs?: number;
+  /** Told what opening repaired on its own (a torn write dropped from the log). */
+  readonly warn?: (details: Record<string, unknown>, message: string) => void;
 }
 
 /**
@@ -315,7 +317,7 @@ export async function openLevelStore(directory: string, options: LevelStoreOptio
   if (openDirectories.has(resolved)) throw new DataDirectoryError(`${directory} is in use by this process already`);
   openDirectories.add(resolved);
   try {
-    return await openLoggedStore(directory, state !== "leveldb", resolved, options.levelWriteDelayMs ?? defaultLevelWriteDelayMs);
+    return await openLoggedStore(directory, state !== "leveldb", resolved, options);
   } catch (error) {
     openDirectories.delete(resolved);
     throw error;
@@ -330,7 +332,12 @@ function levelDatabaseAt(directory: string, createIfMissing: boolean): ClassicLe
   return new ClassicLevel<Uint8Array, Uint8Array>(directory, { keyEncoding: "view", valueEncoding: "view", createIfMissing, multithreading: true });
 }
 
-async function openLoggedStore(directory: string, create: boolean, resolved: string, levelWriteDelayMs: number): Promise<LevelStore> {
+async function openLoggedStore(directory: string, create: boolean, resolved: string, options: LevelStoreOptions): Promise<LevelStore> {
+  // The node's own files are judged before LevelDB is opened (opening it rewrites its log into a
+  // table and a new manifest): a directory refused here is left byte for byte as it was.
+  const logPath = join(directory, writeAheadLogFileName);
+  const logContents = WriteAheadLog.read(logPath);
+  if (logContents.end === "damaged") throw new DataDirectoryError(damagedLogMessage(directory, logPath, logContents));
   const db = levelDatabaseAt(directory, create);
   try {
     await db.open();
@@ -341,21 +348,18 @@ async function openLoggedStore(directory: string, create: boolean, resolved: str
   }
   // Batches acknowledged before the last stop that LevelDB may not hold yet: those after the last
   // one LevelDB records having applied, in order (see storage/writeAheadLog.ts).
-  const logPath = join(directory, writeAheadLogFileName);
-  let opened: ReturnType<typeof WriteAheadLog.open> | undefined;
+  let log: WriteAheadLog | undefined;
   let lastSequence: bigint;
   try {
-    opened = WriteAheadLog.open(logPath);
     const stored = await db.get(appliedRecordKey);
     const applied = stored === undefined ? 0n : Buffer.from(stored).readBigUInt64BE(0);
     lastSequence = applied;
-    const { sequenced, records, end } = opened.contents;
+    const { format, records } = logContents;
     let toApply: readonly LogRecord[];
-    if (!sequenced) {
+    if (format === 1) {
       // Written before sequence numbers: applied again whole, as then.
       toApply = records;
     } else {
-      if (end === "damaged") throw new LogUnreadableError(`it is damaged at byte ${opened.contents.validBytes}, before its end`, applied, logPath);
       toApply = records.filter((record) => record.sequence! > applied);
       toApply.forEach((record, index) => {
         if (record.sequence !== applied + 1n + BigInt(index)) throw new LogUnreadableError(`it lacks batch ${applied + 1n + BigInt(index)}`, applied, logPath);
@@ -367,17 +371,38 @@ async function openLoggedStore(directory: string, create: boolean, resolved: str
       await writeToLevel(
         db,
         toApply.map((record) => record.operations),
-        sequenced ? lastSequence : undefined,
+        format === 1 ? undefined : lastSequence,
       );
     }
-    if (opened.log.bytes > 0) opened.log.clear();
+    log = WriteAheadLog.open(logPath, logContents);
+    if (logContents.torn !== undefined) {
+      const { sequence, bytes } = logContents.torn;
+      options.warn?.({ log: logPath, batch: sequence === undefined ? undefined : String(sequence), bytes }, "a write the last stop cut short was dropped from the end of the write-ahead log (it had not been acknowledged)");
+    }
+    // Every batch is in LevelDB now; later records go into an empty log of the current format.
+    if (log.bytes > 0) log.clear();
   } catch (error) {
-    opened?.log.close();
+    log?.close();
     await db.close();
     if (error instanceof LogUnreadableError) throw new DataDirectoryError(error.message);
     throw new DataDirectoryError(`cannot recover the write-ahead log in ${directory}: ${(error as Error).message}`);
   }
-  return new LevelStore(db, opened.log, directory, resolved, lastSequence, levelWriteDelayMs);
+  return new LevelStore(db, log, directory, resolved, lastSequence, options.levelWriteDelayMs ?? defaultLevelWriteDelayMs);
+}
+
+/** Why a directory whose write-ahead log is damaged is refused, and what can be done. */
+function damagedLogMessage(directory: string, logPath: string, contents: DecodedLog): string {
+  const first = contents.records[0]?.sequence;
+  const last = contents.records.at(-1)?.sequence;
+  const readable =
+    first === undefined
+      ? "No batch before the damage can be read"
+      : `The batches ${first} to ${last} before it read whole; LevelDB holds every batch before ${first} (the log is emptied only once LevelDB holds all of it) and may hold some of the later ones`;
+  return (
+    `the write-ahead log ${logPath} is damaged: ${contents.damage}. ${readable}; batches acknowledged after them are in the damaged part. ` +
+    `Nothing in ${directory} was changed. To start from what LevelDB and the readable part of the log hold, cut the log at byte ${contents.validBytes} ` +
+    `(truncate -s ${contents.validBytes} ${logPath}): the batches from the damaged record on are then lost.`
+  );
 }
 
 /** Acknowledged batches in the log cannot be read: the store does not open. */

@@ -3,17 +3,25 @@
 // directory whose log holds batches LevelDB lacks applies them before anything is read.
 import { expect } from "chai";
 import { ClassicLevel } from "classic-level";
-import { appendFileSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { appendFileSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { StoreOperation } from "../../../src/storage/keyValueStore.js";
 import { openLevelStore, writeAheadLogFileName } from "../../../src/storage/levelStore.js";
-import { decodeLogRecords, encodeLogRecord, sequencedLogMark } from "../../../src/storage/writeAheadLog.js";
+import { decodeLogRecords, encodeLogRecord, legacyWriteAheadLogMark, writeAheadLogMark } from "../../../src/storage/writeAheadLog.js";
+import { encodeLegacyLogRecord } from "../../helpers/legacyWriteAheadLog.js";
 import { randomBytes, seededRandom } from "../../helpers/seededRandom.js";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 const text = (value: Uint8Array | undefined) => (value === undefined ? undefined : new TextDecoder().decode(value));
+
+/** Every file of `directory` with its bytes (LevelDB's own LOG aside: its text says when it was opened). */
+function directoryContents(directory: string): Record<string, string> {
+  const contents: Record<string, string> = {};
+  for (const name of readdirSync(directory).sort()) contents[name] = readFileSync(join(directory, name)).toString("hex");
+  return contents;
+}
 
 /** Waits (up to 5 s) until `condition` holds. */
 async function until(condition: () => boolean, what: string): Promise<void> {
@@ -35,28 +43,71 @@ describe("storage/writeAheadLog", () => {
   beforeEach(async () => (directory = await mkdtemp(join(tmpdir(), "chain-node-wal-"))));
   afterEach(() => rm(directory, { recursive: true, force: true }));
 
+  /** A log of the format written, holding `batches` numbered from `first`. */
+  const logOfBatches = (batches: readonly StoreOperation[][], first = 1n) =>
+    Buffer.concat([writeAheadLogMark, ...batches.map((batch, index) => encodeLogRecord(batch, first + BigInt(index)))]);
+
   it("decodes records to the batches encoded, in order", () => {
     const next = seededRandom(41);
     const batches = Array.from({ length: 50 }, () => randomBatch(next));
-    const log = Buffer.concat(batches.map((batch) => encodeLogRecord(batch)));
+    const log = logOfBatches(batches);
     const decoded = decodeLogRecords(log);
-    expect(decoded.validBytes).to.equal(log.length);
+    expect(decoded).to.include({ format: 3, end: "clean", validBytes: log.length });
     expect(decoded.batches).to.deep.equal(batches);
+    expect(decoded.records.map((record) => record.sequence)).to.deep.equal(batches.map((_, index) => BigInt(index + 1)));
   });
 
-  it("ends the log at a record cut short or damaged", () => {
+  it("takes only a write cut short at the end of the file for a torn write, naming its batch when its header is whole", () => {
     const next = seededRandom(42);
-    const records = Array.from({ length: 3 }, () => encodeLogRecord(randomBatch(next)));
-    const whole = Buffer.concat(records);
-    const twoRecords = records[0]!.length + records[1]!.length;
-    for (let cut = twoRecords; cut < whole.length; cut++) {
+    const whole = logOfBatches(Array.from({ length: 3 }, () => randomBatch(next)));
+    const twoRecords = decodeLogRecords(whole).validBytes - encodeLogRecord(decodeLogRecords(whole).batches[2]!, 3n).length;
+    for (let cut = twoRecords + 1; cut < whole.length; cut++) {
       const decoded = decodeLogRecords(whole.subarray(0, cut));
-      expect(decoded.batches, `cut at ${cut}`).to.have.length(2);
-      expect(decoded.validBytes).to.equal(twoRecords);
+      expect(decoded, `cut at ${cut}`).to.include({ end: "torn", validBytes: twoRecords });
+      expect(decoded.batches).to.have.length(2);
+      expect(decoded.torn).to.deep.equal({ sequence: cut - twoRecords >= 20 ? 3n : undefined, bytes: cut - twoRecords });
     }
-    const damaged = Buffer.from(whole);
-    damaged[records[0]!.length + 12]! ^= 0x01; // a payload byte of the second record
-    expect(decodeLogRecords(damaged).batches).to.have.length(1);
+    // A tail of zeros after the last record: a file extended whose data never reached the disk.
+    expect(decodeLogRecords(Buffer.concat([whole, Buffer.alloc(300)]))).to.include({ end: "torn", validBytes: whole.length });
+    // The first write cut short inside the mark.
+    expect(decodeLogRecords(writeAheadLogMark.subarray(0, 5))).to.include({ end: "torn", validBytes: 0 });
+  });
+
+  it("takes damage anywhere for damage, the last record's length and payload included", () => {
+    const next = seededRandom(44);
+    const whole = logOfBatches(Array.from({ length: 3 }, () => randomBatch(next)));
+    const lastStart = decodeLogRecords(whole.subarray(0, whole.length - 1)).validBytes;
+    const flipped = (offset: number, mask = 0x01) => {
+      const damaged = Buffer.from(whole);
+      damaged[offset]! ^= mask;
+      return decodeLogRecords(damaged);
+    };
+    // (A flip of the mark's last bit reads as format 2's mark, whose records then do not check.)
+    for (let offset = 0; offset < 8; offset++) expect(flipped(offset), `mark byte ${offset}`).to.have.property("end", "damaged");
+    expect(flipped(lastStart + 3, 0x80).damage, "the high byte of the last record's length").to.equal(`the header of the record at byte ${lastStart} does not match its checksum`);
+    expect(flipped(lastStart + 4).damage, "its sequence number").to.match(/header of the record at byte \d+ does not match/);
+    expect(flipped(whole.length - 1).damage, "its last byte").to.equal(`batch 3 (the record at byte ${lastStart}) does not match its checksum`);
+    expect(flipped(8 + 25)).to.include({ end: "damaged", validBytes: 8 });
+    // Records out of order, each whole.
+    const reordered = Buffer.concat([writeAheadLogMark, encodeLogRecord([], 1n), encodeLogRecord([], 3n)]);
+    expect(decodeLogRecords(reordered).damage).to.equal("the record at byte 32 holds batch 3 after batch 1");
+  });
+
+  it("reads logs of the older formats, where a record failing at the end of the file is taken for a torn write as before", () => {
+    const next = seededRandom(45);
+    const batches = Array.from({ length: 3 }, () => randomBatch(next));
+    for (const sequenced of [false, true]) {
+      const records = batches.map((batch, index) => encodeLegacyLogRecord(batch, sequenced ? BigInt(index + 1) : undefined));
+      const log = Buffer.concat([sequenced ? legacyWriteAheadLogMark : Buffer.alloc(0), ...records]);
+      expect(decodeLogRecords(log)).to.include({ format: sequenced ? 2 : 1, end: "clean" });
+      expect(decodeLogRecords(log).batches).to.deep.equal(batches);
+      const damagedLast = Buffer.from(log);
+      damagedLast[log.length - 1]! ^= 1;
+      expect(decodeLogRecords(damagedLast)).to.include({ end: "torn" });
+      const damagedFirst = Buffer.from(log);
+      damagedFirst[(sequenced ? 8 : 0) + 12]! ^= 1;
+      expect(decodeLogRecords(damagedFirst)).to.include({ end: "damaged" });
+    }
   });
 
   it("answers a batch as soon as its write returns, and keeps it across a reopen", async () => {
@@ -228,7 +279,7 @@ describe("storage/writeAheadLog", () => {
       for (let index = 0; index < 5; index++) await store.write([{ type: "put", key: bytes(`k${index}`), value: bytes(`v${index}`) }]);
       await store.close();
       expect(await inLevel(["k0", "k4"])).to.deep.equal(["v0", "v4"]);
-      expect(statSync(join(directory, writeAheadLogFileName)).size, "log emptied at close").to.be.at.most(sequencedLogMark.length);
+      expect(statSync(join(directory, writeAheadLogFileName)).size, "log emptied at close").to.be.at.most(writeAheadLogMark.length);
     });
 
     it("writes without waiting once the queued operations pass the limit", async () => {
@@ -247,9 +298,9 @@ describe("storage/writeAheadLog", () => {
     await db.put(bytes("a"), bytes("1"));
     await db.close();
     const logPath = join(directory, writeAheadLogFileName);
-    const torn = encodeLogRecord([{ type: "put", key: bytes("c"), value: bytes("lost") }]);
-    writeFileSync(logPath, encodeLogRecord([{ type: "put", key: bytes("a"), value: bytes("2") }]));
-    appendFileSync(logPath, encodeLogRecord([{ type: "put", key: bytes("b"), value: bytes("3") }, { type: "del", key: bytes("a") }]));
+    const torn = encodeLegacyLogRecord([{ type: "put", key: bytes("c"), value: bytes("lost") }]);
+    writeFileSync(logPath, encodeLegacyLogRecord([{ type: "put", key: bytes("a"), value: bytes("2") }]));
+    appendFileSync(logPath, encodeLegacyLogRecord([{ type: "put", key: bytes("b"), value: bytes("3") }, { type: "del", key: bytes("a") }]));
     appendFileSync(logPath, torn.subarray(0, torn.length - 3));
 
     const store = await openLevelStore(directory);
@@ -272,7 +323,7 @@ describe("storage/writeAheadLog", () => {
       await store.close();
       return join(directory, writeAheadLogFileName);
     }
-    const logOf = (...records: Buffer[]) => Buffer.concat([sequencedLogMark, ...records]);
+    const logOf = (...records: Buffer[]) => Buffer.concat([writeAheadLogMark, ...records]);
     async function headAfterOpening(): Promise<string | undefined> {
       const store = await openLevelStore(directory);
       try {
@@ -295,7 +346,7 @@ describe("storage/writeAheadLog", () => {
       await store.write(head(1));
       await store.write(head(2));
       const logged = decodeLogRecords(readFileSync(join(directory, writeAheadLogFileName)));
-      expect(logged.sequenced).to.equal(true);
+      expect(logged.format).to.equal(3);
       expect(logged.records.map((record) => record.sequence)).to.deep.equal([1n, 2n]);
       await store.close();
       // After a reopen the numbering goes on.
@@ -333,22 +384,42 @@ describe("storage/writeAheadLog", () => {
       await store.close();
     });
 
-    it("applies up to a torn last record, and refuses damage before the end or a missing batch, leaving the log as it was", async () => {
+    it("applies up to a torn last record, warning of it, and refuses damage anywhere, leaving the directory as it was", async () => {
       const logPath = await storeAtFive();
       const torn = encodeLogRecord(head(7), 7n);
       writeFileSync(logPath, logOf(encodeLogRecord(head(6), 6n), torn.subarray(0, torn.length - 2)));
-      expect(await headAfterOpening()).to.equal("6");
+      const warnings: unknown[] = [];
+      const store = await openLevelStore(directory, { warn: (details) => warnings.push(details) });
+      expect(text(store.getSync(bytes("head")))).to.equal("6");
+      await store.close();
+      expect(warnings).to.deep.equal([{ log: logPath, batch: "7", bytes: torn.length - 2 }]);
 
-      const damaged = logOf(encodeLogRecord(head(7), 7n), encodeLogRecord(head(8), 8n), encodeLogRecord(head(9), 9n));
-      damaged[sequencedLogMark.length + 20] ^= 0xff;
-      writeFileSync(logPath, damaged);
-      expect(await refusal()).to.match(/cannot be applied: it is damaged at byte 8, before its end\. LevelDB holds the batches up to 6; .*move the file aside/);
-      expect(readFileSync(logPath).equals(damaged), "the damaged log is left as it was").to.equal(true);
+      const records = [encodeLogRecord(head(7), 7n), encodeLogRecord(head(8), 8n), encodeLogRecord(head(9), 9n)];
+      const lastStart = 8 + records[0]!.length + records[1]!.length;
+      for (const offset of [3, 8 + 2, lastStart + 3, lastStart + 25, lastStart + records[2]!.length - 1]) {
+        const damaged = logOf(...records);
+        damaged[offset]! ^= 0x80;
+        writeFileSync(logPath, damaged);
+        const before = directoryContents(directory);
+        const message = await refusal();
+        expect(message, `byte ${offset}`).to.match(/write-ahead log .* is damaged: .*Nothing in .* was changed\. To start from .* cut the log at byte \d+ \(truncate -s/);
+        expect(directoryContents(directory), `byte ${offset}: the directory is left as it was`).to.deep.equal(before);
+      }
 
       writeFileSync(logPath, logOf(encodeLogRecord(head(9), 9n)));
       expect(await refusal()).to.match(/cannot be applied: it lacks batch 7\. LevelDB holds the batches up to 6/);
       writeFileSync(logPath, Buffer.alloc(0));
       expect(await headAfterOpening()).to.equal("6");
+    });
+
+    it("applies a log of format 2 past what LevelDB holds, and writes the current format after it", async () => {
+      const logPath = await storeAtFive();
+      writeFileSync(logPath, Buffer.concat([legacyWriteAheadLogMark, encodeLegacyLogRecord(head(5), 5n), encodeLegacyLogRecord(head(6), 6n)]));
+      const store = await openLevelStore(directory);
+      expect(text(store.getSync(bytes("head")))).to.equal("6");
+      await store.write(head(7));
+      expect(decodeLogRecords(readFileSync(logPath))).to.deep.include({ format: 3, batches: [head(7)] });
+      await store.close();
     });
   });
 });
