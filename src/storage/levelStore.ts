@@ -7,6 +7,7 @@ import { ClassicLevel } from "classic-level";
 import { nextEventLoopTurn } from "../common/eventLoop.js";
 import { compareKeys, DataDirectoryError, keyFromString, keyOf, prefixEnd, type KeyValueStore, type StoreEntry, type StoreOperation } from "./keyValueStore.js";
 import { storeKeys } from "./keys.js";
+import { checkedTablesFileName, checkLevelFiles } from "./leveldb/filesCheck.js";
 import { WriteAheadLog, type DecodedLog, type LogRecord } from "./writeAheadLog.js";
 
 /**
@@ -24,7 +25,7 @@ async function directoryState(directory: string): Promise<"missing" | "empty" | 
   }
   if (names.length === 0) return "empty";
   if (names.includes("CURRENT")) return "leveldb";
-  const levelFiles = names.filter((name) => name === "LOCK" || name === writeAheadLogFileName || name.startsWith("MANIFEST-") || /^\d+\.(ldb|log)$/.test(name));
+  const levelFiles = names.filter((name) => name === "LOCK" || name === writeAheadLogFileName || name === checkedTablesFileName || name.startsWith("MANIFEST-") || /^\d+\.(ldb|log)$/.test(name));
   return levelFiles.length > 0 ? "broken-leveldb" : "other";
 }
 
@@ -338,6 +339,14 @@ async function openLoggedStore(directory: string, create: boolean, resolved: str
   const logPath = join(directory, writeAheadLogFileName);
   const logContents = WriteAheadLog.read(logPath);
   if (logContents.end === "damaged") throw new DataDirectoryError(damagedLogMessage(directory, logPath, logContents));
+  const levelFiles = create ? undefined : await checkLevelFiles(directory, { nodeLogHoldsBatches: logContents.records.length > 0 });
+  if (levelFiles !== undefined && levelFiles.damage.length > 0) {
+    throw new DataDirectoryError(
+      `LevelDB's files in ${directory} are damaged: ${levelFiles.damage.join("; ")}. The node did not open the database, so nothing in ${directory} was changed ` +
+        `(opened, LevelDB would drop the damaged records of its log and serve damaged table blocks without a word). Keep the directory as it is and start ` +
+        `the node on another --data-dir; \`chain-node verify --data-dir ${directory}\` lists every problem it finds.`,
+    );
+  }
   const db = levelDatabaseAt(directory, create);
   try {
     await db.open();
@@ -381,6 +390,7 @@ async function openLoggedStore(directory: string, create: boolean, resolved: str
     }
     // Every batch is in LevelDB now; later records go into an empty log of the current format.
     if (log.bytes > 0) log.clear();
+    await levelFiles?.recordChecked().catch((error: Error) => options.warn?.({ reason: error.message }, "the record of LevelDB's checked tables could not be written (the next start reads them again)"));
   } catch (error) {
     log?.close();
     await db.close();
