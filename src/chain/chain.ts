@@ -19,6 +19,7 @@ import { metadataNames, storeKeys } from "../storage/keys.js";
 import { Block } from "./block.js";
 import { ChainHeadListeners, type BlockWithReceipts, type ChainHeadListener, type ListenerErrorReporter } from "./events.js";
 import { buildGenesisBlock, type GenesisSpec } from "./genesis.js";
+import { findCanonicalDamage, startupCheckedBlocks } from "./integrity.js";
 import { BlockHeader } from "./header.js";
 import { decodeBlockReceipts, encodeBlockReceipts, type ChainReceipt } from "./receipts.js";
 
@@ -66,6 +67,13 @@ class RecentCache<V> {
     this.entries.delete(key);
   }
 }
+
+/**
+ * Data the store holds that is not what was written (a block whose bytes do not hash to its key,
+ * receipts that do not decode, a canonical block's receipts missing): the read is refused, naming
+ * what is damaged, rather than served.
+ */
+export class StoredDataDamagedError extends Error {}
 
 /** A block could not be written; it and every block appended after it are gone. */
 export class BlockWriteError extends Error {}
@@ -149,6 +157,14 @@ export class Chain {
     if (!state.hasRoot(head.header.fields.stateRoot)) {
       throw new DataDirectoryError(`${store.location} is damaged: the state of head block ${head.number} is missing`);
     }
+    const lowest = head.number >= startupCheckedBlocks ? head.number - startupCheckedBlocks + 1n : 0n;
+    const damage = findCanonicalDamage(store, common, { headHash: head.hash, headNumber: head.number, lowest }).next();
+    if (!damage.done) {
+      throw new DataDirectoryError(
+        `${store.location} is damaged: canonical block ${damage.value.number}: ${damage.value.problem}. The node does not serve a chain with holes or wrong blocks; ` +
+          `\`chain-node verify --data-dir ${store.location}\` lists every problem. (LevelDB's recovery at open may have rewritten its own files; the data is as it was.)`,
+      );
+    }
     chain.headBlock = chain.tipBlock = head;
     chain.headTotalDifficulty = chain.tipTotalDifficulty = headTotalDifficulty;
     return chain;
@@ -180,7 +196,14 @@ export class Chain {
     const encodedHeader = this.store.getSync(storeKeys.header(hash));
     const encodedBody = encodedHeader === undefined ? undefined : this.store.getSync(storeKeys.body(hash));
     if (encodedHeader === undefined || encodedBody === undefined) return undefined;
-    const block = Block.decodeBody(BlockHeader.decode(encodedHeader), encodedBody, this.common);
+    let block: Block;
+    try {
+      block = Block.decodeBody(BlockHeader.decode(encodedHeader), encodedBody, this.common);
+    } catch (error) {
+      throw new StoredDataDamagedError(`the stored block 0x${key} is damaged: ${(error as Error).message}`);
+    }
+    // Decoding hashes the header anyway: bytes that do not hash to their key are not that block.
+    if (Buffer.compare(block.hash, hash) !== 0) throw new StoredDataDamagedError(`the stored block 0x${key} is damaged: its header hashes to 0x${bytesToUnprefixedHex(block.hash)}`);
     this.blocks.set(key, block);
     return block;
   }
@@ -220,7 +243,12 @@ export class Chain {
     if (cached !== undefined) return cached;
     const stored = this.store.getSync(storeKeys.receipts(blockHash));
     if (stored === undefined) return undefined;
-    const receipts = decodeBlockReceipts(stored);
+    let receipts: ChainReceipt[];
+    try {
+      receipts = decodeBlockReceipts(stored);
+    } catch (error) {
+      throw new StoredDataDamagedError(`the stored receipts of block 0x${key} are damaged: ${(error as Error).message}`);
+    }
     this.receipts.set(key, receipts);
     return receipts;
   }

@@ -1,11 +1,11 @@
 // Command-line flags -> NodeOptions. The only place that reads argv.
 import { parseArgs } from "node:util";
 import { isLogLevel, logLevels } from "../common/logger.js";
-import { defaultCoinbase, defaultNodeOptions, findNetworkProfile, networkProfiles, type MiningMode, type NodeOptions } from "../node/index.js";
+import { defaultCoinbase, defaultDataDirectory, defaultNodeOptions, findNetworkProfile, networkProfiles, type MiningMode, type NodeOptions } from "../node/index.js";
 
 export class UsageError extends Error {}
 
-export type CliCommand = { kind: "run"; options: NodeOptions } | { kind: "help" } | { kind: "version" };
+export type CliCommand = { kind: "run"; options: NodeOptions } | { kind: "verify"; dataDir: string } | { kind: "help"; text: string } | { kind: "version" };
 
 interface FlagSpec {
   flag: string;
@@ -51,11 +51,48 @@ export const flagTable: readonly FlagSpec[] = [
   { flag: "--version", help: "Print the version and exit." },
 ];
 
-export function helpText(): string {
-  const lefts = flagTable.map(({ flag, value }) => `  ${flag}${value === undefined ? "" : ` ${value}`}`);
+function flagLines(flags: readonly FlagSpec[]): string {
+  const lefts = flags.map(({ flag, value }) => `  ${flag}${value === undefined ? "" : ` ${value}`}`);
   const width = Math.max(...lefts.map((left) => left.length)) + 2;
-  const lines = flagTable.map(({ help }, index) => `${lefts[index]!.padEnd(width)}${help}`);
-  return `Usage: chain-node [options]\n\nA blockchain node served over JSON-RPC 2.0.\n\nOptions:\n${lines.join("\n")}\n`;
+  return flags.map(({ help }, index) => `${lefts[index]!.padEnd(width)}${help}`).join("\n");
+}
+
+/** The flags of `chain-node verify`. */
+export const verifyFlagTable: readonly FlagSpec[] = [
+  { flag: "--data-dir", value: "DIR", help: "The data directory to check (default ./.chain-node/<network name>); no node may be running on it." },
+  { flag: "--network", value: "ID", help: `The network whose default data directory to check when --data-dir is not given (default ${defaultNodeOptions.networkId}).` },
+  { flag: "--help", help: "Print this help and exit." },
+];
+
+export function helpText(): string {
+  return (
+    `Usage: chain-node [options]\n       chain-node verify [--data-dir DIR]\n\nA blockchain node served over JSON-RPC 2.0.\n\nOptions:\n${flagLines(flagTable)}\n\n` +
+    `Commands:\n  verify  Check a stopped node's data directory (LevelDB's files, every canonical block, the head's state) and list every problem; exit code 1 when there is any.\n`
+  );
+}
+
+export function verifyHelpText(): string {
+  return `Usage: chain-node verify [options]\n\nChecks a stopped node's data directory: LevelDB's files (every table's checksums), the write-ahead log, every canonical block from the head to genesis and every node of the head's state. Lists every problem; exits 1 when there is any, 0 when there is none.\n\nOptions:\n${flagLines(verifyFlagTable)}\n`;
+}
+
+function networkFlag(value: string | undefined) {
+  const network = value === undefined ? findNetworkProfile(defaultNodeOptions.networkId) : findNetworkProfile(value);
+  if (network === undefined) {
+    throw new UsageError(`unknown --network "${value}" (one of ${networkProfiles.map((profile) => `${profile.networkId}/${profile.name}`).join(", ")})`);
+  }
+  return network;
+}
+
+function parseVerifyCommand(argv: readonly string[]): CliCommand {
+  let flags;
+  try {
+    flags = parseArgs({ args: [...argv], strict: true, allowPositionals: false, options: { "data-dir": { type: "string" }, network: { type: "string" }, help: { type: "boolean", short: "h" } } }).values;
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  if (flags.help) return { kind: "help", text: verifyHelpText() };
+  if (flags["data-dir"]?.trim() === "") throw new UsageError("--data-dir must not be empty");
+  return { kind: "verify", dataDir: flags["data-dir"] ?? defaultDataDirectory(networkFlag(flags.network)) };
 }
 
 /** The entries of a comma-separated list, trimmed, without empty ones. */
@@ -87,6 +124,7 @@ function logOptionsFrom(flags: Record<string, string | boolean | undefined>, def
 }
 
 export function parseCommandLine(argv: readonly string[]): CliCommand {
+  if (argv[0] === "verify") return parseVerifyCommand(argv.slice(1));
   let parsed;
   try {
     parsed = parseArgs({
@@ -127,14 +165,11 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
     throw new UsageError((error as Error).message);
   }
   const flags = parsed.values;
-  if (flags.help) return { kind: "help" };
+  if (flags.help) return { kind: "help", text: helpText() };
   if (flags.version) return { kind: "version" };
 
   const defaults = defaultNodeOptions;
-  const network = flags.network === undefined ? findNetworkProfile(defaults.networkId) : findNetworkProfile(flags.network);
-  if (network === undefined) {
-    throw new UsageError(`unknown --network "${flags.network}" (one of ${networkProfiles.map((profile) => `${profile.networkId}/${profile.name}`).join(", ")})`);
-  }
+  const network = networkFlag(flags.network);
   if (flags["in-memory"] && flags["data-dir"] !== undefined) throw new UsageError("--in-memory and --data-dir exclude each other");
   if (flags["data-dir"]?.trim() === "") throw new UsageError("--data-dir must not be empty");
   const logLevel = flags["log-level"] ?? defaults.logLevel;

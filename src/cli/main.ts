@@ -1,6 +1,7 @@
 #!/usr/bin/env -S node --v8-pool-size=0
 // chain-node command: flags -> options -> node; signals; exit codes
-// (0 clean stop, 1 failure at start or forced stop, 2 bad usage).
+// (0 clean stop, 1 failure at start or forced stop, 2 bad usage). `chain-node verify` checks a
+// stopped node's data directory instead (cli/verify.ts).
 //
 // The first line gives node its runtime flags, the ones that cannot be set once it runs (make run
 // and the tests start the command with them too, read from that line):
@@ -15,7 +16,8 @@ import { setFlagsFromString } from "node:v8";
 import { createLogger } from "../common/logger.js";
 import { clientVersionString } from "../common/version.js";
 import { startNode, NodeConfigurationError } from "../node/index.js";
-import { helpText, parseCommandLine, UsageError } from "./args.js";
+import { parseCommandLine, UsageError } from "./args.js";
+import { runVerify } from "./verify.js";
 
 /**
  * How far V8 lets the old generation grow past what was live after a full collection, in percent.
@@ -44,7 +46,14 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   if (command.kind === "help") {
-    process.stdout.write(helpText());
+    process.stdout.write(command.text);
+    return;
+  }
+  if (command.kind === "verify") {
+    process.exitCode = await runVerify(command.dataDir).catch((error: unknown) => {
+      process.stderr.write(`chain-node verify: ${(error as Error).message}\n`);
+      return 1;
+    });
     return;
   }
   if (command.kind === "version") {

@@ -6,7 +6,7 @@
 // Added blocks are indexed after the turn that wrote them (a send's answer does not wait for it),
 // or at the first read before that. A block without logs is held as its number alone: in a dev
 // chain most blocks have none, and a record per block (hash, bloom, entry) cost some 400 bytes.
-import type { Chain } from "../chain/chain.js";
+import { StoredDataDamagedError, type Chain } from "../chain/chain.js";
 import type { BlockWithReceipts, ChainHeadListener } from "../chain/events.js";
 import { emptyBloom } from "../chain/header.js";
 import { blockLogsOf, compactBlockLogs, type BlockLogs } from "./blockLogs.js";
@@ -88,7 +88,7 @@ export class BlockLogIndex implements ChainHeadListener {
       const receipts = await this.chain.getReceipts(block.hash);
       if (this.removals !== removalsBefore) continue;
       if (receipts === undefined) {
-        if (++readsWithoutReceipts > maxReadsWithoutReceipts) throw new Error(`the receipts of block ${block.number} are missing from the store`);
+        if (++readsWithoutReceipts > maxReadsWithoutReceipts) throw new StoredDataDamagedError(`the store is damaged: the receipts of canonical block ${block.number} are missing`);
         // A revert deletes its blocks' receipts before it moves the head and tells its listeners
         // (Chain.revert): read again once it has.
         await new Promise((resolve) => setImmediate(resolve));

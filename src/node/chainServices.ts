@@ -89,8 +89,13 @@ async function restorePool(pool: TransactionPool, journal: PoolJournal, log: Log
   }
 }
 
+/** Where a network's chain is kept when no --data-dir is given. */
+export function defaultDataDirectory(network: NetworkProfile): string {
+  return join(".chain-node", network.name);
+}
+
 function dataDirectory(network: NetworkProfile, storage: StorageOptions): string {
-  return storage.dataDir ?? join(".chain-node", network.name);
+  return storage.dataDir ?? defaultDataDirectory(network);
 }
 
 async function openStore(network: NetworkProfile, storage: StorageOptions, log: Logger): Promise<KeyValueStore> {

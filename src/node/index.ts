@@ -1,6 +1,7 @@
 // node: the composition root. Only cli/ and tests import it.
 export { NodeConfigurationError, startNode, type RunningNode } from "./node.js";
 export { defaultCoinbase, defaultNodeOptions, type ChainOptions, type NodeOptions, type StorageOptions } from "./options.js";
-export { openChainServices, type ChainServices } from "./chainServices.js";
+export { defaultDataDirectory, openChainServices, type ChainServices } from "./chainServices.js";
+export { verifyDataDirectory, type VerifyProgress, type VerifyReport } from "./verifyDataDirectory.js";
 export { findNetworkProfile, networkProfiles, type NetworkProfile } from "../chain/networks.js";
 export type { MiningMode } from "../mining/miner.js";

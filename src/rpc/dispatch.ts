@@ -2,6 +2,7 @@
 // method lookup, module gate, parameter validation, the handler call and error shaping.
 import { rpcMethodTable, unsupportedMethods, type RpcMethodEntry } from "../../generated/methodTable.js";
 import type { RpcHandlers } from "../../generated/methods.js";
+import { StoredDataDamagedError } from "../chain/chain.js";
 import type { Logger } from "../common/logger.js";
 import {
   RpcError,
@@ -14,6 +15,7 @@ import {
   methodNotImplementedError,
   methodNotSupportedError,
   responseTooLargeError,
+  storedDataDamagedError,
 } from "./errors.js";
 import { describeParamError } from "./paramErrors.js";
 
@@ -316,6 +318,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
 
   function toRpcError(error: unknown, method: string): RpcError {
     if (error instanceof RpcError) return error;
+    if (error instanceof StoredDataDamagedError) {
+      log.error({ method, reason: error.message }, "a read met damaged data in the store");
+      return storedDataDamagedError(error);
+    }
     log.error({ err: error, method }, "method handler failed");
     return internalError;
   }

@@ -1,6 +1,6 @@
 // The one place where JSON-RPC error codes are chosen. Handlers and domain modules throw RpcError
 // (or domain errors mapped here); anything else becomes -32603 "Internal error".
-import { BlockWriteError } from "../chain/chain.js";
+import { BlockWriteError, type StoredDataDamagedError } from "../chain/chain.js";
 import { bytesToHex, toQuantity } from "../common/hex.js";
 import { AccountExistsError, AccountLockedError, InvalidPrivateKeyError, TooManyPassphraseAttemptsError, UnknownAccountError } from "../accounts/wallet.js";
 import { KeyStoreAccessError, KeystoreFormatError, WrongPassphraseError } from "../accounts/keystore.js";
@@ -41,6 +41,8 @@ export const RpcErrorCode = {
   BlockTimeExhausted: -32000,
   /** The store could not write a block (openrpc BlockNotWritten). */
   BlockNotWritten: -32000,
+  /** A read met data the store does not hold whole (openrpc StoredDataDamaged). */
+  StoredDataDamaged: -32000,
   /** The reference's code for tracing an unknown transaction with the callTracer. */
   TraceTransactionNotFound: -32001,
 } as const;
@@ -238,6 +240,11 @@ export function devChainErrorToRpc(error: unknown, argument: number): unknown {
   if (error instanceof BlockTimeExhaustedError) return new RpcError(RpcErrorCode.BlockTimeExhausted, error.message);
   if (error instanceof BlockWriteError) return blockNotWrittenError(error);
   return error;
+}
+
+/** Any method whose read met damaged data: what is damaged, and what to do (never served as data). */
+export function storedDataDamagedError(error: StoredDataDamagedError): RpcError {
+  return new RpcError(RpcErrorCode.StoredDataDamaged, `${error.message}; stop the node and run chain-node verify on its data dir`);
 }
 
 // --- personal accounts ---
