@@ -1,6 +1,8 @@
 // Accounts whose keys the node holds: keys kept in memory only (the network's development accounts
 // and personal_newAccountWithSeed), and key-store accounts whose encrypted files are opened with a
-// passphrase, for a while (unlock) or for one transaction.
+// passphrase, for a while (unlock) or for one transaction. A wallet that may not unlock (a node bound
+// beyond loopback without --allow-insecure-unlock) keeps no key in memory at all: it lists its
+// accounts, and signs only with a passphrase given for one transaction.
 import { randomBytes } from "node:crypto";
 import type { Common } from "@ethereumjs/common";
 import { createLegacyTx } from "@ethereumjs/tx";
@@ -53,6 +55,17 @@ export class AccountExistsError extends Error {
   }
 }
 
+/**
+ * Unlocking is forbidden: the wallet serves a port other machines reach, where an unlocked key
+ * would sign for anyone (geth's wording).
+ */
+export class UnlockForbiddenError extends Error {
+  constructor() {
+    super("account unlock with HTTP access is forbidden");
+    this.name = "UnlockForbiddenError";
+  }
+}
+
 /** Not a secp256k1 private key (zero, or not below the curve order). */
 export class InvalidPrivateKeyError extends Error {
   constructor() {
@@ -102,6 +115,12 @@ export interface WalletOptions {
   now?: () => number;
   /** Told when an account reaches maxPassphraseFailures in a window (the node logs it). */
   onPassphraseLockout?: (address: string) => void;
+  /**
+   * false: no key is ever held in memory. Development accounts are listed but locked, new and
+   * imported accounts are written locked, and unlock and addAccountFromSeed throw
+   * UnlockForbiddenError. Default true.
+   */
+  unlockAllowed?: boolean;
 }
 
 /** The address of a private key; InvalidPrivateKeyError for a value that is not one. */
@@ -126,6 +145,7 @@ export class Wallet {
   private readonly now: () => number;
   private readonly passphraseAttempts = new Map<string, PassphraseAttempts>();
   private readonly onPassphraseLockout: (address: string) => void;
+  readonly unlockAllowed: boolean;
 
   constructor(
     private readonly common: Common,
@@ -135,6 +155,7 @@ export class Wallet {
     this.scrypt = options.scrypt ?? lightScrypt;
     this.now = options.now ?? Date.now;
     this.onPassphraseLockout = options.onPassphraseLockout ?? (() => undefined);
+    this.unlockAllowed = options.unlockAllowed ?? true;
   }
 
   /** Where the key store is: a directory, or "memory". */
@@ -142,22 +163,27 @@ export class Wallet {
     return this.keys.location;
   }
 
-  /** Adds an account whose key is keccak-256 of `seed`, unlocked (the reference's regtest accounts). */
+  /**
+   * Adds an account whose key is keccak-256 of `seed` (the reference's regtest accounts): unlocked,
+   * or listed and locked where unlocking is forbidden (it has no key-store file to unlock it from).
+   */
   addSeededAccount(seed: string, address: string): void {
-    this.holdInMemory(address, keccak256(new TextEncoder().encode(seed)));
+    if (!this.memoryOnly.includes(address)) this.memoryOnly.push(address);
+    if (this.unlockAllowed) this.keysInMemory.set(address, { privateKey: keccak256(new TextEncoder().encode(seed)), expiresAtMs: Infinity });
   }
 
-  /** personal_newAccountWithSeed: key = keccak-256 of the UTF-8 seed, in memory only, never expires. */
+  /**
+   * personal_newAccountWithSeed: key = keccak-256 of the UTF-8 seed, in memory only, never expires.
+   * UnlockForbiddenError where unlocking is forbidden: an account made locked, without a file, could
+   * never be used.
+   */
   addAccountFromSeed(seed: string): Uint8Array {
+    if (!this.unlockAllowed) throw new UnlockForbiddenError();
     const privateKey = keccak256(new TextEncoder().encode(seed));
     const address = addressOf(privateKey);
-    this.holdInMemory(address, privateKey);
-    return Buffer.from(address, "hex");
-  }
-
-  private holdInMemory(address: string, privateKey: Uint8Array): void {
     if (!this.memoryOnly.includes(address)) this.memoryOnly.push(address);
     this.keysInMemory.set(address, { privateKey, expiresAtMs: Infinity });
+    return Buffer.from(address, "hex");
   }
 
   /** Held accounts as last seen: in-memory ones in the order they were added, then key-store ones. */
@@ -187,6 +213,11 @@ export class Wallet {
     return this.liveKey(bytesToUnprefixedHex(address)) !== undefined;
   }
 
+  /** The accounts whose keys are in memory now, in the order of addresses(). */
+  unlockedAddresses(): Uint8Array[] {
+    return this.addresses().filter((address) => this.isUnlocked(address));
+  }
+
   /** Drops the key from memory: it signs nothing until unlocked again. true when it was unlocked. */
   lock(address: Uint8Array): boolean {
     const hex = bytesToUnprefixedHex(address);
@@ -195,7 +226,7 @@ export class Wallet {
     return wasUnlocked;
   }
 
-  /** personal_newAccount: a random key, written encrypted to the key store, unlocked for 30 minutes. */
+  /** personal_newAccount: a random key, written encrypted to the key store, unlocked for 30 minutes where unlocking is allowed. */
   async newAccount(passphrase: string): Promise<Uint8Array> {
     for (;;) {
       const privateKey = new Uint8Array(randomBytes(32));
@@ -210,7 +241,7 @@ export class Wallet {
     }
   }
 
-  /** personal_importRawKey: the key written encrypted to the key store, unlocked for 30 minutes. */
+  /** personal_importRawKey: the key written encrypted to the key store, unlocked for 30 minutes where unlocking is allowed. */
   async importRawKey(privateKey: Uint8Array, passphrase: string): Promise<Uint8Array> {
     const address = addressOf(privateKey);
     if (this.importing.has(address)) throw new AccountExistsError(address);
@@ -228,14 +259,16 @@ export class Wallet {
     const file = await encryptKey(privateKey, Buffer.from(address, "hex"), passphrase, this.scrypt);
     await this.keys.write(file);
     if (!this.storeAddresses.includes(address)) this.storeAddresses.push(address);
-    this.keysInMemory.set(address, { privateKey, expiresAtMs: this.now() + defaultUnlockDurationMs });
+    if (this.unlockAllowed) this.keysInMemory.set(address, { privateKey, expiresAtMs: this.now() + defaultUnlockDurationMs });
   }
 
   /**
    * Opens the account's key-store file with the passphrase and keeps the key for `durationMs`.
    * false when the key store has no file for the address; WrongPassphraseError leaves it as it was.
+   * UnlockForbiddenError, before the passphrase is tried, where unlocking is forbidden.
    */
   async unlock(address: Uint8Array, passphrase: string, durationMs: number = defaultUnlockDurationMs): Promise<boolean> {
+    if (!this.unlockAllowed) throw new UnlockForbiddenError();
     const hex = bytesToUnprefixedHex(address);
     const files = await this.keys.filesFor(hex);
     if (files.length === 0) return false;

@@ -15,7 +15,7 @@ interface FlagSpec {
 
 /** The flag table: the source of --help; a test checks the README's flag table names each flag. */
 export const flagTable: readonly FlagSpec[] = [
-  { flag: "--host", value: "ADDRESS", help: `Address the JSON-RPC server binds to (default ${defaultNodeOptions.rpc.host}). On a non-loopback address the personal, evm, debug, trace, txpool and sco modules are off unless named in --rpc-modules.` },
+  { flag: "--host", value: "ADDRESS", help: `Address the JSON-RPC server binds to (default ${defaultNodeOptions.rpc.host}). On a non-loopback address the personal, evm, debug, trace, txpool and sco modules are off unless named in --rpc-modules, and no account is unlocked (see --allow-insecure-unlock).` },
   { flag: "--port", value: "PORT", help: `TCP port of the JSON-RPC server (default ${defaultNodeOptions.rpc.port}; 0 picks a free port).` },
   { flag: "--network", value: "ID", help: `Network profile: ${networkProfiles.map((profile) => `${profile.networkId} (${[profile.name, ...profile.aliases].join("/")})`).join(", ")}; default ${defaultNodeOptions.networkId}. Private networks with these ids; the node does not join the public networks.` },
   { flag: "--data-dir", value: "DIR", help: "Where the chain is stored, in an embedded LevelDB (default ./.chain-node/<network name>)." },
@@ -44,7 +44,7 @@ export const flagTable: readonly FlagSpec[] = [
   },
   {
     flag: "--allow-insecure-unlock",
-    help: "Let personal_unlockAccount work on a non-loopback --host (refused there by default: the passphrase and the unlocked key would serve anyone who reaches the port).",
+    help: "On a non-loopback --host, hold keys unlocked as on loopback (the development accounts, new and imported accounts, personal_unlockAccount). Without it nothing is unlocked there and eth_sendTransaction and eth_sign refuse every account: an unlocked key would serve anyone who reaches the port. personal_dumpRawKey is refused on such a bind either way.",
   },
   { flag: "--log-level", value: "LEVEL", help: `One of ${logLevels.join(", ")} (default ${defaultNodeOptions.logLevel}); debug logs one line per JSON-RPC call.` },
   { flag: "--help", help: "Print this help and exit." },

@@ -4,7 +4,7 @@ import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import type { Common } from "@ethereumjs/common";
 import { DirectoryKeyStorage, KeyStoreAccessError, lightScrypt, MemoryKeyStorage, standardScrypt, type KeyStorage } from "../accounts/keystore.js";
-import { maxPassphraseFailures, passphraseWindowMs, Wallet } from "../accounts/wallet.js";
+import { maxPassphraseFailures, passphraseWindowMs, Wallet, type WalletOptions } from "../accounts/wallet.js";
 import { Chain } from "../chain/chain.js";
 import { GenesisFileError, parseGenesisDocument, type GenesisSpec } from "../chain/genesis.js";
 import type { NetworkProfile } from "../chain/networks.js";
@@ -122,7 +122,17 @@ async function openKeyStorage(network: NetworkProfile, storage: StorageOptions, 
   return keys;
 }
 
-export async function openChainServices(network: NetworkProfile, storage: StorageOptions, options: ChainOptions, log: Logger): Promise<ChainServices> {
+/**
+ * `walletPolicy.unlockAllowed` is false for a node bound beyond loopback without
+ * --allow-insecure-unlock (node.ts decides); left out, keys are held as on loopback.
+ */
+export async function openChainServices(
+  network: NetworkProfile,
+  storage: StorageOptions,
+  options: ChainOptions,
+  log: Logger,
+  walletPolicy: Pick<WalletOptions, "unlockAllowed"> = {},
+): Promise<ChainServices> {
   installFastRlp();
   const genesis = await loadGenesis(network, options.genesisFile);
   const store = await openStore(network, storage, log);
@@ -160,6 +170,7 @@ export async function openChainServices(network: NetworkProfile, storage: Storag
     const wallet = new Wallet(common, {
       keys: await openKeyStorage(network, storage, walletLog),
       scrypt,
+      unlockAllowed: walletPolicy.unlockAllowed,
       onPassphraseLockout: (address) => walletLog.warn({ address: `0x${address}`, failures: maxPassphraseFailures, windowMs: passphraseWindowMs }, "wrong passphrases: the account refuses passphrases until the window ends"),
     });
     const seededAccounts = [...network.developmentAccounts];

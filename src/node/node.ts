@@ -5,8 +5,9 @@ import { findNetworkProfile, type NetworkProfile } from "../chain/networks.js";
 import type { Logger } from "../common/logger.js";
 import { clientVersionString } from "../common/version.js";
 import { createStandaloneNetwork } from "../p2p/index.js";
-import { createDispatcher, createRpcMethods, createRpcServer, isLoopbackHost, ModuleSelectionError, resolveEnabledModules } from "../rpc/index.js";
+import { createDispatcher, createRpcMethods, createRpcServer, ModuleSelectionError, resolveEnabledModules } from "../rpc/index.js";
 import { ChainOpeningError, openChainServices } from "./chainServices.js";
+import { keyExportAllowedOn, reportKeyExposure, unlockAllowedOn } from "./keyExposure.js";
 import type { NodeOptions } from "./options.js";
 
 export interface RunningNode {
@@ -29,16 +30,6 @@ function selectModules(options: NodeOptions): Set<string> {
   }
 }
 
-/** Whether a node bound to `host` lets other machines send from the network's unlocked development accounts. */
-export function exposesUnlockedAccounts(host: string, network: NetworkProfile): boolean {
-  return !isLoopbackHost(host) && network.developmentAccounts.length > 0;
-}
-
-/** Whether personal_unlockAccount works: always on loopback, beyond it only with --allow-insecure-unlock. */
-export function unlockAllowedOn(rpc: Pick<NodeOptions["rpc"], "host" | "allowInsecureUnlock">): boolean {
-  return isLoopbackHost(rpc.host) || rpc.allowInsecureUnlock;
-}
-
 export async function startNode(options: NodeOptions, log: Logger): Promise<RunningNode> {
   const network = findNetworkProfile(options.networkId);
   if (network === undefined) throw new NodeConfigurationError(`unknown network ${options.networkId}`);
@@ -46,7 +37,7 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
 
   let services;
   try {
-    services = await openChainServices(network, options.storage, options.chain, log);
+    services = await openChainServices(network, options.storage, options.chain, log, { unlockAllowed: unlockAllowedOn(options.rpc) });
   } catch (error) {
     if (error instanceof ChainOpeningError) throw new NodeConfigurationError(error.message);
     throw error;
@@ -57,7 +48,7 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
     network,
     peers,
     responseLimitBytes: options.rpc.responseLimitBytes,
-    unlockAllowed: unlockAllowedOn(options.rpc),
+    keyExportAllowed: keyExportAllowedOn(options.rpc.host),
     ...services,
   });
   const dispatcher = createDispatcher({
@@ -81,12 +72,7 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
   log.info({ url, network: network.name, chainId: Number(network.chainId), modules: [...enabledModules] }, "JSON-RPC server listening");
-  if (exposesUnlockedAccounts(options.rpc.host, network)) {
-    log.warn(
-      { host: options.rpc.host, accounts: network.developmentAccounts.length },
-      "listening beyond this machine with unlocked development accounts: anyone who reaches the port can send from them with eth_sendTransaction",
-    );
-  }
+  reportKeyExposure(options.rpc, address.port, services.wallet, log);
 
   return {
     url,

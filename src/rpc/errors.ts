@@ -2,7 +2,7 @@
 // (or domain errors mapped here); anything else becomes -32603 "Internal error".
 import { BlockWriteError, type StoredDataDamagedError } from "../chain/chain.js";
 import { bytesToHex, toQuantity } from "../common/hex.js";
-import { AccountExistsError, AccountLockedError, InvalidPrivateKeyError, TooManyPassphraseAttemptsError, UnknownAccountError } from "../accounts/wallet.js";
+import { AccountExistsError, AccountLockedError, InvalidPrivateKeyError, TooManyPassphraseAttemptsError, UnknownAccountError, UnlockForbiddenError } from "../accounts/wallet.js";
 import { KeyStoreAccessError, KeystoreFormatError, WrongPassphraseError } from "../accounts/keystore.js";
 import { InvalidBlockRangeError, LogBlockRangeExceededError, LogResultLimitExceededError } from "../logs/index.js";
 import { TimeOutOfRangeError } from "../mining/devChain.js";
@@ -260,12 +260,19 @@ export const PersonalErrorCode = {
   AccountExists: -32000,
   KeyFileInvalid: -32000,
   UnlockForbidden: -32000,
+  KeyExportForbidden: -32000,
   TooManyPassphraseAttempts: -32000,
   KeyStoreUnavailable: -32000,
 } as const;
 
-/** personal_unlockAccount on a non-loopback bind without --allow-insecure-unlock (geth's wording). */
+/**
+ * personal_unlockAccount or personal_newAccountWithSeed on a non-loopback bind without
+ * --allow-insecure-unlock (geth's wording).
+ */
 export const unlockForbiddenError = new RpcError(PersonalErrorCode.UnlockForbidden, "account unlock with HTTP access is forbidden");
+
+/** personal_dumpRawKey on a non-loopback bind, with --allow-insecure-unlock or without. */
+export const keyExportForbiddenError = new RpcError(PersonalErrorCode.KeyExportForbidden, "private key export is forbidden on a node bound beyond loopback");
 
 /**
  * Wallet and key-store errors -> their JSON-RPC errors; anything else passes through. Messages name
@@ -277,6 +284,7 @@ export function walletErrorToRpc(error: unknown): unknown {
   if (error instanceof AccountLockedError) return new RpcError(PersonalErrorCode.AccountLocked, `account 0x${error.address} is locked`);
   if (error instanceof AccountExistsError) return new RpcError(PersonalErrorCode.AccountExists, `account 0x${error.address} already exists`);
   if (error instanceof KeystoreFormatError) return new RpcError(PersonalErrorCode.KeyFileInvalid, error.message);
+  if (error instanceof UnlockForbiddenError) return unlockForbiddenError;
   if (error instanceof TooManyPassphraseAttemptsError) return new RpcError(PersonalErrorCode.TooManyPassphraseAttempts, error.message);
   if (error instanceof KeyStoreAccessError) return new RpcError(PersonalErrorCode.KeyStoreUnavailable, error.message);
   if (error instanceof InvalidPrivateKeyError) return invalidParamsError("invalid argument 0: invalid private key");

@@ -80,7 +80,7 @@ export async function startServerWithHandlers(
   const log = createLogger("info", capture.stream);
   const network = findNetworkProfile(33)!;
   const services = await openChainServices(network, { dataDir: undefined, inMemory: true }, { ...defaultNodeOptions.chain, ...options.chain }, log);
-  const methods = createRpcMethods({ clientVersion: "test", network, peers: createStandaloneNetwork(), responseLimitBytes: rpc.responseLimitBytes, unlockAllowed: true, ...services });
+  const methods = createRpcMethods({ clientVersion: "test", network, peers: createStandaloneNetwork(), responseLimitBytes: rpc.responseLimitBytes, keyExportAllowed: true, ...services });
   const handlers: RpcHandlerSet = { ...methods.handlers, ...overrides };
   const dispatcher = createDispatcher({
     handlers,

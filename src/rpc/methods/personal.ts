@@ -1,18 +1,23 @@
 // personal_: accounts whose keys the node keeps encrypted in its key store (Web3 Secret Storage v3
 // files under <data dir>/keystore), unlocked for a while with a passphrase, and accounts derived
 // from a seed and held in memory. Passphrases and keys never reach a log or an error message.
+// Whether keys may be unlocked is the wallet's rule (Wallet's unlockAllowed); whether a key may
+// leave the node is decided here, by the bind.
 import type { NamespaceHandlers } from "../../../generated/methods.js";
 import { defaultUnlockDurationMs, type Wallet } from "../../accounts/wallet.js";
 import { bytesToHex, hexToBytes } from "../../common/hex.js";
 import type { RpcCallContext } from "../dispatch.js";
-import { unlockForbiddenError, walletErrorToRpc, withErrorsMapped } from "../errors.js";
+import { keyExportForbiddenError, walletErrorToRpc, withErrorsMapped } from "../errors.js";
 import type { TransactionSending } from "./transactionSending.js";
 
 export interface PersonalDependencies {
   wallet: Wallet;
   sending: TransactionSending;
-  /** False on a non-loopback bind without --allow-insecure-unlock: personal_unlockAccount is refused. */
-  unlockAllowed: boolean;
+  /**
+   * False on a non-loopback bind, --allow-insecure-unlock or not: personal_dumpRawKey is refused,
+   * since its answer would carry the key across the network.
+   */
+  keyExportAllowed: boolean;
 }
 
 /** The unlock duration parameter: hex milliseconds (the reference's unit), "" or absent for 30 minutes. */
@@ -36,12 +41,12 @@ export function createPersonalHandlers(deps: PersonalDependencies): NamespaceHan
       walletCall(async () => bytesToHex(await wallet.importRawKey(hexToBytes(privateKey.startsWith("0x") ? privateKey : `0x${privateKey}`), passphrase))),
     personal_newAccountWithSeed: ([seed]) => walletCall(async () => bytesToHex(wallet.addAccountFromSeed(seed))),
     personal_listAccounts: () => walletCall(async () => (await wallet.listAccounts()).map(bytesToHex)),
-    personal_unlockAccount: ([address, passphrase, duration]) => {
-      if (!deps.unlockAllowed) throw unlockForbiddenError;
-      return walletCall(() => wallet.unlock(hexToBytes(address), passphrase, unlockDurationMs(duration)));
-    },
+    personal_unlockAccount: ([address, passphrase, duration]) => walletCall(() => wallet.unlock(hexToBytes(address), passphrase, unlockDurationMs(duration))),
     personal_lockAccount: ([address]) => wallet.lock(hexToBytes(address)),
-    personal_dumpRawKey: ([address]) => walletCall(async () => bytesToHex(await wallet.exportKey(hexToBytes(address)))),
+    personal_dumpRawKey: ([address]) => {
+      if (!deps.keyExportAllowed) throw keyExportForbiddenError;
+      return walletCall(async () => bytesToHex(await wallet.exportKey(hexToBytes(address))));
+    },
     personal_sendTransaction: ([submission, passphrase]) =>
       walletCall(async () => {
         const from = hexToBytes(submission.from);

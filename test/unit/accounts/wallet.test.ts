@@ -1,9 +1,9 @@
-// Wallet: personal-message signing (EIP-191, checked with ethers), locking, and the limit on wrong
-// passphrases.
+// Wallet: personal-message signing (EIP-191, checked with ethers), locking, the limit on wrong
+// passphrases, and a wallet that may not unlock (a bind beyond loopback).
 import { expect } from "chai";
-import { hashMessage, keccak256, toUtf8Bytes, verifyMessage, Wallet as EthersWallet } from "ethers";
+import { hashMessage, keccak256, toUtf8Bytes, Transaction, verifyMessage, Wallet as EthersWallet } from "ethers";
 import { WrongPassphraseError } from "../../../src/accounts/keystore.js";
-import { maxPassphraseFailures, passphraseWindowMs, personalMessageHash, TooManyPassphraseAttemptsError, Wallet } from "../../../src/accounts/wallet.js";
+import { maxPassphraseFailures, passphraseWindowMs, personalMessageHash, TooManyPassphraseAttemptsError, UnlockForbiddenError, Wallet } from "../../../src/accounts/wallet.js";
 import { createExecutionRules } from "../../../src/execution/rules.js";
 
 const cow = "cd2a3d9f938e13cd947ec05abc7fe734df8dd826";
@@ -91,5 +91,48 @@ describe("accounts: wallet passphrase guessing", () => {
     const attempts = await Promise.all(Array.from({ length: maxPassphraseFailures + 5 }, (_, index) => failure(wallet.unlock(address, `wrong ${index}`))));
     expect(attempts.filter((error) => error instanceof WrongPassphraseError)).to.have.length(maxPassphraseFailures);
     expect(attempts.filter((error) => error instanceof TooManyPassphraseAttemptsError)).to.have.length(5);
+  });
+});
+
+describe("accounts: a wallet that may not unlock", () => {
+  const cheapScrypt = { n: 16, r: 1, p: 1 };
+  const unsigned = { nonce: 0n, gasPrice: 0n, gasLimit: 21_000n, to: new Uint8Array(20).fill(0xbb), value: 1n, data: new Uint8Array(0) };
+  let wallet: Wallet;
+  beforeEach(() => {
+    wallet = new Wallet(createExecutionRules(33n), { scrypt: cheapScrypt, unlockAllowed: false });
+    wallet.addSeededAccount("cow", cow);
+  });
+
+  function expectLocked(address: Uint8Array): void {
+    expect(wallet.isUnlocked(address)).to.equal(false);
+    expect(wallet.signMessage(address, toUtf8Bytes("x"))).to.equal(undefined);
+    expect(wallet.signTransaction(address, unsigned)).to.equal(undefined);
+  }
+
+  it("lists development, new and imported accounts, all locked", async () => {
+    const created = await wallet.newAccount("pw");
+    const imported = await wallet.importRawKey(new Uint8Array(32).fill(7), "pw");
+    expect((await wallet.listAccounts()).map(hex)).to.deep.equal([`0x${cow}`, hex(created), hex(imported)]);
+    for (const address of [cowAddress, created, imported]) expectLocked(address);
+    expect(wallet.unlockedAddresses()).to.deep.equal([]);
+  });
+
+  it("refuses to unlock, whatever the passphrase, and to make an account from a seed", async () => {
+    const created = await wallet.newAccount("pw");
+    for (const passphrase of ["pw", "wrong"]) {
+      let refusal: unknown;
+      await wallet.unlock(created, passphrase).catch((error: unknown) => (refusal = error));
+      expect(refusal).to.be.instanceOf(UnlockForbiddenError);
+    }
+    expectLocked(created);
+    expect(() => wallet.addAccountFromSeed("seed")).to.throw(UnlockForbiddenError);
+    expect(wallet.addresses()).to.have.length(2);
+  });
+
+  it("still signs one transaction with the passphrase, and stays locked", async () => {
+    const created = await wallet.newAccount("pw");
+    const raw = await wallet.signTransactionWithPassphrase(created, "pw", async () => unsigned);
+    expect(Transaction.from(hex(raw)).from?.toLowerCase()).to.equal(hex(created));
+    expectLocked(created);
   });
 });
