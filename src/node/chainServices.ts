@@ -121,7 +121,7 @@ async function openKeyStorage(network: NetworkProfile, storage: StorageOptions, 
     if (deleted.length > 0) log.info({ keyStore: keys.location, files: deleted }, "temp files of key writes a kill cut short deleted");
   } catch (error) {
     if (!(error instanceof KeyStoreAccessError)) throw error;
-    log.warn({ err: error }, "temp files of unfinished key writes not deleted");
+    log.warn({ keyStore: keys.location, reason: error.message }, "temp files of unfinished key writes not deleted");
   }
   return keys;
 }
