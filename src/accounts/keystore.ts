@@ -5,7 +5,7 @@
 // atomically, mode 0600, rescanned on use so files copied in by hand are picked up) or memory (a
 // node without a data directory).
 import { createCipheriv, createDecipheriv, pbkdf2, randomBytes, randomUUID, scrypt, timingSafeEqual, type ScryptOptions } from "node:crypto";
-import { mkdir, open, readdir, readFile, rename, rm, stat } from "node:fs/promises";
+import { lstat, mkdir, open, readdir, readFile, rename, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { scryptAsync as portableScrypt } from "@noble/hashes/scrypt.js";
 import { keccak256 } from "../common/crypto.js";
@@ -242,6 +242,16 @@ interface ScannedFile {
   readonly address: string | undefined;
 }
 
+/**
+ * The name of this node's temp file for a key file being written (writeAtomically): a user's file
+ * never looks like it, so only these are deleted as unfinished writes.
+ */
+const unfinishedWriteName = /^\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.tmp$/;
+
+function unfinishedWriteFileName(): string {
+  return `.${randomUUID()}.tmp`;
+}
+
 /** geth's file name: UTC--<ISO time with "-" for ":">--<address>. */
 function keyFileName(address: string, now: Date): string {
   return `UTC--${now.toISOString().replace(/:/g, "-")}--${address}`;
@@ -274,6 +284,44 @@ export class DirectoryKeyStorage implements KeyStorage {
     } catch {
       return undefined;
     }
+  }
+
+  /**
+   * Deletes the temp files of writes a kill cut short (between creating one and renaming it); they
+   * are skipped on every scan but would pile up. Meant for the start, before the server takes
+   * calls; queued behind this process's writes all the same, so the temp file of a write under way
+   * is never taken. Only regular files named as this node names them. Answers the names deleted.
+   */
+  removeUnfinishedWrites(): Promise<string[]> {
+    const removal = this.writing.then(() => this.deleteUnfinishedWriteFiles());
+    this.writing = removal.then(
+      () => undefined,
+      () => undefined,
+    );
+    return removal;
+  }
+
+  private async deleteUnfinishedWriteFiles(): Promise<string[]> {
+    let names: string[];
+    try {
+      names = await readdir(this.location);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+      throw new KeyStoreAccessError("read", this.location, error as Error);
+    }
+    const deleted: string[] = [];
+    for (const name of names.filter((entry) => unfinishedWriteName.test(entry))) {
+      const path = join(this.location, name);
+      try {
+        if (!(await lstat(path)).isFile()) continue;
+        await rm(path);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
+        throw new KeyStoreAccessError("write to", this.location, error as Error);
+      }
+      deleted.push(name);
+    }
+    return deleted;
   }
 
   private async rescan(): Promise<void> {
@@ -349,7 +397,7 @@ export class DirectoryKeyStorage implements KeyStorage {
   private async writeAtomically(file: KeystoreV3): Promise<void> {
     await mkdir(this.location, { recursive: true, mode: 0o700 });
     const finalPath = join(this.location, keyFileName(file.address, new Date()));
-    const temporaryPath = join(this.location, `.${randomUUID()}.tmp`);
+    const temporaryPath = join(this.location, unfinishedWriteFileName());
     try {
       const handle = await open(temporaryPath, "wx", 0o600);
       try {

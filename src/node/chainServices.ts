@@ -111,6 +111,7 @@ async function openStore(network: NetworkProfile, storage: StorageOptions, log: 
 /**
  * <data dir>/keystore; a node without a data directory keeps its keys in memory only. A folder
  * other users may reach is used, with a warning (the node does not change permissions it did not set).
+ * Temp files of writes a kill cut short are deleted here, before the server takes calls.
  */
 async function openKeyStorage(network: NetworkProfile, storage: StorageOptions, log: Logger): Promise<KeyStorage> {
   if (storage.inMemory) return new MemoryKeyStorage();
@@ -118,6 +119,14 @@ async function openKeyStorage(network: NetworkProfile, storage: StorageOptions, 
   const mode = await keys.looseAccess();
   if (mode !== undefined) {
     log.warn({ keyStore: keys.location, mode: `0${mode.toString(8)}` }, "other users can reach the key-store folder: make it private (chmod 700)");
+  }
+  // Leftovers are harmless to reads (skipped), so a folder that refuses the deletion still opens.
+  try {
+    const deleted = await keys.removeUnfinishedWrites();
+    if (deleted.length > 0) log.info({ keyStore: keys.location, files: deleted }, "temp files of key writes a kill cut short deleted");
+  } catch (error) {
+    if (!(error instanceof KeyStoreAccessError)) throw error;
+    log.warn({ keyStore: keys.location, reason: error.message }, "temp files of unfinished key writes not deleted");
   }
   return keys;
 }

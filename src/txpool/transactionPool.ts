@@ -4,6 +4,7 @@
 import type { ChainTransaction } from "../chain/transactions.js";
 import type { StoreOperation } from "../storage/keyValueStore.js";
 import { bytesToUnprefixedHex } from "../common/hex.js";
+import { SenderQueue, upfrontCost } from "./senderQueue.js";
 
 /** A transaction the pool refuses; the message is the reference node's wording. */
 export class TransactionRejectedError extends Error {}
@@ -64,8 +65,14 @@ export const maxInitCodeBytes = 49_152;
  * (the reference's cap, RSKIP252: a price far above the minimum is most likely a mistake).
  */
 export const maxGasPriceOverMinimum = 80n;
-/** A transaction may run this many nonces ahead of its sender's account (reference: 16 slots). */
-export const maxNonceGap = 16n;
+/**
+ * A transaction's nonce must be below its sender's next executable nonce (the account nonce after
+ * the sender's executable pool transactions) plus this many: at most 15 transactions of a sender
+ * wait behind a nonce gap, while its executable ones are bounded only by the pool's capacity. The
+ * reference counts its 16 slots from the account nonce, which refused the 17th transaction a test
+ * queued for a node account while blocks were paused, on a nonce the node itself chose.
+ */
+export const maxNonceSlotsAheadOfPending = 16n;
 /** A replacement must raise the gas price by this many percent. */
 export const replacementBumpPercent = 40n;
 /**
@@ -75,16 +82,6 @@ export const replacementBumpPercent = 40n;
 export const maxPoolTransactions = 10_000;
 /** Most bytes of signed transactions the pool holds (geth: 5,120 slots of 32 KiB, 160 MiB). */
 export const maxPoolBytes = 64 * 1024 * 1024;
-
-function upfrontCost(transaction: ChainTransaction): bigint {
-  return transaction.tx.gasLimit * transaction.tx.gasPrice + transaction.tx.value;
-}
-
-interface SenderQueue {
-  /** The account nonce as the pool last saw it. */
-  accountNonce: bigint;
-  readonly byNonce: Map<bigint, ChainTransaction>;
-}
 
 export type Admission = "pending" | "queued";
 
@@ -119,7 +116,7 @@ export class TransactionPool {
   /** What the pool holds, in arrival order per sender: O(pool size), for restore(). */
   contents(): readonly ChainTransaction[] {
     const held: ChainTransaction[] = [];
-    for (const queue of this.senders.values()) held.push(...[...queue.byNonce.values()].sort((a, b) => (a.tx.nonce < b.tx.nonce ? -1 : 1)));
+    for (const queue of this.senders.values()) held.push(...queue.inNonceOrder());
     return held;
   }
 
@@ -176,22 +173,20 @@ export class TransactionPool {
     const senderKey = bytesToUnprefixedHex(transaction.sender);
     const hashKey = bytesToUnprefixedHex(transaction.hash);
     const account = await this.options.readAccount(transaction.sender);
-    const queue = this.senders.get(senderKey) ?? { accountNonce: account.nonce, byNonce: new Map<bigint, ChainTransaction>() };
-    queue.accountNonce = account.nonce;
-    this.dropStale(queue);
+    const queue = this.senders.get(senderKey) ?? new SenderQueue(account.nonce);
+    for (const stale of queue.moveAccountNonce(account.nonce)) this.release(stale);
 
+    const nextExecutable = queue.nextExecutableNonce;
     if (this.byHash.has(hashKey)) {
-      throw new TransactionRejectedError(`${this.isExecutable(queue, tx.nonce) ? "pending" : "queued"} transaction with same hash already exists`);
+      throw new TransactionRejectedError(`${queue.isExecutable(tx.nonce) ? "pending" : "queued"} transaction with same hash already exists`);
     }
     if (tx.nonce < account.nonce) throw new TransactionRejectedError("transaction nonce too low");
-    if (tx.nonce >= account.nonce + maxNonceGap) throw new TransactionRejectedError("transaction nonce too high");
+    if (tx.nonce >= nextExecutable + maxNonceSlotsAheadOfPending) throw new TransactionRejectedError("transaction nonce too high");
     if (account.balance < upfrontCost(transaction)) throw new TransactionRejectedError("insufficient funds");
-    let costOfEarlier = 0n;
-    for (const [nonce, held] of queue.byNonce) if (nonce < tx.nonce) costOfEarlier += upfrontCost(held);
-    if (account.balance < costOfEarlier + upfrontCost(transaction)) {
+    if (account.balance < queue.costBelow(tx.nonce) + upfrontCost(transaction)) {
       throw new TransactionRejectedError("insufficient funds to pay for pending and new transactions");
     }
-    const replaced = queue.byNonce.get(tx.nonce);
+    const replaced = queue.get(tx.nonce);
     if (replaced !== undefined) {
       const oldPrice = replaced.tx.gasPrice;
       if (tx.gasPrice <= oldPrice || tx.gasPrice * 100n < oldPrice * (100n + replacementBumpPercent)) {
@@ -202,15 +197,15 @@ export class TransactionPool {
     const bytesAfter = this.heldBytes - (replaced?.raw.length ?? 0) + transaction.raw.length;
     if (countAfter > maxPoolTransactions || bytesAfter > maxPoolBytes) throw new TransactionRejectedError("txpool is full");
     if (replaced !== undefined) this.release(replaced);
-    queue.byNonce.set(tx.nonce, transaction);
+    queue.put(transaction);
     this.senders.set(senderKey, queue);
     this.byHash.set(hashKey, transaction);
     this.heldBytes += transaction.raw.length;
     this.options.observer?.held(transaction);
-    if (!this.isExecutable(queue, tx.nonce)) return "queued";
+    if (tx.nonce > nextExecutable) return "queued";
     // A replacement takes a pending place; a new nonce may also release the queued ones behind it.
     const newlyPending = [transaction];
-    if (replaced === undefined) for (let nonce = tx.nonce + 1n; queue.byNonce.has(nonce); nonce++) newlyPending.push(queue.byNonce.get(nonce)!);
+    if (replaced === undefined) for (let nonce = tx.nonce + 1n; nonce < queue.nextExecutableNonce; nonce++) newlyPending.push(queue.get(nonce)!);
     if (notify) this.notifyPending(newlyPending);
     return "pending";
   }
@@ -235,33 +230,27 @@ export class TransactionPool {
     const transaction = this.get(hash);
     if (transaction === undefined) return false;
     const queue = this.senders.get(bytesToUnprefixedHex(transaction.sender));
-    return queue !== undefined && this.isExecutable(queue, transaction.tx.nonce);
+    return queue !== undefined && queue.isExecutable(transaction.tx.nonce);
   }
 
   /** Executable transactions: per sender the nonces that follow the account's without a gap; senders in arrival order. */
   pending(): ChainTransaction[] {
     const result: ChainTransaction[] = [];
-    for (const queue of this.senders.values()) {
-      for (let nonce = queue.accountNonce; queue.byNonce.has(nonce); nonce++) result.push(queue.byNonce.get(nonce)!);
-    }
+    for (const queue of this.senders.values()) result.push(...queue.executable());
     return result;
   }
 
   /** Transactions waiting behind a nonce gap. */
   queued(): ChainTransaction[] {
     const result: ChainTransaction[] = [];
-    for (const queue of this.senders.values()) {
-      for (const [nonce, transaction] of queue.byNonce) if (!this.isExecutable(queue, nonce)) result.push(transaction);
-    }
+    for (const queue of this.senders.values()) result.push(...queue.queued());
     return result;
   }
 
   /** The nonce a new transaction of `sender` takes: after its account nonce and its executable transactions. */
   async nextNonce(sender: Uint8Array): Promise<bigint> {
     const queue = this.senders.get(bytesToUnprefixedHex(sender));
-    let nonce = queue?.accountNonce ?? (await this.options.readAccount(sender)).nonce;
-    while (queue?.byNonce.has(nonce)) nonce++;
-    return nonce;
+    return queue === undefined ? (await this.options.readAccount(sender)).nonce : queue.nextExecutableNonce;
   }
 
   /**
@@ -274,9 +263,8 @@ export class TransactionPool {
       const queue = this.senders.get(senderKey);
       this.release(transaction, blockWritten);
       if (queue === undefined) continue;
-      if (transaction.tx.nonce + 1n > queue.accountNonce) queue.accountNonce = transaction.tx.nonce + 1n;
-      this.dropStale(queue);
-      if (queue.byNonce.size === 0) this.senders.delete(senderKey);
+      if (transaction.tx.nonce + 1n > queue.accountNonce) for (const stale of queue.moveAccountNonce(transaction.tx.nonce + 1n)) this.release(stale);
+      if (queue.size === 0) this.senders.delete(senderKey);
     }
   }
 
@@ -284,8 +272,8 @@ export class TransactionPool {
   remove(transaction: ChainTransaction): void {
     const queue = this.senders.get(bytesToUnprefixedHex(transaction.sender));
     this.release(transaction);
-    if (queue?.byNonce.get(transaction.tx.nonce) === transaction) queue.byNonce.delete(transaction.tx.nonce);
-    if (queue?.byNonce.size === 0) this.senders.delete(bytesToUnprefixedHex(transaction.sender));
+    queue?.delete(transaction);
+    if (queue?.size === 0) this.senders.delete(bytesToUnprefixedHex(transaction.sender));
   }
 
   get size(): number {
@@ -309,19 +297,5 @@ export class TransactionPool {
     this.byHash.delete(hashKey);
     this.heldBytes -= held.raw.length;
     this.options.observer?.released(held, blockWritten);
-  }
-
-  private isExecutable(queue: SenderQueue, nonce: bigint): boolean {
-    for (let next = queue.accountNonce; next <= nonce; next++) if (!queue.byNonce.has(next)) return false;
-    return true;
-  }
-
-  private dropStale(queue: SenderQueue): void {
-    for (const [nonce, transaction] of queue.byNonce) {
-      if (nonce < queue.accountNonce) {
-        queue.byNonce.delete(nonce);
-        this.release(transaction);
-      }
-    }
   }
 }

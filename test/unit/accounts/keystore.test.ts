@@ -3,7 +3,7 @@
 // the MAC, and a key-store directory is written atomically with private file modes.
 import { expect } from "chai";
 import { encryptKeystoreJson, Wallet as EthersWallet } from "ethers";
-import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -154,6 +154,25 @@ describe("accounts: key-store directory", function () {
     expect(await storage.addresses()).to.deep.equal([address]);
     expect(await storage.filesFor(address)).to.deep.equal([file]);
     expect(await storage.filesFor("00".repeat(20))).to.deep.equal([]);
+  });
+
+  it("deletes only its own unfinished writes' temp files: regular files named .<uuid>.tmp", async () => {
+    expect(await storage.removeUnfinishedWrites(), "no folder yet").to.deep.equal([]);
+    const file = await encryptKey(privateKey, addressBytes, "pw");
+    await storage.write(file);
+    const [keyFile] = await readdir(directory);
+    const leftovers = [".0f8e2f4c-3a8b-4c1e-9d2a-5b7e6f1a2c3d.tmp", ".a1b2c3d4-e5f6-4789-abcd-ef0123456789.tmp"];
+    await writeFile(join(directory, leftovers[0]!), "");
+    await writeFile(join(directory, leftovers[1]!), JSON.stringify(file).slice(0, 100));
+    // Not the node's: other names, a folder and a link named as the node names temp files.
+    const kept = [".half-written.tmp", "backup.tmp", ".0F8E2F4C-3A8B-4C1E-9D2A-5B7E6F1A2C3D.tmp", ".11111111-2222-3333-4444-555555555555.tmp.json"];
+    for (const name of kept) await writeFile(join(directory, name), "a user's file");
+    await mkdir(join(directory, ".22222222-2222-3333-4444-555555555555.tmp"));
+    await symlink(join(directory, keyFile!), join(directory, ".33333333-2222-3333-4444-555555555555.tmp"));
+
+    expect((await storage.removeUnfinishedWrites()).sort()).to.deep.equal([...leftovers].sort());
+    expect((await readdir(directory)).sort()).to.deep.equal([keyFile!, ...kept, ".22222222-2222-3333-4444-555555555555.tmp", ".33333333-2222-3333-4444-555555555555.tmp"].sort());
+    expect(await storage.filesFor(address)).to.deep.equal([file]);
   });
 
   it("tells when other users can reach its folder", async () => {

@@ -1,7 +1,7 @@
-// The pool's capacity, with stand-in transactions: only the fields its rules read.
+// The pool's capacity and per-sender limits, with stand-in transactions: only the fields its rules read.
 import { expect } from "chai";
 import type { ChainTransaction } from "../../../src/chain/transactions.js";
-import { maxPoolBytes, maxPoolTransactions, TransactionPool, TransactionRejectedError } from "../../../src/txpool/transactionPool.js";
+import { maxNonceSlotsAheadOfPending, maxPoolBytes, maxPoolTransactions, TransactionPool, TransactionRejectedError } from "../../../src/txpool/transactionPool.js";
 
 let nextHash = 0;
 
@@ -62,5 +62,79 @@ describe("txpool/transactionPool capacity", () => {
     pool.remove(held[1]!);
     await pool.add(standIn(1_000_001, 0, size));
     expect(await refusal(pool, standIn(1_000_002, 0, 1))).to.equal("txpool is full");
+  });
+});
+
+describe("txpool/transactionPool per-sender limits", () => {
+  it("holds as many executable transactions of one sender as the pool's capacity allows", async () => {
+    const pool = emptyPool();
+    for (let nonce = 0; nonce < maxPoolTransactions; nonce++) expect(await pool.add(standIn(7, nonce))).to.equal("pending");
+    expect(pool.pending()).to.have.length(maxPoolTransactions);
+    expect(pool.queued()).to.deep.equal([]);
+    expect(await pool.nextNonce(standIn(7, 0).sender)).to.equal(BigInt(maxPoolTransactions));
+    expect(await refusal(pool, standIn(7, maxPoolTransactions))).to.equal("txpool is full");
+  });
+
+  it(`queues at most ${maxNonceSlotsAheadOfPending - 1n} transactions of a sender behind a gap, counted from its next executable nonce`, async () => {
+    const pool = emptyPool();
+    const executable = 40;
+    for (let nonce = 0; nonce < executable; nonce++) await pool.add(standIn(7, nonce));
+    // Nonce 40 is the gap; 41 to 55 are the 15 slots behind it, 56 is one too many.
+    const lastSlot = executable + Number(maxNonceSlotsAheadOfPending) - 1;
+    for (let nonce = executable + 1; nonce <= lastSlot; nonce++) expect(await pool.add(standIn(7, nonce))).to.equal("queued");
+    expect(await refusal(pool, standIn(7, lastSlot + 1))).to.equal("transaction nonce too high");
+    expect(pool.queued()).to.have.length(Number(maxNonceSlotsAheadOfPending) - 1);
+    expect(pool.size).to.equal(executable + Number(maxNonceSlotsAheadOfPending) - 1);
+    // Filling the gap makes the queued ones executable, and the slots move on behind them.
+    expect(await pool.add(standIn(7, executable))).to.equal("pending");
+    expect(pool.queued()).to.deep.equal([]);
+    expect(pool.pending()).to.have.length(lastSlot + 1);
+    expect(await pool.add(standIn(7, lastSlot + Number(maxNonceSlotsAheadOfPending)))).to.equal("queued");
+    expect(await refusal(pool, standIn(7, lastSlot + 1 + Number(maxNonceSlotsAheadOfPending)))).to.equal("transaction nonce too high");
+  });
+
+  it("counts the slots of a sender with nothing pending from its account nonce, as the reference does", async () => {
+    const pool = new TransactionPool({
+      readAccount: async () => ({ nonce: 5n, balance: 10n ** 18n }),
+      limits: () => ({ blockGasLimit: 10_000_000n, minimumGasPrice: 0n }),
+    });
+    expect(await pool.add(standIn(7, 5 + Number(maxNonceSlotsAheadOfPending) - 1))).to.equal("queued");
+    expect(await refusal(pool, standIn(7, 5 + Number(maxNonceSlotsAheadOfPending)))).to.equal("transaction nonce too high");
+    expect(await refusal(pool, standIn(7, 4))).to.equal("transaction nonce too low");
+  });
+});
+
+describe("txpool/transactionPool executable run", () => {
+  it("follows blocks, dropped transactions and a chain that went back", async () => {
+    let accountNonce = 0n;
+    const pool = new TransactionPool({
+      readAccount: async () => ({ nonce: accountNonce, balance: 10n ** 18n }),
+      limits: () => ({ blockGasLimit: 10_000_000n, minimumGasPrice: 0n }),
+    });
+    const sent = Array.from({ length: 30 }, (_, nonce) => standIn(7, nonce));
+    for (const transaction of sent) await pool.add(transaction);
+    const nonces = (transactions: readonly ChainTransaction[]) => transactions.map((transaction) => Number(transaction.tx.nonce));
+
+    // A block takes the first 10.
+    accountNonce = 10n;
+    pool.onBlockMined(sent.slice(0, 10));
+    expect(nonces(pool.pending())).to.deep.equal(nonces(sent.slice(10)));
+    // A transaction the builder drops holds the later ones back until its nonce comes again.
+    pool.remove(sent[20]!);
+    expect(nonces(pool.pending())).to.deep.equal(nonces(sent.slice(10, 20)));
+    expect(nonces(pool.queued())).to.deep.equal(nonces(sent.slice(21)));
+    expect(await pool.nextNonce(sent[0]!.sender)).to.equal(20n);
+    await pool.add(standIn(7, 20));
+    expect(pool.pending()).to.have.length(20);
+    // A failed block write takes the tip back: what the pool holds waits behind the gap it leaves.
+    accountNonce = 5n;
+    expect(await pool.add(standIn(7, 6))).to.equal("queued");
+    expect(pool.pending()).to.deep.equal([]);
+    expect(await pool.nextNonce(sent[0]!.sender)).to.equal(5n);
+    expect(await pool.add(standIn(7, 5))).to.equal("pending");
+    expect(await pool.add(standIn(7, 7))).to.equal("pending");
+    expect(await pool.add(standIn(7, 8))).to.equal("pending");
+    expect(await pool.add(standIn(7, 9))).to.equal("pending");
+    expect(nonces(pool.pending())).to.deep.equal(Array.from({ length: 25 }, (_, index) => index + 5));
   });
 });
