@@ -4,13 +4,17 @@
 // 20 ms). The heavy requests are those the issue found stalling the node (a 5 MB body of nested
 // arrays, eth_getProof with 70,000 storage keys, eth_call with a 20,000-account state override,
 // 8 struct-log traces at once) and the largest of each kind the node's limits let through.
+import { once } from "node:events";
+import { Worker } from "node:worker_threads";
 import { keccak_256 } from "@noble/hashes/sha3.js";
 import { recordResult, targetsOf } from "./results.js";
-import { runLoad } from "./loadClient.js";
+import type { LoadOptions, LoadResult } from "./loadClient.js";
 import { rpcBody } from "./chainClient.js";
 import { sendTraceLoop } from "./tracing.js";
 
 const probeSeconds = Number(process.env.BENCH_BOUNDS_SECONDS ?? 4);
+/** BENCH_BOUNDS_ONLY=getProof,traces keeps the heavy requests whose name holds one of these words. */
+const onlyNamesWith = process.env.BENCH_BOUNDS_ONLY?.split(",").filter(Boolean);
 /** The node's default limits (README flags table) the "at the limit" requests are sized by. */
 const proofKeysLimit = 1_024;
 const overrideAccountsLimit = 1_000;
@@ -80,6 +84,14 @@ async function repeat(url: string, heavy: HeavyRequest, body: string, until: Pro
   return { sent: times.length, medianMs: times[Math.floor(times.length / 2)] ?? Number.NaN, answer };
 }
 
+/** runLoad on a thread of its own (bench/probeWorker.ts). */
+async function probeFromOwnThread(options: LoadOptions): Promise<LoadResult> {
+  const worker = new Worker(new URL("./probeWorker.js", import.meta.url), { workerData: options });
+  const [result] = (await once(worker, "message")) as [LoadResult];
+  await worker.terminate();
+  return result;
+}
+
 function printProbe(name: string, p50Ms: number, p99Ms: number, detail: string): void {
   const verdict = recordResult(`eth_blockNumber during ${name}`, p99Ms, "ms", targetsOf("lower", [34, 20]), { p50Ms, detail });
   console.log(`${name.padEnd(44)} eth_blockNumber p50 ${p50Ms.toFixed(2).padStart(6)} ms  p99 ${p99Ms.toFixed(2).padStart(7)} ms  ${verdict}`);
@@ -89,7 +101,7 @@ function printProbe(name: string, p50Ms: number, p99Ms: number, detail: string):
 /** eth_blockNumber's latency on its own connection while each heavy request runs; `probe` is the Probe after fill(300). */
 export async function benchHeavyRequests(url: string, probe: string): Promise<void> {
   const blockNumberBody = rpcBody("eth_blockNumber", []);
-  const quiet = await runLoad({ url, body: blockNumberBody, connections: 1, durationMs: 1_000 });
+  const quiet = await probeFromOwnThread({ url, body: blockNumberBody, connections: 1, durationMs: 1_000 });
   printProbe("nothing else", quiet.p50Ms, quiet.p99Ms, "");
   const loop = await sendTraceLoop(url);
   const call = { to: `0x${"ab".repeat(20)}` };
@@ -107,8 +119,9 @@ export async function benchHeavyRequests(url: string, probe: string): Promise<vo
     { name: `${concurrentTraces} struct-log traces at once`, body: () => rpcBody("debug_traceTransaction", [loop.hash, { disableMemory: true }]), concurrency: concurrentTraces },
   ];
   for (const heavy of heavyRequests) {
+    if (onlyNamesWith !== undefined && !onlyNamesWith.some((word) => heavy.name.includes(word))) continue;
     const body = heavy.body();
-    const probing = runLoad({ url, body: blockNumberBody, connections: 1, durationMs: probeSeconds * 1000 });
+    const probing = probeFromOwnThread({ url, body: blockNumberBody, connections: 1, durationMs: probeSeconds * 1000 });
     const outcome = await repeat(url, heavy, body, probing);
     const probed = await probing;
     const size = (Buffer.byteLength(body) / 1e6).toFixed(2);

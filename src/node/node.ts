@@ -57,6 +57,7 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
     network,
     peers,
     responseLimitBytes: options.rpc.responseLimitBytes,
+    requestLimits: options.rpc,
     unlockAllowed: unlockAllowedOn(options.rpc),
     ...services,
   });
@@ -65,6 +66,7 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
     enabledModules,
     batchLimit: options.rpc.batchLimit,
     responseLimitBytes: options.rpc.responseLimitBytes,
+    jsonShapeLimits: { maxDepth: options.rpc.jsonDepthLimit, maxValues: options.rpc.jsonValueLimit },
     batchTimeLimitMs: options.chain.calls.timeLimitMs,
     prepareBatch,
     discoverDocumentJson: openRpcDocumentJson,
