@@ -16,9 +16,10 @@
 //   - evm_snapshot + evm_revert after 1,000 blocks (bench/devChain.ts);
 //   - debug_traceTransaction of a ~1.5M-gas, ~25,000-step transaction, stack and memory off (bench/tracing.ts);
 //   - a ~1.57M-gas call (300 hashes and stores) sent and mined under automine;
+//   - eth_blockNumber's p50/p99 on a connection of its own while heavy requests run (bench/heavyRequests.ts);
 //   - the figures also go to dist/bench/results/chain.json (bench/results.ts);
 //   - the node's resident memory (now and peak) at the end.
-// BENCH_ONLY=start-up,transfers,erc20,reads,call,logs,estimate,snapshot,trace,heavy picks workloads; BENCH_NODE_FLAGS="--cpu-prof
+// BENCH_ONLY=start-up,transfers,erc20,reads,call,logs,estimate,snapshot,trace,heavy,bounds picks workloads; BENCH_NODE_FLAGS="--cpu-prof
 // --cpu-prof-dir=DIR" profiles the node under load.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -29,13 +30,14 @@ import { deploy, developmentSigners, encodeTokenConstructor, median, memoryOf, m
 import { benchSnapshotRevert } from "./devChain.js";
 import { recordResult, targetsOf, writeResults, type Target } from "./results.js";
 import { runLoad, runSequences, type LoadResult } from "./loadClient.js";
+import { benchHeavyRequests } from "./heavyRequests.js";
 import { benchStructLogTrace } from "./tracing.js";
 
 const transfersPerSender = Number(process.env.BENCH_TRANSFERS_PER_SENDER ?? 250);
 const tokenTransfers = Number(process.env.BENCH_TOKEN_TRANSFERS ?? 1_000);
 const readSeconds = Number(process.env.BENCH_SECONDS ?? 10);
 const senderCount = 8;
-const selected = new Set((process.env.BENCH_ONLY ?? "start-up,transfers,erc20,batched,reads,call,logs,estimate,snapshot,trace,heavy").split(","));
+const selected = new Set((process.env.BENCH_ONLY ?? "start-up,transfers,erc20,batched,reads,call,logs,estimate,snapshot,trace,heavy,bounds").split(","));
 const nodeFlags = process.env.BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? [];
 const signers = developmentSigners();
 /** Milliseconds from spawn to the first answer of eth_blockNumber. */
@@ -198,11 +200,14 @@ function deployedProbe(node: NodeProcess): Promise<`0x${string}`> {
   return probeAddress;
 }
 
+/** fill(300) of the Probe: a hash and a store per round; after the first call each store changes a value. */
+function signedFill(probe: `0x${string}`): string {
+  return signedRaw(signers[7]!, { to: probe, data: `0x3fda5389${(300).toString(16).padStart(64, "0")}`, gasLimit: 7_000_000n });
+}
+
 async function benchHeavyCall(node: NodeProcess): Promise<void> {
   const probe = await deployedProbe(node);
-  const sender = signers[7]!;
-  // fill(300): a hash and a store per round; after the first call each store changes a value.
-  const fill = (): string => signedRaw(sender, { to: probe, data: `0x3fda5389${(300).toString(16).padStart(64, "0")}`, gasLimit: 7_000_000n });
+  const fill = () => signedFill(probe);
   await minedReceipt(node.url, await rpc<string>(node.url, "eth_sendRawTransaction", [fill()]));
   let gasUsed = 0n;
   const timing = await timeRuns(10, async () => {
@@ -241,6 +246,13 @@ async function benchGasEstimates(node: NodeProcess): Promise<void> {
   }
 }
 
+/** Heavy requests against other connections' eth_blockNumber, with storage behind the proofs' keys. */
+async function benchRequestBounds(node: NodeProcess): Promise<void> {
+  const probe = await deployedProbe(node);
+  await minedReceipt(node.url, await rpc<string>(node.url, "eth_sendRawTransaction", [signedFill(probe)]));
+  await benchHeavyRequests(node.url, probe);
+}
+
 async function benchBalanceReads(node: NodeProcess): Promise<void> {
   const body = rpcBody("eth_getBalance", [signers[0]!.address, "latest"]);
   await runLoad({ url: node.url, body, connections: 32, durationMs: 3_000 });
@@ -266,6 +278,7 @@ try {
     if (selected.has("heavy")) await benchHeavyCall(node);
     if (selected.has("snapshot")) await benchSnapshotRevert(node.url);
     if (selected.has("trace")) await benchStructLogTrace(node.url);
+    if (selected.has("bounds")) await benchRequestBounds(node);
     const memory = memoryOf(node.child.pid!);
     const verdict = recordResult("node memory (RSS)", memory.rssMiB, "MiB", targetsOf("lower", [6, 300]), { peakMiB: memory.peakMiB });
     console.log(`${"node memory".padEnd(34)} RSS ${memory.rssMiB.toFixed(0)} MiB now, ${memory.peakMiB.toFixed(0)} MiB peak  ${verdict}`);

@@ -56,12 +56,17 @@ async function sendAndWait(url: string, wallet: Wallet, fields: { to?: string; d
   throw new Error(`transaction ${hash} was not mined`);
 }
 
-/** Deploys the loop, runs it once, and times its struct-log trace (median of 10). */
-export async function benchStructLogTrace(url: string): Promise<void> {
+/** Deploys the loop and runs it once: the hash and receipt of a transaction of `expectedSteps` steps. */
+export async function sendTraceLoop(url: string): Promise<{ hash: string; receipt: Receipt }> {
   const wallet = new Wallet(keccak256(toUtf8Bytes("cow")));
   const deployment = await sendAndWait(url, wallet, { data: initCode, gasLimit: 500_000n });
   const contract = deployment.receipt.contractAddress!;
-  const loop = await sendAndWait(url, wallet, { to: contract, gasLimit: 2_000_000n });
+  return sendAndWait(url, wallet, { to: contract, gasLimit: 2_000_000n });
+}
+
+/** Deploys the loop, runs it once, and times its struct-log trace (median of 10). */
+export async function benchStructLogTrace(url: string): Promise<void> {
+  const loop = await sendTraceLoop(url);
 
   const options = { disableStack: true, disableMemory: true };
   const first = await rpc<{ structLogs?: unknown[] }>(url, "debug_traceTransaction", [loop.hash, options]);

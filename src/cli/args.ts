@@ -28,8 +28,14 @@ export const flagTable: readonly FlagSpec[] = [
   { flag: "--rpc-batch-limit", value: "N", help: `Most requests in one batch (default ${defaultNodeOptions.rpc.batchLimit}).` },
   { flag: "--rpc-body-limit", value: "BYTES", help: `Largest request body (default ${defaultNodeOptions.rpc.bodyLimitBytes}, 5 MiB).` },
   { flag: "--rpc-response-limit", value: "BYTES", help: `Largest answer, a whole batch included (default ${defaultNodeOptions.rpc.responseLimitBytes}, 10 MiB); calls past it answer -32011.` },
+  { flag: "--rpc-json-depth-limit", value: "N", help: `Deepest nesting of arrays and objects in a request body (default ${defaultNodeOptions.rpc.jsonDepthLimit}); deeper answers -32600 unparsed.` },
+  { flag: "--rpc-json-value-limit", value: "N", help: `Most array elements and object members in a request body, all levels together (default ${defaultNodeOptions.rpc.jsonValueLimit}); more answers -32600 unparsed.` },
+  { flag: "--proof-keys-limit", value: "N", help: `Most storage keys one eth_getProof may ask for (default ${defaultNodeOptions.rpc.proofKeysLimit}, as geth's eth_getStorageValues); more answers -32602.` },
+  { flag: "--override-accounts-limit", value: "N", help: `Most accounts an eth_call state override may name (default ${defaultNodeOptions.rpc.overrideAccountsLimit}); more answers -32602.` },
+  { flag: "--override-slots-limit", value: "N", help: `Most storage slots an eth_call state override may set, all accounts together (default ${defaultNodeOptions.rpc.overrideSlotsLimit}); more answers -32602.` },
   { flag: "--call-gas-cap", value: "GAS", help: `Most gas an eth_call or eth_estimateGas may use (default ${defaultNodeOptions.chain.calls.gasCap}); an eth_call naming more is refused, one naming none gets this much; eth_estimateGas searches up to it.` },
   { flag: "--call-timeout", value: "MS", help: `Longest an eth_call, a whole eth_estimateGas, a trace request or a whole batch may run, in milliseconds (default ${defaultNodeOptions.chain.calls.timeLimitMs}).` },
+  { flag: "--traces-at-once", value: "N", help: `Most trace requests (debug_trace*, trace_*) replaying at once (default ${defaultNodeOptions.chain.tracesAtOnce}); the others wait their turn within --call-timeout, then answer -32011.` },
   { flag: "--no-call-worker", help: "Run eth_call and eth_estimateGas on the main thread only (by default, on a chain on disk, calls on stored blocks run on a second thread)." },
   { flag: "--no-recovery-worker", help: "Recover the senders of received transactions on the main thread only (by default, on a machine with two cores or more, sends that arrive together, or further down a batch, have their senders recovered on a second thread)." },
   { flag: "--logs-block-range-limit", value: "N", help: `Most blocks one eth_getLogs or eth_getFilterLogs query may cover (default ${defaultNodeOptions.chain.logs.blockRangeLimit}); past it -32012.` },
@@ -111,6 +117,12 @@ function parsePositiveInteger(flag: string, text: string, { allowZero = false } 
   return value;
 }
 
+/** A positive integer flag's value, or `fallback` when the flag is not given. */
+function positiveIntegerFlag(flags: Record<string, string | boolean | undefined>, name: string, fallback: number): number {
+  const text = flags[name] as string | undefined;
+  return text === undefined ? fallback : parsePositiveInteger(`--${name}`, text);
+}
+
 function logOptionsFrom(flags: Record<string, string | boolean | undefined>, defaults: NodeOptions["chain"]["logs"]): NodeOptions["chain"]["logs"] {
   const flag = (name: string) => flags[name] as string | undefined;
   const blockRange = flag("logs-block-range-limit");
@@ -145,8 +157,14 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
         "rpc-batch-limit": { type: "string" },
         "rpc-body-limit": { type: "string" },
         "rpc-response-limit": { type: "string" },
+        "rpc-json-depth-limit": { type: "string" },
+        "rpc-json-value-limit": { type: "string" },
+        "proof-keys-limit": { type: "string" },
+        "override-accounts-limit": { type: "string" },
+        "override-slots-limit": { type: "string" },
         "call-gas-cap": { type: "string" },
         "call-timeout": { type: "string" },
+        "traces-at-once": { type: "string" },
         "no-call-worker": { type: "boolean" },
         "no-recovery-worker": { type: "boolean" },
         "logs-block-range-limit": { type: "string" },
@@ -207,6 +225,7 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
         callWorker: !(flags["no-call-worker"] ?? false),
         recoveryWorker: !(flags["no-recovery-worker"] ?? false),
         logs: logOptionsFrom(flags, defaults.chain.logs),
+        tracesAtOnce: positiveIntegerFlag(flags, "traces-at-once", defaults.chain.tracesAtOnce),
         keyStoreKdf,
       },
       logLevel,
@@ -222,6 +241,11 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
         bodyLimitBytes: flags["rpc-body-limit"] === undefined ? defaults.rpc.bodyLimitBytes : parsePositiveInteger("--rpc-body-limit", flags["rpc-body-limit"]),
         responseLimitBytes:
           flags["rpc-response-limit"] === undefined ? defaults.rpc.responseLimitBytes : parsePositiveInteger("--rpc-response-limit", flags["rpc-response-limit"]),
+        jsonDepthLimit: positiveIntegerFlag(flags, "rpc-json-depth-limit", defaults.rpc.jsonDepthLimit),
+        jsonValueLimit: positiveIntegerFlag(flags, "rpc-json-value-limit", defaults.rpc.jsonValueLimit),
+        proofKeysLimit: positiveIntegerFlag(flags, "proof-keys-limit", defaults.rpc.proofKeysLimit),
+        overrideAccountsLimit: positiveIntegerFlag(flags, "override-accounts-limit", defaults.rpc.overrideAccountsLimit),
+        overrideSlotsLimit: positiveIntegerFlag(flags, "override-slots-limit", defaults.rpc.overrideSlotsLimit),
       },
     },
   };

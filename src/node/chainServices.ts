@@ -224,7 +224,7 @@ export async function openChainServices(
       reportError: reportLogsError,
       reportDropping: (filterId, kept) => logsLog.warn({ filterId, kept }, "filter not polled: it keeps its newest changes and drops older ones until the next poll"),
     });
-    const tracer = new TraceService(common, state, chain, { ...defaultTraceServiceOptions, timeLimitMs: options.calls.timeLimitMs });
+    const tracer = new TraceService(common, state, chain, { ...defaultTraceServiceOptions, timeLimitMs: options.calls.timeLimitMs, maxConcurrent: options.tracesAtOnce });
     log.info({ location: store.location, head: Number(chain.head.number), mining: options.mining.kind }, "chain opened");
     return {
       common,

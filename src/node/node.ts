@@ -49,6 +49,7 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
     peers,
     responseLimitBytes: options.rpc.responseLimitBytes,
     keyExportAllowed: keyExportAllowedOn(options.rpc.host),
+    requestLimits: options.rpc,
     ...services,
   });
   const dispatcher = createDispatcher({
@@ -56,6 +57,7 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
     enabledModules,
     batchLimit: options.rpc.batchLimit,
     responseLimitBytes: options.rpc.responseLimitBytes,
+    jsonShapeLimits: { maxDepth: options.rpc.jsonDepthLimit, maxValues: options.rpc.jsonValueLimit },
     batchTimeLimitMs: options.chain.calls.timeLimitMs,
     prepareBatch,
     discoverDocumentJson: openRpcDocumentJson,

@@ -5,6 +5,7 @@ import type { CallLimits } from "../execution/callService.js";
 import { defaultLogOptions, type LogOptions } from "../logs/index.js";
 import type { MiningMode } from "../mining/miner.js";
 import { defaultRpcOptions, type RpcOptions } from "../rpc/options.js";
+import { defaultTraceServiceOptions } from "../tracing/index.js";
 
 export interface StorageOptions {
   /** Where the chain is kept; undefined means ./.chain-node/<network name>. */
@@ -32,6 +33,8 @@ export interface ChainOptions {
   recoveryWorker: boolean;
   /** Limits of log queries and the lifetime of filters. */
   logs: LogOptions;
+  /** Most trace requests (debug_trace*, trace_*) replaying at once; the others wait within --call-timeout. */
+  tracesAtOnce: number;
   /**
    * scrypt cost of the key files personal_newAccount and personal_importRawKey write: "light"
    * (n = 2^14, about 0.1 s per unlock here) or geth's "standard" (n = 2^18, about 1.9 s). Files of
@@ -63,6 +66,7 @@ export const defaultChainOptions: ChainOptions = {
   callWorker: true,
   recoveryWorker: true,
   logs: defaultLogOptions,
+  tracesAtOnce: defaultTraceServiceOptions.maxConcurrent,
   keyStoreKdf: "light",
 };
 

@@ -17,6 +17,7 @@ import {
   responseTooLargeError,
   storedDataDamagedError,
 } from "./errors.js";
+import { jsonShapeExcess, type JsonShapeLimits } from "./jsonShape.js";
 import { describeParamError } from "./paramErrors.js";
 
 /** What a handler learns about the call it serves. */
@@ -47,6 +48,8 @@ export interface DispatcherOptions {
   batchLimit: number;
   /** Largest answer in bytes, a whole batch included; calls past it answer -32011 and do not run. */
   responseLimitBytes: number;
+  /** Nesting and size a body may have before JSON.parse is given it (past them: -32600, nothing runs). */
+  jsonShapeLimits: JsonShapeLimits;
   /** The OpenRPC document served by rpc.discover, as JSON text. */
   discoverDocumentJson: string;
   /**
@@ -136,7 +139,7 @@ function successResponse(id: RequestId, result: unknown): string {
 }
 
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
-  const { enabledModules, batchLimit, responseLimitBytes, batchTimeLimitMs, log } = options;
+  const { enabledModules, batchLimit, responseLimitBytes, batchTimeLimitMs, jsonShapeLimits, log } = options;
   const debugEnabled = log.isLevelEnabled("debug");
   const discoverResult = new EncodedJson(options.discoverDocumentJson);
 
@@ -328,6 +331,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
 
   return {
     handle(body: string): MaybePromise<string | undefined> {
+      // Before JSON.parse, whose time grows with nesting and members, not only with bytes (jsonShape.ts).
+      const excess = jsonShapeExcess(body, jsonShapeLimits);
+      if (excess === "depth") return errorResponse(null, invalidRequestError(`JSON nested deeper than ${jsonShapeLimits.maxDepth} levels`));
+      if (excess === "values") return errorResponse(null, invalidRequestError(`more than ${jsonShapeLimits.maxValues} array elements and object members`));
       let message: unknown;
       try {
         message = JSON.parse(body);

@@ -98,6 +98,33 @@ function collectBody(request: IncomingMessage, limit: number, handlers: BodyHand
   request.on("error", onError);
 }
 
+/**
+ * How much of a refused body is read and dropped before the refusal is written. A client still
+ * sending when the connection closes gets a reset, and node:http clients then report EPIPE or
+ * ECONNRESET instead of the answer; dropped bytes cost no memory. Past this the answer goes out
+ * and the connection closes at once (a client sending 32 MiB past the limit is not reading).
+ */
+const refusedBodyDrainBytes = 32 * 1024 * 1024;
+
+/** Reads and drops the rest of a refused request's body (at most `limit` bytes), then calls `done`. */
+function drainBody(request: IncomingMessage, limit: number, done: () => void): void {
+  if (request.complete) return done();
+  let drained = 0;
+  const onData = (chunk: Buffer) => {
+    drained += chunk.length;
+    if (drained > limit) finish();
+  };
+  const finish = () => {
+    request.off("data", onData);
+    request.off("end", finish);
+    request.off("error", finish);
+    done();
+  };
+  request.on("data", onData);
+  request.on("end", finish);
+  request.on("error", finish);
+}
+
 /** Writes a refusal (an HTTP status with a JSON-RPC error body) on a bare response. */
 function writeRefusal(response: ServerResponse, status: number, code: number, message: string, extraHeaders: OutgoingHttpHeaders = {}): void {
   const body = refusalBody(code, message);
@@ -134,9 +161,11 @@ export function createRpcServer(options: RpcOptions, dispatcher: Dispatcher, log
     if (refusedType !== undefined) {
       return writeRefusal(response, 415, RpcErrorCode.InvalidRequest, `content type ${refusedType} is not accepted: use application/json`, corsHeaders);
     }
-    // The rest of an oversized body is not read: answer, then close the connection.
+    // An oversized body is read to its end and dropped (up to a bound), then answered, and the connection closed.
     const refuseTooLarge = () => writeRefusal(response, 413, RpcErrorCode.InvalidRequest, tooLargeMessage, { ...corsHeaders, connection: "close" });
-    if (Number(request.headers["content-length"] ?? 0) > options.bodyLimitBytes) return refuseTooLarge();
+    const declaredLength = Number(request.headers["content-length"] ?? 0);
+    if (declaredLength > options.bodyLimitBytes + refusedBodyDrainBytes) return refuseTooLarge();
+    if (declaredLength > options.bodyLimitBytes) return drainBody(request, refusedBodyDrainBytes, refuseTooLarge);
     const write = (text: string | undefined) => {
       if (text === undefined) response.writeHead(204, corsHeaders).end();
       else response.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(text), ...corsHeaders }).end(text);
@@ -151,7 +180,7 @@ export function createRpcServer(options: RpcOptions, dispatcher: Dispatcher, log
           failAnswer(response, error);
         }
       },
-      onTooLarge: refuseTooLarge,
+      onTooLarge: () => drainBody(request, refusedBodyDrainBytes, refuseTooLarge),
       // The client went away mid-body: nobody is left to answer.
       onError: reportConnectionError,
     });
@@ -226,6 +255,12 @@ export function createRpcServer(options: RpcOptions, dispatcher: Dispatcher, log
    * (see docs/design.md, "The POST path").
    */
   const handleRequest = (request: IncomingMessage, response: ServerResponse): void => {
+    // node:http keeps the first of several Host headers; HTTP/1.1 (RFC 9112, 3.2) wants a 400.
+    if ((request.headersDistinct.host?.length ?? 0) > 1) {
+      return drainBody(request, refusedBodyDrainBytes, () =>
+        writeRefusal(response, 400, RpcErrorCode.InvalidRequest, "more than one Host header", { connection: "close" }),
+      );
+    }
     const host = request.headers.host;
     if (!hostAllowed(host)) {
       return writeRefusal(response, 403, RpcErrorCode.InvalidRequest, `invalid host specified: ${hostnameOf(host!)} (names the node answers are set with --vhosts)`);

@@ -4,6 +4,7 @@ import type { Common } from "@ethereumjs/common";
 import type { Block } from "../chain/block.js";
 import type { Chain } from "../chain/chain.js";
 import type { ChainTransaction } from "../chain/transactions.js";
+import { ConcurrencyGate, GateWaitTimeoutError } from "../common/concurrencyGate.js";
 import { bytesToUnprefixedHex } from "../common/hex.js";
 import { ExecutionTimeoutError } from "../execution/engine.js";
 import type { StateDatabase } from "../state/stateDatabase.js";
@@ -24,6 +25,12 @@ export interface TraceServiceOptions {
   maxTracesPerRequest: number;
   /** Longest one request may replay, in milliseconds (past it: ExecutionTimeoutError). */
   timeLimitMs: number;
+  /**
+   * Most requests replaying at once; the others wait, within their time limit. Replays share the
+   * main thread in 10 ms slices, so more at once finish none sooner: each turn of the event loop
+   * would run a slice of every one, and other requests wait for all of those slices.
+   */
+  maxConcurrent: number;
 }
 
 /** trace_filter's selection, validated: blocks inclusive, addresses as lower-case hex without 0x. */
@@ -38,10 +45,11 @@ export interface FlatTraceFilter {
   count: number;
 }
 
-export const defaultTraceServiceOptions: TraceServiceOptions = { maxTracesPerRequest: 10_000, timeLimitMs: 5_000 };
+export const defaultTraceServiceOptions: TraceServiceOptions = { maxTracesPerRequest: 10_000, timeLimitMs: 5_000, maxConcurrent: 1 };
 
 export class TraceService {
   private readonly replay: ReplayDependencies;
+  private readonly gate: ConcurrencyGate;
 
   constructor(
     common: Common,
@@ -49,6 +57,7 @@ export class TraceService {
     private readonly chain: Chain,
     readonly options: TraceServiceOptions = defaultTraceServiceOptions,
   ) {
+    this.gate = new ConcurrencyGate(options.maxConcurrent);
     this.replay = {
       common,
       state,
@@ -57,9 +66,15 @@ export class TraceService {
     };
   }
 
-  /** When a request that starts now must be done. */
-  private deadline(): number {
-    return performance.now() + this.options.timeLimitMs;
+  /** Runs `work` with the deadline of a request that starts now, once fewer than maxConcurrent others run. */
+  private async inTurn<T>(work: (deadline: number) => Promise<T>): Promise<T> {
+    const deadline = performance.now() + this.options.timeLimitMs;
+    try {
+      return await this.gate.run(deadline, () => work(deadline));
+    } catch (error) {
+      if (error instanceof GateWaitTimeoutError) throw new ExecutionTimeoutError("tracing time limit reached while waiting for other traces");
+      throw error;
+    }
   }
 
   /** The block and position of a transaction of the main chain; undefined when it is not there. */
@@ -71,12 +86,13 @@ export class TraceService {
     return { block, index: location.index };
   }
 
-  private async traceOne<T>(transactionHash: Uint8Array, makeTracer: () => TransactionTracer<T>): Promise<T | undefined> {
-    const deadline = this.deadline();
-    const located = await this.locate(transactionHash);
-    if (located === undefined) return undefined;
-    const [trace] = await replayBlock(this.replay, located.block, located.index, (_transaction, index) => (index === located.index ? makeTracer() : undefined), deadline);
-    return trace;
+  private traceOne<T>(transactionHash: Uint8Array, makeTracer: () => TransactionTracer<T>): Promise<T | undefined> {
+    return this.inTurn(async (deadline) => {
+      const located = await this.locate(transactionHash);
+      if (located === undefined) return undefined;
+      const [trace] = await replayBlock(this.replay, located.block, located.index, (_transaction, index) => (index === located.index ? makeTracer() : undefined), deadline);
+      return trace;
+    });
   }
 
   /**
@@ -90,8 +106,11 @@ export class TraceService {
   }
 
   /** debug_traceBlockByHash: one trace per transaction, in block order; the struct logs of all share `structLogBytes`. */
-  async debugTraceBlock(block: Block, options: DebugTracerOptions, structLogBytes = maxStructLogBytes): Promise<StructLogTraceJson | BlockCallTrace[]> {
-    const deadline = this.deadline();
+  debugTraceBlock(block: Block, options: DebugTracerOptions, structLogBytes = maxStructLogBytes): Promise<StructLogTraceJson | BlockCallTrace[]> {
+    return this.inTurn((deadline) => this.traceBlockUntil(block, options, structLogBytes, deadline));
+  }
+
+  private async traceBlockUntil(block: Block, options: DebugTracerOptions, structLogBytes: number, deadline: number): Promise<StructLogTraceJson | BlockCallTrace[]> {
     if (options.tracer === "structLogTracer") {
       const budget = createStructLogBudget(structLogBytes);
       const traces = await replayBlock(this.replay, block, block.transactions.length - 1, () => new StructLogger(options, budget), deadline);
@@ -108,27 +127,32 @@ export class TraceService {
   }
 
   /** trace_transaction: undefined when the transaction is not in the main chain. */
-  async flatTransaction(transactionHash: Uint8Array): Promise<FlatTrace[] | undefined> {
-    const deadline = this.deadline();
-    const located = await this.locate(transactionHash);
-    if (located === undefined) return undefined;
-    const [traces] = await replayBlock(this.replay, located.block, located.index, (_transaction, index) => (index === located.index ? new FlatTracer(located.block) : undefined), deadline);
-    return traces ?? [];
+  flatTransaction(transactionHash: Uint8Array): Promise<FlatTrace[] | undefined> {
+    return this.inTurn(async (deadline) => {
+      const located = await this.locate(transactionHash);
+      if (located === undefined) return undefined;
+      const [traces] = await replayBlock(this.replay, located.block, located.index, (_transaction, index) => (index === located.index ? new FlatTracer(located.block) : undefined), deadline);
+      return traces ?? [];
+    });
   }
 
   /** trace_block: the traces of every transaction of the block, in order. */
-  async flatBlock(block: Block): Promise<FlatTrace[]> {
-    const deadline = this.deadline();
-    const perTransaction = await replayBlock(this.replay, block, block.transactions.length - 1, () => new FlatTracer(block), deadline);
-    return perTransaction.flat();
+  flatBlock(block: Block): Promise<FlatTrace[]> {
+    return this.inTurn(async (deadline) => {
+      const perTransaction = await replayBlock(this.replay, block, block.transactions.length - 1, () => new FlatTracer(block), deadline);
+      return perTransaction.flat();
+    });
   }
 
   /**
    * trace_filter: traces of the matching transactions of the blocks in range (beyond the head
    * ignored), in chain order, after skipping `after` of them; stops once `count` are found.
    */
-  async flatFilter(filter: FlatTraceFilter): Promise<FlatTrace[]> {
-    const deadline = this.deadline();
+  flatFilter(filter: FlatTraceFilter): Promise<FlatTrace[]> {
+    return this.inTurn((deadline) => this.flatFilterUntil(filter, deadline));
+  }
+
+  private async flatFilterUntil(filter: FlatTraceFilter, deadline: number): Promise<FlatTrace[]> {
     const found: FlatTrace[] = [];
     let toSkip = filter.after;
     const lastBlock = filter.toBlock < this.chain.head.number ? filter.toBlock : this.chain.head.number;

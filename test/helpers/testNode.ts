@@ -80,13 +80,14 @@ export async function startServerWithHandlers(
   const log = createLogger("info", capture.stream);
   const network = findNetworkProfile(33)!;
   const services = await openChainServices(network, { dataDir: undefined, inMemory: true }, { ...defaultNodeOptions.chain, ...options.chain }, log);
-  const methods = createRpcMethods({ clientVersion: "test", network, peers: createStandaloneNetwork(), responseLimitBytes: rpc.responseLimitBytes, keyExportAllowed: true, ...services });
+  const methods = createRpcMethods({ clientVersion: "test", network, peers: createStandaloneNetwork(), responseLimitBytes: rpc.responseLimitBytes, keyExportAllowed: true, requestLimits: rpc, ...services });
   const handlers: RpcHandlerSet = { ...methods.handlers, ...overrides };
   const dispatcher = createDispatcher({
     handlers,
     enabledModules: new Set(rpcNamespaces),
     batchLimit: rpc.batchLimit,
     responseLimitBytes: rpc.responseLimitBytes,
+    jsonShapeLimits: { maxDepth: rpc.jsonDepthLimit, maxValues: rpc.jsonValueLimit },
     batchTimeLimitMs: { ...defaultNodeOptions.chain, ...options.chain }.calls.timeLimitMs,
     prepareBatch: methods.prepareBatch,
     discoverDocumentJson: openRpcDocumentJson,

@@ -10,12 +10,14 @@ import type { AccountProof } from "../../state/stateProof.js";
 import type { StateDatabase } from "../../state/stateDatabase.js";
 import { resolveStateBlock } from "../blockParameters.js";
 import type { RpcCallContext } from "../dispatch.js";
-import { accountNotFoundError, stateNotFoundError } from "../errors.js";
+import { accountNotFoundError, invalidParamsError, stateNotFoundError } from "../errors.js";
+import type { RequestWorkLimits } from "../options.js";
 
 export interface EthAccountDependencies {
   chain: Chain;
   state: StateDatabase;
   wallet: Wallet;
+  requestLimits: RequestWorkLimits;
 }
 
 function formatProof(proof: AccountProof): ProofJson {
@@ -36,6 +38,7 @@ function formatProof(proof: AccountProof): ProofJson {
 
 export function createEthAccountHandlers(deps: EthAccountDependencies): Pick<NamespaceHandlers<"eth", RpcCallContext>, "eth_sign" | "eth_getProof"> {
   const { chain, state, wallet } = deps;
+  const { proofKeysLimit } = deps.requestLimits;
   return {
     eth_sign: ([address, message]) => {
       const signature = wallet.signMessage(hexToBytes(address), hexToBytes(message));
@@ -44,6 +47,9 @@ export function createEthAccountHandlers(deps: EthAccountDependencies): Pick<Nam
     },
     // "pending" never gets here: the parameter schema leaves it out (PendingTagNotSupported).
     eth_getProof: async ([address, storageKeys, block]) => {
+      if (storageKeys.length > proofKeysLimit) {
+        throw invalidParamsError(`invalid argument 1: ${storageKeys.length} storage keys, more than the limit of ${proofKeysLimit}`);
+      }
       const selected = await resolveStateBlock(chain, block);
       const proof = await state.prove(selected.header.fields.stateRoot, hexToBytes(address), storageKeys.map(storageSlotFromHex));
       if (proof === undefined) throw stateNotFoundError(bytesToHex(selected.hash));

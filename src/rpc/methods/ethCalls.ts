@@ -11,6 +11,7 @@ import type { StateDatabase } from "../../state/stateDatabase.js";
 import type { TransactionPool } from "../../txpool/transactionPool.js";
 import { findBlockByNumberOrTag } from "../blockParameters.js";
 import type { RpcCallContext } from "../dispatch.js";
+import type { RequestWorkLimits } from "../options.js";
 import {
   callGasCapExceededError,
   callNotExecutableError,
@@ -30,6 +31,7 @@ export interface EthCallDependencies {
   calls: CallService;
   /** The pool, for eth_estimateGas without a block: whether executable transactions wait. */
   pool: Pick<TransactionPool, "pending">;
+  requestLimits: RequestWorkLimits;
 }
 
 type CallHandlers = Pick<NamespaceHandlers<"eth", RpcCallContext>, "eth_call" | "eth_estimateGas">;
@@ -54,6 +56,22 @@ function toMessageCall(callObject: CallObject | EstimateGasCallObject): Omit<Mes
 
 function toStorageMap(slots: Record<string, string>): Map<Uint8Array, Uint8Array> {
   return new Map(Object.entries(slots).map(([slot, value]) => [hexToBytes(slot), hexToBytes(value)]));
+}
+
+/** Refuses an override set that names more accounts or writes more slots than the limits allow. */
+function checkOverrideSize(overrides: StateOverrideSet, limits: RequestWorkLimits): void {
+  const accounts = Object.values(overrides);
+  if (accounts.length > limits.overrideAccountsLimit) {
+    throw invalidParamsError(`invalid argument 2: the state override names ${accounts.length} accounts, more than the limit of ${limits.overrideAccountsLimit}`);
+  }
+  let slots = 0;
+  for (const fields of accounts) {
+    if (fields.state !== undefined) slots += Object.keys(fields.state).length;
+    if (fields.stateDiff !== undefined) slots += Object.keys(fields.stateDiff).length;
+  }
+  if (slots > limits.overrideSlotsLimit) {
+    throw invalidParamsError(`invalid argument 2: the state override sets ${slots} storage slots, more than the limit of ${limits.overrideSlotsLimit}`);
+  }
 }
 
 /** The override set as the engine applies it; two spellings of one address are refused. */
@@ -103,6 +121,7 @@ export function createEthCallHandlers(deps: EthCallDependencies): CallHandlers {
   return {
     eth_call: async ([callObject, block, overrides]) => {
       const call = toMessageCall(callObject);
+      if (overrides !== undefined) checkOverrideSize(overrides, deps.requestLimits);
       const stateOverrides = overrides === undefined ? undefined : toStateOverrides(overrides);
       const target = await resolveCallTarget(block);
       const result = await withErrorsMapped(() => calls.call(target, call, stateOverrides), (error) => executionErrorToRpc(error, callNotExecutableError));

@@ -31,12 +31,24 @@ describe("cli/args", () => {
     ]);
     expect(options.rpc).to.deep.equal({
       host: "0.0.0.0", port: 8545, modules: "eth,net", corsOrigins: ["http://a.test", "http://b.test"], allowedHosts: ["chain.test", "node.test"], batchLimit: 7, bodyLimitBytes: 2048, responseLimitBytes: 4096,
-      allowInsecureUnlock: true,
+      allowInsecureUnlock: true, jsonDepthLimit: 128, jsonValueLimit: 20_000, proofKeysLimit: 1_024, overrideAccountsLimit: 1_000, overrideSlotsLimit: 10_000,
     });
     expect(options.networkId).to.equal(31);
     expect(options.storage).to.deep.equal({ dataDir: "/tmp/x", inMemory: false });
     expect(options.logLevel).to.equal("debug");
     expect(options.chain.calls).to.deep.equal({ gasCap: 1_000_000n, timeLimitMs: 250 });
+  });
+
+  it("maps the request work limits onto the options, and refuses 0", () => {
+    const options = runOptions([
+      "--rpc-json-depth-limit", "16", "--rpc-json-value-limit", "500", "--proof-keys-limit", "8", "--override-accounts-limit", "3", "--override-slots-limit", "9", "--traces-at-once", "2",
+    ]);
+    expect(options.rpc).to.include({ jsonDepthLimit: 16, jsonValueLimit: 500, proofKeysLimit: 8, overrideAccountsLimit: 3, overrideSlotsLimit: 9 });
+    expect(options.chain.tracesAtOnce).to.equal(2);
+    expect(runOptions([]).chain.tracesAtOnce).to.equal(1);
+    for (const flag of ["--rpc-json-depth-limit", "--rpc-json-value-limit", "--proof-keys-limit", "--override-accounts-limit", "--override-slots-limit", "--traces-at-once"]) {
+      expect(() => parseCommandLine([flag, "0"]), flag).to.throw(UsageError, /positive integer/);
+    }
   });
 
   it("maps the log and filter flags onto the chain options", () => {

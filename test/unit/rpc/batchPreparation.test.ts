@@ -30,6 +30,7 @@ describe("rpc/dispatch: preparing a batch", () => {
     enabledModules: new Set(["eth", "web3"]),
     batchLimit: 10,
     responseLimitBytes: 1 << 20,
+    jsonShapeLimits: { maxDepth: 128, maxValues: 20_000 },
     discoverDocumentJson: "{}",
     prepareBatch: (requests) => {
       told.push([...requests]);
@@ -74,6 +75,7 @@ describe("rpc/dispatch: preparing a batch", () => {
       enabledModules: new Set(["eth"]),
       batchLimit: 10,
       responseLimitBytes: 60,
+      jsonShapeLimits: { maxDepth: 128, maxValues: 20_000 },
       discoverDocumentJson: "{}",
       prepareBatch: () => () => events.push("finished"),
       log: createLogger("silent"),
