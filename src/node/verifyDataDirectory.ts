@@ -1,11 +1,12 @@
 // `chain-node verify`: everything a data directory holds, checked while no node runs on it.
-// First LevelDB's own files, every table read (storage/leveldb/filesCheck.ts), and the node's
-// write-ahead log, without opening the database: opened, LevelDB would drop damaged log records
+// First LevelDB's own files, every table read (storage/leveldb/filesCheck.ts), the node's
+// write-ahead log and the key files, without opening the database: opened, LevelDB would drop damaged log records
 // and serve damaged blocks, so damage there ends the check. Then, through the store: every
 // canonical block from the head down to genesis (chain/integrity.ts, each transaction's sender
 // recovered again) and every node of the head's state (state/stateWalk.ts).
-import { stat } from "node:fs/promises";
+import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
+import { keystoreAddress, KeystoreFormatError } from "../accounts/keystore.js";
 import type { Block } from "../chain/block.js";
 import { findCanonicalDamage } from "../chain/integrity.js";
 import { BlockHeader } from "../chain/header.js";
@@ -34,6 +35,26 @@ export interface VerifyReport {
   readonly accounts: number;
 }
 
+/**
+ * Key files that cannot be read as such: not JSON, not a v3 key file, or naming another address
+ * than their geth-style file name. (Damage inside the encrypted key shows only at unlock: its MAC
+ * needs the passphrase.)
+ */
+async function findKeyStoreDamage(keyStore: string): Promise<string[]> {
+  const names = await readdir(keyStore).catch(() => [] as string[]);
+  const problems: string[] = [];
+  for (const name of names.filter((candidate) => !candidate.startsWith(".")).sort()) {
+    try {
+      const address = keystoreAddress(JSON.parse(await readFile(join(keyStore, name), "utf8")));
+      const named = /--([0-9a-fA-F]{40})$/.exec(name)?.[1]?.toLowerCase();
+      if (named !== undefined && named !== address) problems.push(`key file keystore/${name} holds the key of 0x${address}, not of the address its name gives`);
+    } catch (error) {
+      problems.push(`key file keystore/${name} cannot be read as a key file: ${error instanceof KeystoreFormatError ? error.message : "it is not JSON"}`);
+    }
+  }
+  return problems;
+}
+
 /** Problems beyond this many are counted, not listed. */
 const listedProblems = 1000;
 
@@ -57,10 +78,16 @@ export async function verifyDataDirectory(directory: string, onProgress: (progre
   onProgress({ phase: "files" });
   const log = WriteAheadLog.read(join(directory, writeAheadLogFileName));
   if (log.end === "damaged") report(`${writeAheadLogFileName}: ${log.damage}`);
+  if (log.torn !== undefined) {
+    const batch = log.torn.sequence === undefined ? "a write" : `the write of batch ${log.torn.sequence}`;
+    report(`${writeAheadLogFileName} ends with ${batch} cut short (${log.torn.bytes} bytes): a crash interrupted it before it was acknowledged, or the file was cut; the node drops it at its next start`);
+  }
   const files = await checkLevelFiles(directory, { everyTable: true, nodeLogHoldsBatches: log.records.length > 0 });
   files.damage.forEach(report);
+  for (const torn of files.tornLogs) report(`${torn}: a write a crash interrupted, which LevelDB drops at open (the batch is still in ${writeAheadLogFileName}, which the node applies again)`);
   if (problems.length > 0) return finish({ tablesRead: files.tablesRead, blocksChecked: 0n, stateNodes: 0, accounts: 0 });
   await files.recordChecked();
+  for (const problem of await findKeyStoreDamage(join(directory, "keystore"))) report(problem);
 
   let store;
   try {

@@ -68,7 +68,7 @@ export async function startListeningProcess(script: string, args: string[], time
     });
     child.once("exit", (code) => {
       clearTimeout(timer);
-      reject(new Error(`node exited with ${code} before listening; stderr: ${stderr}`));
+      reject(new Error(`node exited with ${code} before listening; stdout: ${lines.join("\n")}; stderr: ${stderr}`));
     });
   });
   return {

@@ -34,6 +34,8 @@ export interface LevelFilesCheckOptions {
 export interface LevelFilesCheck {
   /** Each problem found, with the file it is in. */
   readonly damage: string[];
+  /** LevelDB logs whose last record is cut short and taken for a torn write (the node's log holds batches). */
+  readonly tornLogs: string[];
   /** Tables read (checked now rather than known from the record). */
   readonly tablesRead: number;
   /** Records the tables found whole as checked, for the next start. */
@@ -74,11 +76,13 @@ export async function checkLevelFiles(directory: string, options: LevelFilesChec
   const crc32c = await createCrc32c();
   const names = new Set(await readdir(directory));
   const damage: string[] = [];
+  const tornLogs: string[] = [];
   const record = await readRecord(directory);
   const checked = new Map<string, string>();
   let tablesRead = 0;
   const result = (): LevelFilesCheck => ({
     damage,
+    tornLogs,
     tablesRead,
     recordChecked: () => writeFile(join(directory, checkedTablesFileName), [...checked].map(([name, identity]) => `${name} ${identity}\n`).join("")),
   });
@@ -93,8 +97,9 @@ export async function checkLevelFiles(directory: string, options: LevelFilesChec
     if (logNumber === undefined || (Number(logNumber) < manifest.logNumber && Number(logNumber) !== manifest.previousLogNumber)) continue;
     const contents = readLevelLog(await readFile(join(directory, name)), crc32c);
     if (contents.damage !== undefined) damage.push(`${name}: ${contents.damage}`);
-    else if (contents.tornAt !== undefined && !options.nodeLogHoldsBatches) {
-      damage.push(`${name}: its last record, at byte ${contents.tornAt}, runs past the end of the file although the node's log holds no batch LevelDB could lack`);
+    else if (contents.tornAt !== undefined) {
+      if (options.nodeLogHoldsBatches) tornLogs.push(`${name}: its last record, at byte ${contents.tornAt}, runs past the end of the file`);
+      else damage.push(`${name}: its last record, at byte ${contents.tornAt}, runs past the end of the file although the node's log holds no batch LevelDB could lack`);
     }
   }
   for (const [number, bytes] of manifest.tables) {
