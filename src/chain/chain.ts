@@ -19,7 +19,7 @@ import { metadataNames, storeKeys } from "../storage/keys.js";
 import { Block } from "./block.js";
 import { ChainHeadListeners, type BlockWithReceipts, type ChainHeadListener, type ListenerErrorReporter } from "./events.js";
 import { buildGenesisBlock, type GenesisSpec } from "./genesis.js";
-import { findCanonicalDamage, startupCheckedBlocks } from "./integrity.js";
+import { findCanonicalDamage, startupCheckedBlocks, startupCheckedBytes } from "./integrity.js";
 import { BlockHeader } from "./header.js";
 import { decodeBlockReceipts, encodeBlockReceipts, type ChainReceipt } from "./receipts.js";
 
@@ -158,7 +158,7 @@ export class Chain {
       throw new DataDirectoryError(`${store.location} is damaged: the state of head block ${head.number} is missing`);
     }
     const lowest = head.number >= startupCheckedBlocks ? head.number - startupCheckedBlocks + 1n : 0n;
-    const damage = findCanonicalDamage(store, common, { headHash: head.hash, headNumber: head.number, lowest }).next();
+    const damage = findCanonicalDamage(store, { headHash: head.hash, headNumber: head.number, lowest, byteBudget: startupCheckedBytes }).next();
     if (!damage.done) {
       throw new DataDirectoryError(
         `${store.location} is damaged: canonical block ${damage.value.number}: ${damage.value.problem}. The node does not serve a chain with holes or wrong blocks; ` +

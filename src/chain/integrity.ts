@@ -1,34 +1,40 @@
-// What the store must hold for every canonical block, read back and checked: the canonical index
-// names a header that hashes to its key and carries that number; the body matches the header's
-// transactions root and uncles hash; the receipts match its receipts root; each transaction's
-// location points back at its block; the total difficulty adds up; each block's parent is the
-// canonical block before it. The node checks the blocks near the head at every start (a damaged
-// store is refused, naming the first bad block); `chain-node verify` checks them all.
-import type { Common } from "@ethereumjs/common";
+// What the store must hold for every canonical block, read back and checked. Every start checks
+// the blocks near the head for what a crash or lost writes would leave: the canonical index names
+// a header that hashes to its key and carries that number, whose parent is the canonical block
+// before it, with its total difficulty, a body and as many receipts as transactions (damaged bytes
+// are what LevelDB's checksums, checked before opening, find). `chain-node verify` checks every
+// block thoroughly as well: the body against the header's transactions root and uncles hash, the
+// receipts against its receipts root, each transaction's location pointing back at its block, each
+// sender against its signature, and the total difficulties adding up.
 import { RLP } from "@ethereumjs/rlp";
 import { bytesToBigInt, equalsBytes } from "@ethereumjs/util";
 import { keccak256 } from "../common/crypto.js";
 import { bytesToHex } from "../common/hex.js";
+import { rlpListItems, rlpListLength } from "../common/rlp.js";
 import type { KeyValueStore } from "../storage/keyValueStore.js";
 import { storeKeys } from "../storage/keys.js";
-import { Block } from "./block.js";
 import { BlockHeader } from "./header.js";
 import { indexedTrieRoot } from "./indexedTrie.js";
 import { decodeBlockReceipts, encodeReceiptForTrie } from "./receipts.js";
 
-/** Blocks from the head back that every start checks: a few milliseconds. */
+/**
+ * What every start checks from the head back: this many blocks (some 30 µs each for small blocks:
+ * five reads and a hash), or fewer once their bodies and receipts add up to startupCheckedBytes
+ * (reading large values from LevelDB costs some 17 µs per 10 KB here), so that the check takes a
+ * few tens of milliseconds at most whatever the blocks hold.
+ */
 export const startupCheckedBlocks = 256n;
+export const startupCheckedBytes = 8 * 1024 * 1024;
+
+/** Positions in the header's RLP list (chain/header.ts). */
+const headerFieldCount = 19;
+const headerParentHashField = 0;
+const headerNumberField = 8;
 
 /** A canonical block the store does not hold whole, and why. */
 export interface BlockDamage {
   readonly number: bigint;
   readonly problem: string;
-}
-
-/** What the walk knows of the block above the one checked: its parent hash and total difficulty. */
-interface ChildLink {
-  readonly parentHash: Uint8Array;
-  readonly parentTotalDifficulty: bigint | undefined;
 }
 
 export interface CanonicalWalkOptions {
@@ -37,77 +43,140 @@ export interface CanonicalWalkOptions {
   readonly headNumber: bigint;
   /** The lowest block checked. */
   readonly lowest: bigint;
-  /** Also recover each transaction's sender from its signature and compare it with the stored one (slow: `verify`). */
-  readonly recoverSenders?: (block: Block) => string | undefined;
+  /** Stop below the block at which this many bytes of bodies and receipts have been read (the head's are always read). */
+  readonly byteBudget?: number;
+  /**
+   * Check each block's contents too (`verify`): roots, uncles, transaction locations, total
+   * difficulties, and the senders with this recovery (answers the problem, if any).
+   */
+  readonly thorough?: { readonly recoverSenders: (raws: readonly Uint8Array[], senders: readonly Uint8Array[]) => string | undefined };
   /** Called after each block with its number. */
   readonly onBlock?: (number: bigint) => void;
 }
 
+/** What the walk knows of the block above the one checked: its parent hash and total difficulty. */
+interface ChildLink {
+  readonly parentHash: Uint8Array;
+  readonly parentTotalDifficulty: bigint | undefined;
+}
+
+/**
+ * A block's stored body, RLP([[raw transaction...], [sender...], [uncle header...]]), split into
+ * its three lists, each still encoded: a start counts their items without decoding any.
+ */
+interface StoredBody {
+  readonly transactions: Uint8Array;
+  readonly senders: Uint8Array;
+  readonly uncles: Uint8Array;
+  readonly transactionCount: number;
+}
+
+function splitStoredBody(encoded: Uint8Array): StoredBody {
+  const parts = rlpListItems(encoded);
+  if (parts.length !== 3) throw new Error("malformed body");
+  const [transactions, senders, uncles] = parts as [Uint8Array, Uint8Array, Uint8Array];
+  const transactionCount = rlpListLength(transactions);
+  if (transactionCount !== rlpListLength(senders)) throw new Error("malformed body");
+  rlpListLength(uncles);
+  return { transactions, senders, uncles, transactionCount };
+}
+
+/** An item's payload: a raw transaction's or a sender's bytes as stored. */
+const payloadOf = (item: Uint8Array) => RLP.decode(item) as Uint8Array;
+
+/** The contents' checks of `verify`: answers the problems found and the parent's total difficulty. */
+function checkContents(store: KeyValueStore, hash: Uint8Array, header: BlockHeader, body: StoredBody, receipts: Uint8Array, totalDifficulty: bigint | undefined, thorough: NonNullable<CanonicalWalkOptions["thorough"]>) {
+  const problems: string[] = [];
+  const raws = rlpListItems(body.transactions).map(payloadOf);
+  if (!equalsBytes(indexedTrieRoot(raws), header.fields.transactionsRoot)) problems.push("its transactions do not match the header's transactions root");
+  let uncles: BlockHeader[] = [];
+  try {
+    uncles = rlpListItems(body.uncles).map((uncle) => BlockHeader.decode(uncle));
+    if (!equalsBytes(keccak256(RLP.encode(uncles.map((uncle) => uncle.encoded))), header.fields.unclesHash)) problems.push("its uncles do not match the header's uncles hash");
+  } catch {
+    problems.push("its uncles do not decode");
+  }
+  const senderProblem = thorough.recoverSenders(raws, rlpListItems(body.senders).map(payloadOf));
+  if (senderProblem !== undefined) problems.push(senderProblem);
+  raws.forEach((raw, index) => {
+    const transactionHash = keccak256(raw);
+    const location = store.getSync(storeKeys.transactionLocation(transactionHash));
+    const [blockHash, position] = location === undefined ? [] : (RLP.decode(location) as Uint8Array[]);
+    if (blockHash === undefined || !equalsBytes(blockHash, hash) || bytesToBigInt(position!) !== BigInt(index)) {
+      problems.push(`the location of its transaction ${index} (${bytesToHex(transactionHash)}) ${location === undefined ? "is missing" : "points elsewhere"}`);
+    }
+  });
+  try {
+    if (!equalsBytes(indexedTrieRoot(decodeBlockReceipts(receipts).map(encodeReceiptForTrie)), header.fields.receiptsRoot)) problems.push("its receipts do not match the header's receipts root");
+  } catch {
+    problems.push("its receipts do not decode");
+  }
+  const cumulativeDifficulty = uncles.reduce((sum, uncle) => sum + uncle.fields.difficulty, header.fields.difficulty);
+  return { problems, parentTotalDifficulty: totalDifficulty === undefined ? undefined : totalDifficulty - cumulativeDifficulty };
+}
+
 /** Checks one canonical block read straight from the store; answers its problems and what its parent must match. */
-function checkBlock(store: KeyValueStore, common: Common, number: bigint, hash: Uint8Array, child: ChildLink | undefined, options: CanonicalWalkOptions): { problems: string[]; link: ChildLink | undefined } {
+function checkBlock(store: KeyValueStore, number: bigint, hash: Uint8Array, child: ChildLink | undefined, options: CanonicalWalkOptions): { problems: string[]; link: ChildLink | undefined; bytesRead?: number } {
   const problems: string[] = [];
   if (child !== undefined && !equalsBytes(child.parentHash, hash)) problems.push(`block ${number + 1n} names ${bytesToHex(child.parentHash)} as its parent, not the canonical ${bytesToHex(hash)}`);
   const encodedHeader = store.getSync(storeKeys.header(hash));
   if (encodedHeader === undefined) return { problems: [...problems, `its header ${bytesToHex(hash)} is missing`], link: undefined };
-  let header: BlockHeader;
+  // The stored bytes themselves must hash to the key (the block hash is keccak-256 of them).
+  const storedHash = keccak256(encodedHeader);
+  if (!equalsBytes(storedHash, hash)) problems.push(`its header, stored under ${bytesToHex(hash)}, hashes to ${bytesToHex(storedHash)}`);
+  let fields: Uint8Array[];
   try {
-    header = BlockHeader.decode(encodedHeader);
+    fields = rlpListItems(encodedHeader).map(payloadOf);
+    if (fields.length !== headerFieldCount) throw new Error();
   } catch {
     return { problems: [...problems, `its header ${bytesToHex(hash)} does not decode`], link: undefined };
   }
-  if (!equalsBytes(header.hash, hash)) problems.push(`its header, stored under ${bytesToHex(hash)}, hashes to ${bytesToHex(header.hash)}`);
-  if (header.number !== number) problems.push(`its header carries number ${header.number}`);
+  const headerNumber = bytesToBigInt(fields[headerNumberField]!);
+  if (headerNumber !== number) problems.push(`its header carries number ${headerNumber}`);
   const storedDifficulty = store.getSync(storeKeys.totalDifficulty(hash));
   const totalDifficulty = storedDifficulty === undefined ? undefined : bytesToBigInt(storedDifficulty);
   if (totalDifficulty === undefined) problems.push("its total difficulty is missing");
   const encodedBody = store.getSync(storeKeys.body(hash));
-  let block: Block | undefined;
+  let body: StoredBody | undefined;
   try {
-    block = encodedBody === undefined ? undefined : Block.decodeBody(header, encodedBody, common);
+    body = encodedBody === undefined ? undefined : splitStoredBody(encodedBody);
   } catch {
     problems.push("its body does not decode");
   }
   if (encodedBody === undefined) problems.push("its body is missing");
-  if (block !== undefined) {
-    if (!equalsBytes(indexedTrieRoot(block.transactions.map((transaction) => transaction.raw)), header.fields.transactionsRoot)) problems.push("its transactions do not match the header's transactions root");
-    if (!equalsBytes(keccak256(RLP.encode(block.uncles.map((uncle) => uncle.encoded))), header.fields.unclesHash)) problems.push("its uncles do not match the header's uncles hash");
-    const senderProblem = options.recoverSenders?.(block);
-    if (senderProblem !== undefined) problems.push(senderProblem);
-    block.transactions.forEach((transaction, index) => {
-      const location = store.getSync(storeKeys.transactionLocation(transaction.hash));
-      const [blockHash, position] = location === undefined ? [] : (RLP.decode(location) as Uint8Array[]);
-      if (blockHash === undefined || !equalsBytes(blockHash, hash) || bytesToBigInt(position!) !== BigInt(index)) {
-        problems.push(`the location of its transaction ${index} (${bytesToHex(transaction.hash)}) ${location === undefined ? "is missing" : "points elsewhere"}`);
-      }
-    });
-    if (child?.parentTotalDifficulty !== undefined && totalDifficulty !== undefined && child.parentTotalDifficulty !== totalDifficulty) {
-      problems.push(`its total difficulty ${totalDifficulty} is not that of block ${number + 1n} less its difficulty (${child.parentTotalDifficulty})`);
-    }
-  }
-  const encodedReceipts = store.getSync(storeKeys.receipts(hash));
-  if (encodedReceipts === undefined) problems.push("its receipts are missing");
-  else {
+  const receipts = store.getSync(storeKeys.receipts(hash));
+  if (receipts === undefined) problems.push("its receipts are missing");
+  else if (body !== undefined) {
+    let count: number | undefined;
     try {
-      const receipts = decodeBlockReceipts(encodedReceipts);
-      if (block !== undefined && receipts.length !== block.transactions.length) problems.push(`it has ${receipts.length} receipts for ${block.transactions.length} transactions`);
-      else if (!equalsBytes(indexedTrieRoot(receipts.map(encodeReceiptForTrie)), header.fields.receiptsRoot)) problems.push("its receipts do not match the header's receipts root");
+      count = rlpListLength(receipts);
     } catch {
-      problems.push("its receipts do not decode");
+      count = undefined;
     }
+    if (count === undefined) problems.push("its receipts do not decode");
+    else if (count !== body.transactionCount) problems.push(`it has ${count} receipts for ${body.transactionCount} transactions`);
   }
-  const link = { parentHash: header.fields.parentHash, parentTotalDifficulty: totalDifficulty === undefined || block === undefined ? undefined : totalDifficulty - block.cumulativeDifficulty };
-  return { problems, link };
+  let parentTotalDifficulty: bigint | undefined;
+  if (options.thorough !== undefined && body !== undefined && receipts !== undefined) {
+    const contents = checkContents(store, hash, BlockHeader.decode(encodedHeader), body, receipts, totalDifficulty, options.thorough);
+    problems.push(...contents.problems);
+    if (child?.parentTotalDifficulty !== undefined && totalDifficulty !== undefined && child.parentTotalDifficulty !== totalDifficulty) {
+      problems.push(`its total difficulty ${totalDifficulty} is not that of block ${number + 1n} less that block's difficulty (${child.parentTotalDifficulty})`);
+    }
+    parentTotalDifficulty = contents.parentTotalDifficulty;
+  }
+  return { problems, link: { parentHash: fields[headerParentHashField]!, parentTotalDifficulty }, bytesRead: (encodedBody?.length ?? 0) + (receipts?.length ?? 0) };
 }
 
 /**
  * Walks the canonical chain from the head down to `lowest`, reading every block straight from the
- * store, and yields each damaged block with its problems (one entry per problem), in order from
- * the head down. Cheap enough for the node's start over a window of blocks: no execution, no
- * state, no signature unless asked.
+ * store, and yields each damaged block with its problems (one entry per problem), from the head
+ * down.
  */
-export function* findCanonicalDamage(store: KeyValueStore, common: Common, options: CanonicalWalkOptions): Generator<BlockDamage> {
+export function* findCanonicalDamage(store: KeyValueStore, options: CanonicalWalkOptions): Generator<BlockDamage> {
   let child: ChildLink | undefined;
-  for (let number = options.headNumber; number >= options.lowest; number--) {
+  let bytesRead = 0;
+  for (let number = options.headNumber; number >= options.lowest && bytesRead < (options.byteBudget ?? Infinity); number--) {
     const hash = number === options.headNumber ? options.headHash : store.getSync(storeKeys.canonicalHash(number));
     if (hash === undefined) {
       yield { number, problem: "the canonical index has no entry for it" };
@@ -117,9 +186,10 @@ export function* findCanonicalDamage(store: KeyValueStore, common: Common, optio
         const indexed = store.getSync(storeKeys.canonicalHash(number));
         if (indexed === undefined || !equalsBytes(indexed, hash)) yield { number, problem: `the canonical index does not name the head ${bytesToHex(hash)}` };
       }
-      const { problems, link } = checkBlock(store, common, number, hash, child, options);
-      for (const problem of problems) yield { number, problem };
-      child = link;
+      const checked = checkBlock(store, number, hash, child, options);
+      for (const problem of checked.problems) yield { number, problem };
+      child = checked.link;
+      bytesRead += checked.bytesRead ?? 0;
     }
     options.onBlock?.(number);
   }

@@ -203,3 +203,52 @@ export function installFastRlp(): void {
   shared.encode = encodeRlp;
   shared.decode = decodeRlp;
 }
+
+/** Where an RLP item at `offset` keeps its payload, and where it ends; whether it is a list. */
+function rlpItemAt(encoded: Uint8Array, offset: number): { payload: number; end: number; list: boolean } {
+  const first = encoded[offset];
+  if (first === undefined) throw new Error("RLP: item past the end");
+  let payload = offset + 1;
+  let length: number;
+  const list = first >= 0xc0;
+  if (first < 0x80) [payload, length] = [offset, 1];
+  else if (first <= 0xb7 || (first >= 0xc0 && first <= 0xf7)) length = first - (list ? 0xc0 : 0x80);
+  else {
+    const lengthBytes = first - (list ? 0xf7 : 0xb7);
+    length = 0;
+    for (let index = 0; index < lengthBytes; index++) length = length * 256 + (encoded[offset + 1 + index] ?? Number.NaN);
+    payload = offset + 1 + lengthBytes;
+  }
+  const end = payload + length;
+  if (!(end <= encoded.length)) throw new Error("RLP: item runs past the end");
+  return { payload, end, list };
+}
+
+/**
+ * The items of the RLP list `encoded`, each left encoded (nothing nested is decoded): for counting
+ * a block's transactions or receipts, or reaching one of them, without decoding all of them.
+ * Throws on input that is not one well-formed list.
+ */
+export function rlpListItems(encoded: Uint8Array): Uint8Array[] {
+  const items: Uint8Array[] = [];
+  forEachRlpListItem(encoded, (start, end) => items.push(encoded.subarray(start, end)));
+  return items;
+}
+
+/** How many items the RLP list `encoded` holds, nothing nested decoded (throws as rlpListItems). */
+export function rlpListLength(encoded: Uint8Array): number {
+  let count = 0;
+  forEachRlpListItem(encoded, () => count++);
+  return count;
+}
+
+function forEachRlpListItem(encoded: Uint8Array, visit: (start: number, end: number) => void): void {
+  const list = rlpItemAt(encoded, 0);
+  if (!list.list || list.end !== encoded.length) throw new Error("RLP: not one list");
+  for (let offset = list.payload; offset < list.end; ) {
+    const item = rlpItemAt(encoded, offset);
+    if (item.end > list.end) throw new Error("RLP: item runs past its list");
+    visit(offset, item.end);
+    offset = item.end;
+  }
+}

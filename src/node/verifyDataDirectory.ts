@@ -7,7 +7,6 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { keystoreAddress, KeystoreFormatError } from "../accounts/keystore.js";
-import type { Block } from "../chain/block.js";
 import { findCanonicalDamage } from "../chain/integrity.js";
 import { BlockHeader } from "../chain/header.js";
 import { decodeRawTransaction } from "../chain/transactions.js";
@@ -110,23 +109,23 @@ export async function verifyDataDirectory(directory: string, onProgress: (progre
     const common = createExecutionRules(BigInt(chainId));
     const total = head.number + 1n;
     let blocksChecked = 0n;
-    const recoverSenders = (block: Block) => {
-      for (const [index, transaction] of block.transactions.entries()) {
+    const recoverSenders = (raws: readonly Uint8Array[], senders: readonly Uint8Array[]) => {
+      for (const [index, raw] of raws.entries()) {
         let recovered: Uint8Array | undefined;
         try {
-          recovered = decodeRawTransaction(transaction.raw, common).sender;
+          recovered = decodeRawTransaction(raw, common).sender;
         } catch {
           recovered = undefined;
         }
-        if (recovered === undefined || Buffer.compare(recovered, transaction.sender) !== 0) return `the stored sender of its transaction ${index} is not the one its signature gives`;
+        if (recovered === undefined || Buffer.compare(recovered, senders[index]!) !== 0) return `the stored sender of its transaction ${index} is not the one its signature gives`;
       }
       return undefined;
     };
-    const walk = findCanonicalDamage(store, common, {
+    const walk = findCanonicalDamage(store, {
       headHash,
       headNumber: head.number,
       lowest: 0n,
-      recoverSenders,
+      thorough: { recoverSenders },
       onBlock: () => {
         blocksChecked++;
         if (blocksChecked % 1000n === 0n) onProgress({ phase: "blocks", done: blocksChecked, total });

@@ -29,15 +29,20 @@ function readHandle(bytes: Uint8Array, offset: number): { handle: BlockHandle; n
   return { handle: { offset: blockOffset.value, size: size.value }, next: size.next };
 }
 
-/** The block's contents, uncompressed, once its checksum matched. */
-function readBlock(table: Buffer, handle: BlockHandle, dataEnd: number, crc32c: Crc32c): Uint8Array {
+/** Checks the block's checksum (over its bytes as stored and its compression type); answers those bytes and the type. */
+function checkBlock(table: Buffer, handle: BlockHandle, dataEnd: number, crc32c: Crc32c): { contents: Buffer; type: number } {
   const end = handle.offset + handle.size;
   if (end + trailerBytes > dataEnd) throw new TableDamage(`the block at byte ${handle.offset} runs past the table's blocks`);
   const contents = table.subarray(handle.offset, end);
-  const type = table.subarray(end, end + 1);
-  if (maskCrc(crc32c(contents, type)) !== table.readUInt32LE(end + 1)) throw new TableDamage(`the block at byte ${handle.offset} does not match its checksum`);
-  if (type[0] === noCompression) return contents;
-  const uncompressed = type[0] === snappyCompression ? snappyDecompress(contents) : undefined;
+  if (maskCrc(crc32c(contents, table.subarray(end, end + 1))) !== table.readUInt32LE(end + 1)) throw new TableDamage(`the block at byte ${handle.offset} does not match its checksum`);
+  return { contents, type: table[end]! };
+}
+
+/** The block's contents, uncompressed, once its checksum matched (only the index blocks are read: data blocks are checked). */
+function readBlock(table: Buffer, handle: BlockHandle, dataEnd: number, crc32c: Crc32c): Uint8Array {
+  const { contents, type } = checkBlock(table, handle, dataEnd, crc32c);
+  if (type === noCompression) return contents;
+  const uncompressed = type === snappyCompression ? snappyDecompress(contents) : undefined;
   if (uncompressed === undefined) throw new TableDamage(`the block at byte ${handle.offset} does not decompress`);
   return uncompressed;
 }
@@ -78,7 +83,7 @@ export function findTableDamage(table: Buffer, crc32c: Crc32c): string | undefin
     let covered = 0;
     for (const handle of handles) {
       if (handle.offset !== covered) throw new TableDamage(`bytes ${covered} to ${handle.offset} belong to no block`);
-      if (handle !== metaindex.handle && handle !== index) readBlock(table, handle, dataEnd, crc32c);
+      if (handle !== metaindex.handle && handle !== index) checkBlock(table, handle, dataEnd, crc32c);
       covered = handle.offset + handle.size + trailerBytes;
     }
     if (covered !== dataEnd) throw new TableDamage(`bytes ${covered} to ${dataEnd} belong to no block`);

@@ -2,7 +2,7 @@
 // of every kind the package accepts and at the lengths where the prefix changes form; decodings
 // value for value, and the same error for malformed input.
 import { expect } from "chai";
-import { decodeRlp, encodeRlp, packageRlpDecode, packageRlpEncode, type RlpInput } from "../../../src/common/rlp.js";
+import { decodeRlp, encodeRlp, packageRlpDecode, packageRlpEncode, rlpListItems, rlpListLength, type RlpInput } from "../../../src/common/rlp.js";
 import { randomBytes, seededRandom } from "../../helpers/seededRandom.js";
 
 const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
@@ -96,5 +96,21 @@ describe("common/rlp", () => {
     const decoded = decodeRlp(encoded) as Uint8Array[];
     decoded[0]![0] = 9;
     expect(hex(encoded)).to.equal("c483010203");
+  });
+
+  it("splits a list into its items left encoded, each decoding as the package decodes it, and refuses what is not one list", () => {
+    const next = seededRandom(23);
+    for (let round = 0; round < 500; round++) {
+      const items = Array.from({ length: (next() >>> 12) % 12 }, () => randomValue(next, 1));
+      for (const length of round < edgeLengths.length ? [edgeLengths[round]!] : []) items.push(new Uint8Array(length));
+      const encoded = encodeRlp(items);
+      const split = rlpListItems(encoded);
+      expect(rlpListLength(encoded)).to.equal(items.length);
+      expect(split.map((item) => packageRlpDecode(item))).to.deep.equal(packageRlpDecode(encoded));
+    }
+    const list = packageRlpEncode([Uint8Array.of(1, 2), [Uint8Array.of(3)]]);
+    for (const bad of [packageRlpEncode(Uint8Array.of(1, 2)), list.subarray(0, list.length - 1), Buffer.concat([list, Uint8Array.of(0)]), new Uint8Array(0), Uint8Array.of(0xc3, 0x85, 1, 2)]) {
+      expect(() => rlpListItems(bad), hex(bad)).to.throw(/RLP: /);
+    }
   });
 });
