@@ -7,7 +7,9 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ClassicLevel } from "classic-level";
-import { NodeConfigurationError } from "../../../src/node/index.js";
+import { RLP } from "@ethereumjs/rlp";
+import { keccak256 } from "../../../src/common/crypto.js";
+import { NodeConfigurationError, verifyDataDirectory } from "../../../src/node/index.js";
 import { storeKeys } from "../../../src/storage/keys.js";
 import { startTestNode } from "../../helpers/testNode.js";
 import { expectRpcError } from "../../helpers/rpcErrors.js";
@@ -87,5 +89,50 @@ describe("chain: integrity of the stored chain", function () {
     } finally {
       await node.stop();
     }
+  });
+
+  it("chain-node verify checks every block's contents and the head's state, listing each problem", async () => {
+    const node = await startTestNode({ dataDir: directory });
+    const blockHashes: string[] = [];
+    try {
+      for (let index = 0; index < 4; index++) {
+        const hash = await node.client.eth_sendTransaction({ from: "0xcd2a3d9f938e13cd947ec05abc7fe734df8dd826", to: "0x00000000000000000000000000000000000000bb", value: "0x1" });
+        blockHashes.push((await node.client.eth_getTransactionReceipt(hash))!.blockHash);
+      }
+    } finally {
+      await node.stop();
+    }
+    const whole = await verifyDataDirectory(directory);
+    expect(whole.problems).to.deep.equal([]);
+    expect(whole.blocksChecked).to.equal(5n);
+    expect(whole.accounts).to.be.above(10);
+
+    const [first, second, third] = blockHashes.map(hashBytes) as [Uint8Array, Uint8Array, Uint8Array];
+    await damage(directory, async (db) => {
+      // Block 2's receipt says its transfer failed (the same count: a start does not see it), block
+      // 3's transaction loses its location, and block 1's stored sender is another account.
+      const [[, ...rest]] = RLP.decode((await db.get(storeKeys.receipts(second)))!) as [Uint8Array[]];
+      await db.put(storeKeys.receipts(second), RLP.encode([[new Uint8Array(0), ...rest]]));
+      const [raws] = RLP.decode((await db.get(storeKeys.body(third)))!) as [Uint8Array[]];
+      await db.del(storeKeys.transactionLocation(keccak256(raws[0]!)));
+      const [firstRaws, , uncles] = RLP.decode((await db.get(storeKeys.body(first)))!) as [Uint8Array[], Uint8Array[], Uint8Array[]];
+      await db.put(storeKeys.body(first), RLP.encode([firstRaws, [new Uint8Array(20).fill(7)], uncles]));
+    });
+    const damaged = await verifyDataDirectory(directory);
+    expect(damaged.problems, damaged.problems.join("\n")).to.have.length(3);
+    expect(damaged.problems[0]).to.match(/^canonical block 3: the location of its transaction 0 \(0x[0-9a-f]{64}\) is missing$/);
+    expect(damaged.problems[1]).to.equal("canonical block 2: its receipts do not match the header's receipts root");
+    expect(damaged.problems[2]).to.equal("canonical block 1: the stored sender of its transaction 0 is not the one its signature gives");
+
+    // A node of the head's state trie goes missing: the first child of the root branch.
+    await damage(directory, async (db) => {
+      const head = (await db.get(storeKeys.header(hashBytes(blockHashes[3]!))))!;
+      const stateRoot = (RLP.decode(head) as Uint8Array[])[3]!;
+      const children = RLP.decode((await db.get(storeKeys.trieNode(stateRoot)))!) as Uint8Array[];
+      await db.del(storeKeys.trieNode(children.find((child) => child.length === 32)!));
+    });
+    const stateDamage = (await verifyDataDirectory(directory)).problems.filter((problem) => problem.startsWith("the state of head block 4"));
+    expect(stateDamage).to.have.length(1);
+    expect(stateDamage[0]).to.match(/^the state of head block 4 \(root 0x[0-9a-f]{64}\): trie node 0x[0-9a-f]{64} \(referred to by 0x[0-9a-f]{64}\) is missing$/);
   });
 });
