@@ -66,8 +66,10 @@ async function readManifest(directory: string, names: ReadonlySet<string>, crc32
   if (manifestName === undefined) return "CURRENT does not name a manifest";
   if (!names.has(manifestName)) return `CURRENT names ${manifestName}, which is missing`;
   const contents = readLevelLog(await readFile(join(directory, manifestName)), crc32c);
-  // LevelDB writes each manifest edit before it acts on it: an edit cut short was never acted on.
+  // LevelDB writes (and syncs) each manifest edit before it acts on it: a last edit cut short was
+  // never acted on. But the first edit is the whole version: without it there is no database.
   if (contents.damage !== undefined) return `${manifestName}: ${contents.damage}`;
+  if (contents.records.length === 0) return `${manifestName}: its first record${contents.tornAt === undefined ? " is missing" : ", at byte 0, runs past the end of the file"}`;
   const manifest = playManifest(contents.records);
   return typeof manifest === "string" ? `${manifestName}: ${manifest}` : manifest;
 }

@@ -104,6 +104,12 @@ describe("storage/leveldb files check", () => {
     damagedManifest[12]! ^= 0x01;
     writeFileSync(manifestPath, damagedManifest);
     expect(await damage()).to.deep.equal([`${manifestPath.split("/").at(-1)}: the record at byte 0 does not match its checksum`]);
+    // The length of its first (and only) record made longer: the record seems cut short, and
+    // without that first edit there is no version of the database at all.
+    const longerFirstRecord = Buffer.from(manifest);
+    longerFirstRecord[5]! ^= 0x20;
+    writeFileSync(manifestPath, longerFirstRecord);
+    expect(await damage()).to.deep.equal([`${manifestPath.split("/").at(-1)}: its first record, at byte 0, runs past the end of the file`]);
     writeFileSync(manifestPath, manifest);
 
     const currentPath = join(directory, "CURRENT");
