@@ -7,15 +7,16 @@ const allowed = {
   state: ["storage", "common"],
   execution: ["state", "common", "chain"],
   chain: ["execution", "state", "storage", "common"],
+  consensus: ["chain", "execution", "state", "common"],
   accounts: ["common"],
   txpool: ["common", "chain", "state", "storage"],
   tracing: ["execution", "common", "chain", "state"],
   logs: ["chain", "txpool", "common"],
-  mining: ["txpool", "execution", "chain", "common", "state"],
+  mining: ["txpool", "execution", "chain", "common", "state", "consensus"],
   p2p: ["common"],
   sync: ["p2p", "common", "chain"],
   rpc: ["common", "chain", "state", "execution", "txpool", "mining", "tracing", "accounts", "p2p", "logs"],
-  node: ["common", "storage", "state", "execution", "chain", "accounts", "txpool", "tracing", "mining", "p2p", "sync", "rpc", "logs"],
+  node: ["common", "storage", "state", "execution", "chain", "consensus", "accounts", "txpool", "tracing", "mining", "p2p", "sync", "rpc", "logs"],
   cli: ["node", "common"],
 };
 
