@@ -36,6 +36,14 @@ export const zeroHash = new Uint8Array(32);
 export const emptyBloom = new Uint8Array(256);
 /** keccak-256 of RLP([]): the uncles hash of a block without uncles. */
 export const emptyListHash = keccak256(RLP.encode([]));
+/**
+ * The uncles hash of a block: keccak-256 of the RLP list whose items are the uncles' full header
+ * encodings as they are (the reference's BlockHeader.getUnclesEncoded), not wrapped as byte strings.
+ */
+export function unclesHashOf(uncles: readonly BlockHeader[]): Uint8Array {
+  return keccak256(RLP.encode(uncles.map((uncle) => RLP.decode(uncle.encoded))));
+}
+
 /** Root of an empty Merkle-Patricia trie: keccak-256 of RLP(""). */
 export const emptyTrieRoot = keccak256(RLP.encode(emptyBytes));
 

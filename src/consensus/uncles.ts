@@ -3,9 +3,7 @@
 // race within the last few generations: including it rewards its miner and adds its difficulty to
 // the chain's weight, so each may count once, must really be a sibling of this chain (its parent
 // an ancestor), and may not be the chain itself.
-import { RLP } from "@ethereumjs/rlp";
-import type { BlockHeader } from "../chain/header.js";
-import { keccak256 } from "../common/crypto.js";
+import { unclesHashOf, type BlockHeader } from "../chain/header.js";
 import { bytesToHex, bytesToUnprefixedHex } from "../common/hex.js";
 import type { ConsensusConstants } from "./constants.js";
 import { oldestFamilyNumber, type FamilyView } from "./familyView.js";
@@ -32,11 +30,6 @@ export interface UncleHeaderChecks {
 }
 
 export type UncleLimits = Pick<ConsensusConstants, "uncleListLimit" | "uncleGenerationLimit">;
-
-/** keccak-256 of the RLP list of the uncles' full header encodings (rskj: BlockHeader.getUnclesEncoded). */
-export function unclesHashOf(uncles: readonly BlockHeader[]): Uint8Array {
-  return keccak256(RLP.encode(uncles.map((uncle) => RLP.decode(uncle.encoded))));
-}
 
 const hashKey = (header: BlockHeader) => bytesToUnprefixedHex(header.hash);
 

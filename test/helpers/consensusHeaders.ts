@@ -1,11 +1,10 @@
 // Headers and small block trees for the consensus rules' tests: a child is valid against its
 // parent by default (regtest constants), and each test changes the one field it is about.
 import { Block } from "../../src/chain/block.js";
-import { BlockHeader, emptyBloom, emptyBytes, emptyListHash, emptyTrieRoot, zeroHash, type HeaderFields } from "../../src/chain/header.js";
+import { BlockHeader, emptyBloom, emptyBytes, emptyListHash, emptyTrieRoot, unclesHashOf, zeroHash, type HeaderFields } from "../../src/chain/header.js";
 import { consensusConstantsFor, type ConsensusConstants } from "../../src/consensus/constants.js";
 import { calculateDifficulty } from "../../src/consensus/difficulty.js";
 import { collectAncestors, type StoredFamilyView } from "../../src/consensus/familyView.js";
-import { unclesHashOf } from "../../src/consensus/uncles.js";
 
 export const regtestConstants = consensusConstantsFor({ networkId: 33 });
 

@@ -1,8 +1,8 @@
 import { expect } from "chai";
 import { keccak_256 } from "@noble/hashes/sha3.js";
 import { Block } from "../../../src/chain/block.js";
-import { emptyListHash, type BlockHeader } from "../../../src/chain/header.js";
-import { checkUncles, unclesHashOf, type UncleHeaderChecks } from "../../../src/consensus/uncles.js";
+import { emptyListHash, unclesHashOf, type BlockHeader } from "../../../src/chain/header.js";
+import { checkUncles, type UncleHeaderChecks } from "../../../src/consensus/uncles.js";
 import { checkHeaderAgainstParent } from "../../../src/consensus/rules/parent.js";
 import { checkUncleOwnHeader } from "../../../src/consensus/rules/header.js";
 import { passed, refused } from "../../../src/consensus/verdict.js";
