@@ -13,7 +13,7 @@ import { bytesToHex } from "../common/hex.js";
 import { rlpListItems, rlpListLength } from "../common/rlp.js";
 import type { KeyValueStore } from "../storage/keyValueStore.js";
 import { storeKeys } from "../storage/keys.js";
-import { BlockHeader } from "./header.js";
+import { BlockHeader, unclesHashOf } from "./header.js";
 import { indexedTrieRoot } from "./indexedTrie.js";
 import { decodeBlockReceipts, encodeReceiptForTrie } from "./receipts.js";
 
@@ -91,8 +91,9 @@ function checkContents(store: KeyValueStore, hash: Uint8Array, header: BlockHead
   if (!equalsBytes(indexedTrieRoot(raws), header.fields.transactionsRoot)) problems.push("its transactions do not match the header's transactions root");
   let uncles: BlockHeader[] = [];
   try {
-    uncles = rlpListItems(body.uncles).map((uncle) => BlockHeader.decode(uncle));
-    if (!equalsBytes(keccak256(RLP.encode(uncles.map((uncle) => uncle.encoded))), header.fields.unclesHash)) problems.push("its uncles do not match the header's uncles hash");
+    // Each uncle is stored as its header's encoding (a byte string of the body's third list).
+    uncles = rlpListItems(body.uncles).map((uncle) => BlockHeader.decode(payloadOf(uncle)));
+    if (!equalsBytes(unclesHashOf(uncles), header.fields.unclesHash)) problems.push("its uncles do not match the header's uncles hash");
   } catch {
     problems.push("its uncles do not decode");
   }
