@@ -260,7 +260,7 @@ export interface Block {
    */
   number: Uint64 | null;
   /**
-   * Block hash (keccak-256 of the RLP header); null for a pending block.
+   * Block hash: keccak-256 of the header RLP of its 16 base fields, followed by parentMergedMiningHeader when any merged-mining field is set (the reference's RSKIP92; the merkle proof and the coinbase transaction are not hashed); null for a pending block.
    */
   hash: Hash32 | null;
   parentHash: Hash32;
@@ -268,6 +268,7 @@ export interface Block {
    * Proof-of-work nonce field. The chain proves work through merged mining (the parentMergedMining fields), so like the reference node this is a zero placeholder, 0x0000000000000000. null for a pending block.
    */
   nonce: Bytes8 | null;
+  mixHash: Hash32;
   sha3Uncles: Hash32;
   /**
    * Bloom filter of the logs of the block's transactions; null for a pending block.

@@ -23,8 +23,11 @@ import { findCanonicalDamage, startupCheckedBlocks, startupCheckedBytes } from "
 import { BlockHeader } from "./header.js";
 import { decodeBlockReceipts, encodeBlockReceipts, type ChainReceipt } from "./receipts.js";
 
-/** Version of the store layout; a store of another version is refused. */
-const storeFormatVersion = 1;
+/**
+ * Version of the store layout; a store of another version is refused. 2: block hashes as the
+ * reference's (RSKIP92, chain/header.ts); 1 hashed the full header.
+ */
+const storeFormatVersion = 2;
 /** Blocks (and their receipts) kept decoded in memory. */
 const recentBlockCacheSize = 512;
 
@@ -142,6 +145,12 @@ export class Chain {
       return chain;
     }
     const version = textDecoder.decode(storedVersion);
+    if (version === "1") {
+      throw new DataDirectoryError(
+        `${store.location} holds a chain of format version 1, written by an earlier chain-node whose block hashes covered all three merged-mining fields; ` +
+          `this node hashes blocks as the reference does (RSKIP92), so every hash of that chain would change. It is left as it is: start this node on a new --data-dir.`,
+      );
+    }
     if (version !== String(storeFormatVersion)) {
       throw new DataDirectoryError(`${store.location} holds a chain database of format version ${version}; this node reads version ${storeFormatVersion}`);
     }

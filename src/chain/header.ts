@@ -4,6 +4,7 @@ import { RLP } from "@ethereumjs/rlp";
 import { bytesToBigInt } from "@ethereumjs/util";
 import { keccak256 } from "../common/crypto.js";
 import { bigIntToMinimalBytes } from "../common/hex.js";
+import { encodeRlpListOfEncoded, rlpListItems } from "../common/rlp.js";
 
 export interface HeaderFields {
   parentHash: Uint8Array;
@@ -70,15 +71,53 @@ function fieldsWithoutMergedMining(header: HeaderFields): RlpFields {
   ];
 }
 
-/** A header with its encoding and hashes computed once. Immutable. */
+/** Positions in the header's RLP list. */
+const headerFieldCount = 19;
+const baseFieldCount = 16;
+/** RLP of the empty string: an unset merged-mining field. */
+const emptyStringItem = 0x80;
+
+/**
+ * The block hash of a header as stored (its full encoding), without decoding its fields: the
+ * integrity checks hash thousands of stored headers. Throws on bytes that are not a header's list.
+ */
+export function blockHashOfStoredHeader(encoded: Uint8Array): Uint8Array {
+  const items = rlpListItems(encoded);
+  if (items.length !== headerFieldCount) throw new Error("malformed block header");
+  const merged = items.slice(baseFieldCount).some((item) => item.length !== 1 || item[0] !== emptyStringItem);
+  return keccak256(encodeRlpListOfEncoded(items.slice(0, merged ? baseFieldCount + 1 : baseFieldCount)));
+}
+
+/** Whether any of the three merged-mining fields is set (the reference's hasMiningFields). */
+function hasMergedMiningFields(fields: Readonly<HeaderFields>): boolean {
+  return fields.mergedMiningHeader.length > 0 || fields.mergedMiningMerkleProof.length > 0 || fields.mergedMiningCoinbaseTransaction.length > 0;
+}
+
+/**
+ * A header with its encodings and hashes computed once. Immutable. The store and the wire keep the
+ * full encoding (19 fields); the block hash is the reference's (RSKIP92): keccak-256 of the 16 base
+ * fields followed by the parent-chain header when any merged-mining field is set, of the 16 base
+ * fields alone when none is. The merkle proof and the coinbase are not hashed: they are the bulk
+ * of the header, and the parent-chain header already commits to them.
+ */
 export class BlockHeader {
   readonly encoded: Uint8Array;
+  /** What the block hash is keccak-256 of (ext_getRawBlockHeaderBy* answer it). */
+  readonly encodedForHash: Uint8Array;
   readonly hash: Uint8Array;
   private mergedMiningHash: Uint8Array | undefined;
 
   constructor(readonly fields: Readonly<HeaderFields>) {
-    this.encoded = RLP.encode([...fieldsWithoutMergedMining(fields), fields.mergedMiningHeader, fields.mergedMiningMerkleProof, fields.mergedMiningCoinbaseTransaction]);
-    this.hash = keccak256(this.encoded);
+    const base = fieldsWithoutMergedMining(fields);
+    this.encoded = RLP.encode([...base, fields.mergedMiningHeader, fields.mergedMiningMerkleProof, fields.mergedMiningCoinbaseTransaction]);
+    if (hasMergedMiningFields(fields)) {
+      this.encodedForHash = RLP.encode([...base, fields.mergedMiningHeader]);
+      this.hash = keccak256(this.encodedForHash);
+    } else {
+      // Without merged-mining fields the block hash is the hash for merged mining.
+      this.encodedForHash = RLP.encode(base);
+      this.hash = this.mergedMiningHash = keccak256(this.encodedForHash);
+    }
   }
 
   get number(): bigint {

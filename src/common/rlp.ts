@@ -252,3 +252,18 @@ function forEachRlpListItem(encoded: Uint8Array, visit: (start: number, end: num
     offset = item.end;
   }
 }
+
+/** The RLP list whose items are `items`, each already an RLP encoding (as rlpListItems answers them). */
+export function encodeRlpListOfEncoded(items: readonly Uint8Array[]): Uint8Array {
+  const payloadLength = items.reduce((sum, item) => sum + item.length, 0);
+  const lengthBytes = payloadLength < 56 ? [] : [...bigIntToMinimalBytes(BigInt(payloadLength))];
+  const prefix = payloadLength < 56 ? [0xc0 + payloadLength] : [0xf7 + lengthBytes.length, ...lengthBytes];
+  const encoded = new Uint8Array(prefix.length + payloadLength);
+  encoded.set(prefix, 0);
+  let offset = prefix.length;
+  for (const item of items) {
+    encoded.set(item, offset);
+    offset += item.length;
+  }
+  return encoded;
+}

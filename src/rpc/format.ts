@@ -9,6 +9,8 @@ import { bytesToHex, toQuantity } from "../common/hex.js";
 
 /** The reference's proof-of-work nonce placeholder. */
 const zeroNonce = "0x0000000000000000";
+/** As the reference since its release 7.1.0: Foundry (forge script, forge test --fork-url, cast run) refuses blocks without it. */
+const zeroMixHash = `0x${"00".repeat(32)}`;
 
 export interface TransactionPosition {
   blockHash: Uint8Array;
@@ -45,6 +47,7 @@ export function formatBlock(block: Block, totalDifficulty: bigint, fullTransacti
     hash: bytesToHex(block.hash),
     parentHash: bytesToHex(fields.parentHash),
     nonce: zeroNonce,
+    mixHash: zeroMixHash,
     sha3Uncles: bytesToHex(fields.unclesHash),
     logsBloom: bytesToHex(fields.logsBloom),
     transactionsRoot: bytesToHex(fields.transactionsRoot),

@@ -19,7 +19,7 @@ export interface ExtDependencies {
 const hashTextLength = 66;
 
 function rawHeader(block: Block | undefined): string | null {
-  return block === undefined ? null : bytesToHex(block.header.encoded);
+  return block === undefined ? null : bytesToHex(block.header.encodedForHash);
 }
 
 export function createExtHandlers(deps: ExtDependencies): NamespaceHandlers<"ext", RpcCallContext> {

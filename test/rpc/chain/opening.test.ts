@@ -83,6 +83,16 @@ describe("chain: opening a data directory", () => {
     await expectIntact(dataDir, head);
   });
 
+  it("refuses a chain of store format 1 (block hashes over the whole header), saying what to do", async () => {
+    const dataDir = join(directory, "chain");
+    await chainWithOneBlock(dataDir);
+    const db = new ClassicLevel<Uint8Array, Uint8Array>(dataDir, { keyEncoding: "view", valueEncoding: "view" });
+    await db.open();
+    await db.put(storeKeys.metadata(metadataNames.formatVersion), new TextEncoder().encode("1"));
+    await db.close();
+    await expectRefusal({ dataDir }, /holds a chain of format version 1, written by an earlier chain-node .*RSKIP92.*It is left as it is: start this node on a new --data-dir\.$/);
+  });
+
   it("refuses a store without its head block, or that LevelDB cannot open, with a clear message", async () => {
     const dataDir = join(directory, "chain");
     await chainWithOneBlock(dataDir);

@@ -49,6 +49,8 @@ describe("ext_: raw headers, raw receipts and receipt-trie nodes", function () {
   it("serves RLP headers by hash, number, tag and hash-as-block that decode and hash to the block hash", async () => {
     const latest = (await node.client.eth_getBlockByNumber("latest", false))!;
     expect(latest.hash).to.equal(blockHash);
+    expectValidResult("eth_getBlockByNumber", latest);
+    expect([latest.mixHash, latest.nonce]).to.deep.equal([`0x${"00".repeat(32)}`, "0x0000000000000000"]);
     const byHash = await node.client.ext_getRawBlockHeaderByHash(blockHash);
     expectValidResult("ext_getRawBlockHeaderByHash", byHash);
     expect(keccak256(byHash!)).to.equal(blockHash);

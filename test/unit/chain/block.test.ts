@@ -4,7 +4,7 @@ import { createLegacyTx } from "@ethereumjs/tx";
 import { Address } from "@ethereumjs/util";
 import { keccak_256 } from "@noble/hashes/sha3.js";
 import { Block } from "../../../src/chain/block.js";
-import { BlockHeader, emptyBloom, emptyBytes, emptyListHash, emptyTrieRoot, zeroHash } from "../../../src/chain/header.js";
+import { BlockHeader, blockHashOfStoredHeader, emptyBloom, emptyBytes, emptyListHash, emptyTrieRoot, zeroHash } from "../../../src/chain/header.js";
 import { decodeRawTransaction } from "../../../src/chain/transactions.js";
 import { createExecutionRules } from "../../../src/execution/rules.js";
 
@@ -36,5 +36,27 @@ describe("chain/block", () => {
     const decoded = BlockHeader.decode(block.header.encoded);
     expect(Buffer.compare(decoded.hash, block.hash)).to.equal(0);
     expect(Buffer.compare(decoded.hashForMergedMining, block.header.hashForMergedMining)).to.equal(0);
+  });
+
+  it("hashes as the reference (RSKIP92): the 16 base fields, and the parent-chain header only when a merged-mining field is set", () => {
+    const plain = header(5n, 1n, Uint8Array.of(7));
+    const base = (RLP.decode(plain.encoded) as Uint8Array[]).slice(0, 16);
+    expect(plain.hash).to.deep.equal(keccak_256(RLP.encode(base)));
+    expect(plain.hash).to.deep.equal(plain.hashForMergedMining);
+    expect(plain.encodedForHash).to.deep.equal(RLP.encode(base));
+    expect(blockHashOfStoredHeader(plain.encoded)).to.deep.equal(plain.hash);
+
+    const parentHeader = new Uint8Array(80).fill(3);
+    const mined = (proof: Uint8Array, coinbase: Uint8Array, parent = parentHeader) =>
+      new BlockHeader({ ...plain.fields, mergedMiningHeader: parent, mergedMiningMerkleProof: proof, mergedMiningCoinbaseTransaction: coinbase });
+    const withProof = mined(new Uint8Array(32).fill(1), new Uint8Array(100).fill(2));
+    expect(withProof.hash).to.deep.equal(keccak_256(RLP.encode([...base, parentHeader])));
+    expect(withProof.hashForMergedMining).to.deep.equal(plain.hash);
+    expect(blockHashOfStoredHeader(withProof.encoded)).to.deep.equal(withProof.hash);
+    expect(BlockHeader.decode(withProof.encoded).hash).to.deep.equal(withProof.hash);
+    // The proof and the coinbase are not hashed; the parent-chain header is, even alone.
+    expect(mined(emptyBytes, new Uint8Array(90)).hash).to.deep.equal(withProof.hash);
+    expect(mined(withProof.fields.mergedMiningMerkleProof, withProof.fields.mergedMiningCoinbaseTransaction, new Uint8Array(80).fill(4)).hash).to.not.deep.equal(withProof.hash);
+    expect(mined(new Uint8Array(32), emptyBytes, emptyBytes).hash).to.deep.equal(keccak_256(RLP.encode([...base, emptyBytes])));
   });
 });
