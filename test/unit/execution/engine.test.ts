@@ -79,4 +79,32 @@ describe("execution/engine", () => {
     // A turn at least every 10 ms slice: about 28 in 0.28 s. Without them the run gives none.
     expect(turns - turnsBefore).to.be.greaterThan(10);
   });
+
+  it("a state override of many slots gives the event loop turns while it is written", async () => {
+    const common = createExecutionRules(33n);
+    const state = new StateDatabase(createMemoryStore(), common);
+    const engine = await createExecutionEngine(common, state.overlayAt(KECCAK256_RLP), async () => undefined);
+    const block = createExecutionBlock(engine.vm.common, { number: 1n, coinbase: new Uint8Array(20), timestamp: 1_700_000_000n, gasLimit: 30_000_000n, baseFee: 0n, difficulty: 1n });
+    const contract = new Uint8Array(20).fill(0xc0);
+    // 20,000 slots: a few microseconds each, tens of milliseconds in all, several 5 ms slices.
+    const slots = new Map(Array.from({ length: 20_000 }, (_, index) => [Uint8Array.of(index >> 8, index & 0xff), Uint8Array.of(1)] as const));
+    let turns = 0;
+    let counting = true;
+    const countTurns = () => {
+      if (!counting) return;
+      turns++;
+      setImmediate(countTurns);
+    };
+    setImmediate(countTurns);
+    try {
+      // SLOAD of slot 0x4e1f (the last one written), returned: PUSH2 0x4e1f, SLOAD, PUSH1 0, MSTORE, PUSH1 32, PUSH1 0, RETURN.
+      const code = Uint8Array.from([0x61, 0x4e, 0x1f, 0x54, 0x60, 0x00, 0x52, 0x60, 0x20, 0x60, 0x00, 0xf3]);
+      const result = await runMessageCall(engine, block, { from: new Uint8Array(20).fill(1), to: contract, gasLimit: 1_000_000n, gasPrice: 0n, value: 0n, data: new Uint8Array(0) }, [[contract, { code, storageChanges: slots }]], 5_000);
+      expect(result.kind).to.equal("success");
+      expect(bytesToHex((result as { returnData: Uint8Array }).returnData)).to.equal(`0x${"00".repeat(31)}01`);
+    } finally {
+      counting = false;
+    }
+    expect(turns).to.be.greaterThan(1);
+  });
 });
