@@ -38,8 +38,18 @@ export function describeHexProblem(value: string, format: HexFormat): string | u
 
 const byteToHex: string[] = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
 
+/**
+ * Longer arrays are converted by Buffer in one piece. A text appended a byte at a time is a rope
+ * of one string per byte: a 532-byte trie node became 533 objects, the proofs of 1,024 storage
+ * slots millions, which the young generation copied and the answer's encoding flattened again
+ * (eth_getProof: collections of 50-100 ms, make bench, bounds). Short ones (addresses, hashes)
+ * stay on the append, which allocates no Buffer.
+ */
+const appendedHexMaxBytes = 64;
+
 /** Bytes to DATA: "0x" followed by two lower-case digits per byte. */
 export function bytesToHex(bytes: Uint8Array): string {
+  if (bytes.length > appendedHexMaxBytes) return `0x${bytesToUnprefixedHex(bytes)}`;
   let out = "0x";
   for (const byte of bytes) out += byteToHex[byte];
   return out;

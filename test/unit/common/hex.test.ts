@@ -54,6 +54,12 @@ describe("common/hex", () => {
     const everyByte = Uint8Array.from({ length: 256 }, (_, byte) => byte);
     expect(hexToBytes(bytesToHex(everyByte))).to.deep.equal(everyByte);
     expect(hexToBytes(bytesToHex(everyByte).toUpperCase().replace("0X", "0x"))).to.deep.equal(everyByte);
+    // Short and long arrays take two ways: both give the same digits, of a view into a larger buffer too.
+    for (const length of [0, 1, 63, 64, 65, 532]) {
+      const backing = Uint8Array.from({ length: length + 7 }, (_, index) => (index * 37 + 11) & 0xff);
+      const view = backing.subarray(3, 3 + length);
+      expect(bytesToHex(view), `${length} bytes`).to.equal(`0x${[...view].map((byte) => byte.toString(16).padStart(2, "0")).join("")}`);
+    }
   });
 
   it("turns integers into their shortest big-endian bytes as the package does, and refuses negatives", () => {
