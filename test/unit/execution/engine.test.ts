@@ -76,7 +76,7 @@ describe("execution/engine", () => {
       engine.vm.evm.events!.off("step", slowTracer);
     }
     expect(steps).to.equal(7_002);
-    // A turn at least every 10 ms slice: about 28 in 0.28 s. Without them the run gives none.
+    // A turn at least every 5 ms slice: about 56 in 0.28 s. Without them the run gives none.
     expect(turns - turnsBefore).to.be.greaterThan(10);
   });
 
