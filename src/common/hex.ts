@@ -38,8 +38,18 @@ export function describeHexProblem(value: string, format: HexFormat): string | u
 
 const byteToHex: string[] = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
 
+/**
+ * Longer arrays are converted by Buffer in one piece. A text appended a byte at a time is a rope
+ * of one string per byte: a 532-byte trie node became 533 objects, the proofs of 1,024 storage
+ * slots millions, which the young generation copied and the answer's encoding flattened again
+ * (eth_getProof: collections of 50-100 ms, make bench, bounds). Short ones (addresses, hashes)
+ * stay on the append, which allocates no Buffer.
+ */
+const appendedHexMaxBytes = 64;
+
 /** Bytes to DATA: "0x" followed by two lower-case digits per byte. */
 export function bytesToHex(bytes: Uint8Array): string {
+  if (bytes.length > appendedHexMaxBytes) return `0x${bytesToUnprefixedHex(bytes)}`;
   let out = "0x";
   for (const byte of bytes) out += byteToHex[byte];
   return out;
@@ -117,6 +127,18 @@ export function writeHexDigits(digits: string, target: Uint8Array, offset: numbe
   if (digits.length % 2 === 1) target[at++] = nibbleOfCharCode[digits.charCodeAt(digit++)]!;
   while (digit < digits.length) target[at++] = (nibbleOfCharCode[digits.charCodeAt(digit++)]! << 4) | nibbleOfCharCode[digits.charCodeAt(digit++)]!;
   return at - offset;
+}
+
+/**
+ * `bytes` without its leading zero bytes, as @ethereumjs/util's unpadBytes gives them (`bytes`
+ * itself when it has none, else the rest by slice). unpadBytes slices once per zero byte and
+ * turns each byte into a string to compare it: a storage value of 1 in 32 bytes took 31 copies,
+ * and the 10,000 slots of a state override 30 ms of the main thread (make bench, bounds).
+ */
+export function withoutLeadingZeroBytes(bytes: Uint8Array): Uint8Array {
+  let first = 0;
+  while (first < bytes.length && bytes[first] === 0) first++;
+  return first === 0 ? bytes : bytes.slice(first);
 }
 
 /**

@@ -18,6 +18,7 @@ import {
   storedDataDamagedError,
 } from "./errors.js";
 import { jsonShapeExcess, type JsonShapeLimits } from "./jsonShape.js";
+import { PartedAnswer } from "./partedAnswer.js";
 import { describeParamError } from "./paramErrors.js";
 
 /** What a handler learns about the call it serves. */
@@ -75,12 +76,15 @@ export interface BatchRequest {
  */
 export type BatchPreparation = (requests: readonly BatchRequest[]) => (() => void) | undefined;
 
+/** An answer's text, or its parts when it is long (see PartedAnswer). */
+export type Answer = string | PartedAnswer;
+
 export interface Dispatcher {
   /**
    * Answers a request body; undefined when nothing is to be sent back (notifications only).
    * Synchronous when every handler involved is: the common case pays for no promise.
    */
-  handle(body: string): MaybePromise<string | undefined>;
+  handle(body: string): MaybePromise<Answer | undefined>;
 }
 
 type MaybePromise<T> = T | Promise<T>;
@@ -130,11 +134,25 @@ function errorResponse(id: RequestId, error: RpcError): string {
   return JSON.stringify({ jsonrpc: "2.0", id, error: error.toErrorObject() });
 }
 
-function successResponse(id: RequestId, result: unknown): string {
+/** Results encoded in parts longer than this are answered in parts (PartedAnswer), unless in a batch. */
+const partedAnswerMinChars = 512 * 1024;
+
+/** The UTF-8 length of the parts together. */
+function utf8Length(parts: readonly string[]): number {
+  let bytes = 0;
+  for (const part of parts) bytes += Buffer.byteLength(part);
+  return bytes;
+}
+
+function successResponse(id: RequestId, result: unknown, alone: boolean): Answer {
   const head = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`;
-  // One flat text, built once: a text made by joining strings with + is a tree of them, copied
-  // whole when measured (Buffer.byteLength) and again when joined to the next piece.
-  if (result instanceof EncodedJson) return [head, ...result.parts, "}"].join("");
+  if (result instanceof EncodedJson) {
+    const parts = [head, ...result.parts, "}"];
+    if (alone && parts.reduce((chars, part) => chars + part.length, 0) > partedAnswerMinChars) return new PartedAnswer(parts, utf8Length(parts));
+    // One flat text, built once: a text made by joining strings with + is a tree of them, copied
+    // whole when measured (Buffer.byteLength) and again when joined to the next piece.
+    return parts.join("");
+  }
   return `${head}${result === undefined ? "null" : JSON.stringify(result)}}`;
 }
 
@@ -197,8 +215,11 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     return handler(checked, contexts.get(method)!);
   }
 
-  /** Answers one request object; undefined for a notification. */
-  function handleMessage(message: unknown): MaybePromise<string | undefined> {
+  /**
+   * Answers one request object; undefined for a notification. Only a request that came `alone`
+   * (not in a batch) may be answered in parts.
+   */
+  function handleMessage(message: unknown, alone: boolean): MaybePromise<Answer | undefined> {
     if (message === null || typeof message !== "object" || Array.isArray(message)) {
       return errorResponse(null, invalidRequestError("expected a JSON object"));
     }
@@ -223,22 +244,23 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const method = request.method;
     const started = debugEnabled ? performance.now() : 0;
 
-    const succeed = (result: unknown): string | undefined => {
+    const succeed = (result: unknown): Answer | undefined => {
       if (isNotification) return logged(undefined, undefined);
-      let response: string;
+      let response: Answer;
       try {
-        response = successResponse(id, result);
+        response = successResponse(id, result, alone);
       } catch (error) {
         return fail(error); // a result that cannot be encoded (a BigInt, a cycle)
       }
-      if (longerThan(response, responseLimitBytes)) return fail(responseTooLargeError(responseLimitBytes));
+      const tooLong = response instanceof PartedAnswer ? response.byteLength > responseLimitBytes : longerThan(response, responseLimitBytes);
+      if (tooLong) return fail(responseTooLargeError(responseLimitBytes));
       return logged(response, undefined);
     };
     const fail = (error: unknown): string | undefined => {
       const rpcError = toRpcError(error, method);
       return logged(isNotification ? undefined : errorResponse(id, rpcError), rpcError.code);
     };
-    const logged = (response: string | undefined, errorCode: number | undefined) => {
+    const logged = <T extends Answer | undefined>(response: T, errorCode: number | undefined): T => {
       if (debugEnabled) {
         log.debug({ method: method.slice(0, 64), id, ms: +(performance.now() - started).toFixed(3), errorCode }, "rpc call");
       }
@@ -306,8 +328,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         if (id !== undefined) responses.push(errorResponse(id, executionTimeoutError));
         continue;
       }
-      const response = await handleMessage(item);
-      if (response === undefined) continue;
+      const answer = await handleMessage(item, false);
+      if (answer === undefined) continue;
+      // Not alone: never in parts (see handleMessage).
+      const response = answer instanceof PartedAnswer ? answer.text() : answer;
       size += Buffer.byteLength(response) + 1;
       if (size > responseLimitBytes) {
         overLimit = true;
@@ -330,7 +354,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   }
 
   return {
-    handle(body: string): MaybePromise<string | undefined> {
+    handle(body: string): MaybePromise<Answer | undefined> {
       // Before JSON.parse, whose time grows with nesting and members, not only with bytes (jsonShape.ts).
       const excess = jsonShapeExcess(body, jsonShapeLimits);
       if (excess === "depth") return errorResponse(null, invalidRequestError(`JSON nested deeper than ${jsonShapeLimits.maxDepth} levels`));
@@ -342,7 +366,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         const reason = error instanceof SyntaxError ? error.message : "invalid JSON";
         return errorResponse(null, new RpcError(RpcErrorCode.ParseError, `parse error: ${reason}`));
       }
-      if (!Array.isArray(message)) return handleMessage(message);
+      if (!Array.isArray(message)) return handleMessage(message, true);
       if (message.length === 0) return errorResponse(null, invalidRequestError("empty batch"));
       if (message.length > batchLimit) {
         // One error, in an array, under the first request's id: batch clients can match it.

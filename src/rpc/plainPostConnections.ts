@@ -16,6 +16,7 @@
 import type { Socket } from "node:net";
 import type { Logger } from "../common/logger.js";
 import type { Dispatcher } from "./dispatch.js";
+import { PartedAnswer, writeInTurns } from "./partedAnswer.js";
 
 export interface PlainPostOptions {
   dispatcher: Dispatcher;
@@ -81,7 +82,12 @@ function httpAnswer(status: string, body: string | undefined, keepAlive: string)
 
 /** The status line and headers of `httpAnswer`, without the body. */
 function httpHead(status: string, body: string | undefined, keepAlive: string): string {
-  const content = body === undefined ? "" : `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n`;
+  return httpHeadOfLength(status, body === undefined ? undefined : Buffer.byteLength(body), keepAlive);
+}
+
+/** The same for a JSON body of `bodyBytes` bytes (undefined: no body). */
+function httpHeadOfLength(status: string, bodyBytes: number | undefined, keepAlive: string): string {
+  const content = bodyBytes === undefined ? "" : `content-type: application/json\r\ncontent-length: ${bodyBytes}\r\n`;
   return `HTTP/1.1 ${status}\r\n${content}Date: ${httpDate()}\r\n${keepAlive}\r\n\r\n`;
 }
 
@@ -345,11 +351,27 @@ class PlainPostConnection {
     this.answering = true;
     this.socket.pause();
     this.armWaitLimit();
+    if (answer instanceof PartedAnswer) {
+      this.writeParted(answer);
+      return false;
+    }
     answer.then(
-      (text) => this.afterAwaitedAnswer(() => this.write(text)),
+      (awaited) => (awaited instanceof PartedAnswer ? this.writeParted(awaited) : this.afterAwaitedAnswer(() => this.write(awaited))),
       (error: unknown) => this.afterAwaitedAnswer(() => this.writeInternalError(error)),
     );
     return false;
+  }
+
+  /** Writes a long answer a piece per turn of the event loop; the connection's next requests wait for its end. */
+  private writeParted(answer: PartedAnswer): void {
+    if (this.socket.destroyed) return this.afterAwaitedAnswer(() => {});
+    this.socket.write(httpHeadOfLength("200 OK", answer.byteLength, this.keepAlive));
+    writeInTurns(
+      answer,
+      (text) => this.socket.write(text),
+      () => this.afterAwaitedAnswer(() => {}),
+      () => this.socket.destroyed || this.detached,
+    );
   }
 
   private afterAwaitedAnswer(writeAnswer: () => void): void {

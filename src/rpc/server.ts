@@ -6,10 +6,11 @@ import { createServer, type IncomingMessage, type OutgoingHttpHeaders, type Serv
 import type { AddressInfo, Socket } from "node:net";
 import type Koa from "koa";
 import type { Logger } from "../common/logger.js";
-import type { Dispatcher } from "./dispatch.js";
+import type { Answer, Dispatcher } from "./dispatch.js";
 import { RpcErrorCode } from "./errors.js";
 import { createHostCheck, hostnameOf } from "./hostCheck.js";
 import type { RpcOptions } from "./options.js";
+import { PartedAnswer, writeInTurns } from "./partedAnswer.js";
 import { PlainPostConnections } from "./plainPostConnections.js";
 
 const acceptedContentTypes = new Set(["application/json", "application/json-rpc", "application/jsonrequest"]);
@@ -166,15 +167,19 @@ export function createRpcServer(options: RpcOptions, dispatcher: Dispatcher, log
     const declaredLength = Number(request.headers["content-length"] ?? 0);
     if (declaredLength > options.bodyLimitBytes + refusedBodyDrainBytes) return refuseTooLarge();
     if (declaredLength > options.bodyLimitBytes) return drainBody(request, refusedBodyDrainBytes, refuseTooLarge);
-    const write = (text: string | undefined) => {
-      if (text === undefined) response.writeHead(204, corsHeaders).end();
-      else response.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(text), ...corsHeaders }).end(text);
+    const write = (answer: Answer | undefined) => {
+      if (answer === undefined) response.writeHead(204, corsHeaders).end();
+      else if (typeof answer === "string") response.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(answer), ...corsHeaders }).end(answer);
+      else {
+        response.writeHead(200, { "content-type": "application/json", "content-length": answer.byteLength, ...corsHeaders });
+        writeInTurns(answer, (text) => response.write(text), () => response.end(), () => response.destroyed);
+      }
     };
     collectBody(request, options.bodyLimitBytes, {
       onBody(body) {
         try {
           const answer = dispatcher.handle(body);
-          if (typeof answer === "string" || answer === undefined) write(answer);
+          if (typeof answer === "string" || answer === undefined || answer instanceof PartedAnswer) write(answer);
           else answer.then(write, (error: unknown) => failAnswer(response, error));
         } catch (error) {
           failAnswer(response, error);

@@ -24,11 +24,10 @@ import {
   createAccountFromRLP,
   createAddressFromString,
   equalsBytes,
-  unpadBytes,
   unprefixedHexToBytes,
 } from "@ethereumjs/util";
 import { keccak256 } from "../common/crypto.js";
-import { bigIntToMinimalBytes, bytesToUnprefixedHex } from "../common/hex.js";
+import { bigIntToMinimalBytes, bytesToUnprefixedHex, withoutLeadingZeroBytes } from "../common/hex.js";
 import { OriginalStorageValues } from "./originalStorageValues.js";
 import { applyTrieChanges, appliedTrieKey, type TrieChange } from "./trieBatch.js";
 
@@ -105,7 +104,7 @@ export class ChainStateManager extends MerkleStateManager {
     if (key.length !== 32) throw new Error("Storage key must be 32 bytes long");
     if (value.length > 32) throw new Error("Storage value cannot be longer than 32 bytes");
     if ((await this.getAccount(address)) === undefined) throw new Error("putStorage() called on non-existing account");
-    storageCache.put(address, key, RLP.encode(unpadBytes(value)));
+    storageCache.put(address, key, RLP.encode(withoutLeadingZeroBytes(value)));
   }
 
   override async flush(): Promise<void> {

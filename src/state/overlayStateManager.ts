@@ -15,10 +15,10 @@
 import type { AccountFields, StateManagerInterface } from "@ethereumjs/common";
 import { RLP } from "@ethereumjs/rlp";
 import { CODEHASH_PREFIX } from "@ethereumjs/statemanager";
-import { Account, type Address, concatBytes, createAccountFromRLP, equalsBytes, KECCAK256_NULL, KECCAK256_RLP, unpadBytes } from "@ethereumjs/util";
+import { Account, type Address, concatBytes, createAccountFromRLP, equalsBytes, KECCAK256_NULL, KECCAK256_RLP } from "@ethereumjs/util";
 import { keccak256 } from "../common/crypto.js";
 import { GenerationalCache } from "../common/generationalCache.js";
-import { bytesToUnprefixedHex, hexOfRecentKey, hexOfStableBytes } from "../common/hex.js";
+import { bytesToUnprefixedHex, hexOfRecentKey, hexOfStableBytes, withoutLeadingZeroBytes } from "../common/hex.js";
 import { OriginalStorageValues } from "./originalStorageValues.js";
 import type { StateTrie } from "./stateTrie.js";
 
@@ -193,7 +193,7 @@ export class OverlayStateManager implements StateManagerInterface {
     }
     const slotHex = hexOfRecentKey(key);
     this.journal.push({ kind: "slot", slots: written, slotHex, previous: written.get(slotHex) });
-    written.set(slotHex, unpadBytes(value));
+    written.set(slotHex, withoutLeadingZeroBytes(value));
   }
 
   async clearStorage(address: Address): Promise<void> {

@@ -27,7 +27,7 @@ export interface TraceServiceOptions {
   timeLimitMs: number;
   /**
    * Most requests replaying at once; the others wait, within their time limit. Replays share the
-   * main thread in 10 ms slices, so more at once finish none sooner: each turn of the event loop
+   * main thread in 5 ms slices, so more at once finish none sooner: each turn of the event loop
    * would run a slice of every one, and other requests wait for all of those slices.
    */
   maxConcurrent: number;

@@ -4,6 +4,7 @@
 import { expect } from "chai";
 import { verifyMerkleProof } from "@ethereumjs/mpt";
 import { AbiCoder, ContractFactory, decodeRlp, getBytes, keccak256, toBeHex, zeroPadValue } from "ethers";
+import { postJson } from "../../helpers/http.js";
 import { expectRpcError } from "../../helpers/rpcErrors.js";
 import { expectValidResult } from "../../helpers/results.js";
 import { compileFixture } from "../../helpers/solidity.js";
@@ -99,6 +100,21 @@ describe("eth_getProof", function () {
       ["0x2", proof.storageProof[3]!.value],
     ]);
     expect(short.storageProof[0]!.proof).to.deep.equal(proof.storageProof[3]!.proof);
+  });
+
+  it("answers the text JSON.stringify makes of the proof object, members in the order of the spec", async () => {
+    // The answer is written as text, in parts: it must read as the object form would have been written.
+    const slots = [balanceSlot(cow), toBeHex(2n, 32), balanceSlot(stranger)];
+    const answer = await postJson(node.url, { jsonrpc: "2.0", id: 7, method: "eth_getProof", params: [token, slots, "latest"] });
+    const parsed = answer.json as { result: ProofResult };
+    expect(answer.text).to.equal(JSON.stringify(parsed));
+    expect(Object.keys(parsed.result)).to.deep.equal(["address", "balance", "codeHash", "nonce", "storageHash", "accountProof", "storageProof"]);
+    for (const entry of parsed.result.storageProof) expect(Object.keys(entry)).to.deep.equal(["key", "value", "proof"]);
+    expect(parsed.result.storageProof.map((entry) => entry.key)).to.deep.equal([BigInt(slots[0]!), 2n, BigInt(slots[2]!)].map((key) => `0x${key.toString(16)}`));
+    await verifyProof(node, parsed.result, "latest", slots);
+    const none = await postJson(node.url, { jsonrpc: "2.0", id: 8, method: "eth_getProof", params: [token, [], "latest"] });
+    expect(none.text).to.equal(JSON.stringify(none.json));
+    expect((none.json as { result: ProofResult }).result.storageProof).to.deep.equal([]);
   });
 
   it("proves the state of an older block and of genesis, which kept their own roots", async () => {

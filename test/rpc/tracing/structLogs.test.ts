@@ -3,6 +3,8 @@
 // stack, memory and storage each step shows, the switches that drop them, and old blocks.
 import { expect } from "chai";
 import { JsonRpcProvider, NonceManager, Wallet, keccak256, toUtf8Bytes, type TransactionResponse } from "ethers";
+import { postRaw } from "../../helpers/http.js";
+import { exchange } from "../../helpers/rawHttp.js";
 import { expectValidResult } from "../../helpers/results.js";
 import { expectRpcError } from "../../helpers/rpcErrors.js";
 import { startTestNode, type TestNode } from "../../helpers/testNode.js";
@@ -116,6 +118,33 @@ describe("tracing: struct logs", function () {
     for (let index = 1; index < steps.length; index++) expect(steps[index]!.gas).to.equal(steps[index - 1]!.gas - steps[index - 1]!.gasCost);
     // The counter on the stack at each JUMPDEST: 100 down to 1.
     expect(steps.filter((step) => step.op === "JUMPDEST").map((step) => Number.parseInt(step.stack[0]!, 16))).to.deep.equal(Array.from({ length: 100 }, (_, round) => 100 - round));
+  });
+
+  it("writes a trace of megabytes in parts with the same bytes on every way an answer goes out", async () => {
+    // 2,000 rounds of the loop above with a two-byte counter: 14,002 steps, about 2 MB with the
+    // stack, so answered alone it is written in parts (rpc/partedAnswer.ts), in a batch joined.
+    const loopRuntime = "6107d0" + "5b" + "6001" + "90" + "03" + "80" + "6003" + "57" + "00";
+    const loopInit = "0x600d600c600039600d6000f3" + loopRuntime;
+    const deployment = await signer.sendTransaction({ data: loopInit, gasLimit: 200_000, gasPrice: 0, type: 0 });
+    const loop = (await deployment.wait())!.contractAddress!;
+    const run = await signer.sendTransaction({ to: loop, gasLimit: 1_000_000, gasPrice: 0, type: 0 });
+    await run.wait();
+    const request = { jsonrpc: "2.0", id: 1, method: "debug_traceTransaction", params: [run.hash, { disableMemory: true }] };
+    const body = JSON.stringify(request);
+    // Plain POST path, and node:http's (Connection: close is not plain), and inside a batch.
+    const plain = await postRaw(node.url, body);
+    const { host } = new URL(node.url);
+    const viaHttp = await exchange(node.url, [`POST / HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: ${body.length}\r\n\r\n${body}`], "close");
+    const batch = await postRaw(node.url, JSON.stringify([request]));
+    const trace = (plain.json as { result: { structLogs: unknown[] } }).result;
+    expect(trace.structLogs).to.have.length(14_002);
+    expect(plain.text.length).to.be.greaterThan(1_000_000);
+    expect(viaHttp.answers).to.have.length(1);
+    expect(viaHttp.answers[0]!.body).to.equal(plain.text);
+    expect(batch.text).to.equal(`[${plain.text}]`);
+    // The object form written by JSON.stringify is the same text.
+    expect(plain.text).to.equal(JSON.stringify(plain.json));
+    expect(plain.headers.get("content-length")).to.equal(String(Buffer.byteLength(plain.text)));
   });
 
   it("traces the same way once newer blocks sit on top, and traces the creation", async () => {

@@ -1,6 +1,6 @@
 import { expect } from "chai";
-import { bigIntToUnpaddedBytes } from "@ethereumjs/util";
-import { bigIntToMinimalBytes, bytesToHex, describeHexProblem, hexToBytes, storageSlotFromHex, toQuantity, type HexFormat } from "../../../src/common/hex.js";
+import { bigIntToUnpaddedBytes, unpadBytes } from "@ethereumjs/util";
+import { bigIntToMinimalBytes, bytesToHex, describeHexProblem, hexToBytes, storageSlotFromHex, toQuantity, withoutLeadingZeroBytes, type HexFormat } from "../../../src/common/hex.js";
 
 const quantity: HexFormat = { kind: "quantity", maxBits: 64 };
 const data: HexFormat = { kind: "data" };
@@ -54,6 +54,12 @@ describe("common/hex", () => {
     const everyByte = Uint8Array.from({ length: 256 }, (_, byte) => byte);
     expect(hexToBytes(bytesToHex(everyByte))).to.deep.equal(everyByte);
     expect(hexToBytes(bytesToHex(everyByte).toUpperCase().replace("0X", "0x"))).to.deep.equal(everyByte);
+    // Short and long arrays take two ways: both give the same digits, of a view into a larger buffer too.
+    for (const length of [0, 1, 63, 64, 65, 532]) {
+      const backing = Uint8Array.from({ length: length + 7 }, (_, index) => (index * 37 + 11) & 0xff);
+      const view = backing.subarray(3, 3 + length);
+      expect(bytesToHex(view), `${length} bytes`).to.equal(`0x${[...view].map((byte) => byte.toString(16).padStart(2, "0")).join("")}`);
+    }
   });
 
   it("turns integers into their shortest big-endian bytes as the package does, and refuses negatives", () => {
@@ -67,5 +73,17 @@ describe("common/hex", () => {
     expect(toQuantity(33n)).to.equal("0x21");
     expect(toQuantity(2n ** 256n - 1n)).to.equal(`0x${"f".repeat(64)}`);
     expect(() => toQuantity(-1)).to.throw(RangeError);
+  });
+
+  it("withoutLeadingZeroBytes gives what @ethereumjs/util's unpadBytes gives", () => {
+    const cases = [[], [0], [0, 0, 0], [1], [0, 1], [0, 0, 0x80, 0], [0xff, 0, 0], [...new Array<number>(31).fill(0), 1], new Array<number>(32).fill(0)];
+    for (const bytes of cases) {
+      const input = Uint8Array.from(bytes);
+      const ours = withoutLeadingZeroBytes(input);
+      const theirs = unpadBytes(Uint8Array.from(bytes));
+      expect([...ours], `[${bytes.join(",")}]`).to.deep.equal([...theirs]);
+      // The input itself when nothing is cut, as unpadBytes; otherwise a copy the caller may not change through the input.
+      expect(ours === input, `[${bytes.join(",")}]`).to.equal(input.length === 0 || input[0] !== 0);
+    }
   });
 });

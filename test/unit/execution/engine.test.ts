@@ -1,7 +1,8 @@
 import { createBlock } from "@ethereumjs/block";
-import { Address, bytesToHex } from "@ethereumjs/util";
+import { Address, bytesToHex, KECCAK256_RLP } from "@ethereumjs/util";
 import { expect } from "chai";
 import { createExecutionBlock, createExecutionEngine, executionHeaderFields, type ExecutionBlockContext } from "../../../src/execution/engine.js";
+import { runMessageCall } from "../../../src/execution/messageCall.js";
 import { createExecutionRules } from "../../../src/execution/rules.js";
 import { StateDatabase } from "../../../src/state/stateDatabase.js";
 import { createMemoryStore } from "../../../src/storage/keyValueStore.js";
@@ -39,5 +40,71 @@ describe("execution/engine", () => {
     }
     // Each block has its own hash cache: a hash asked of one is not the next one's.
     expect(bytesToHex(createExecutionBlock(common, contexts[0]!).hash())).to.not.equal(bytesToHex(createExecutionBlock(common, contexts[1]!).hash()));
+  });
+
+  it("a run a tracer watches step by step gives the event loop turns, even with few jumps", async () => {
+    const common = createExecutionRules(33n);
+    const state = new StateDatabase(createMemoryStore(), common);
+    const engine = await createExecutionEngine(common, state.overlayAt(KECCAK256_RLP), async () => undefined);
+    const block = createExecutionBlock(engine.vm.common, { number: 1n, coinbase: new Uint8Array(20), timestamp: 1_700_000_000n, gasLimit: 30_000_000n, baseFee: 0n, difficulty: 1n });
+    // 1,000 rounds of a countdown: 7,000 steps and 1,000 jumps, fewer than an untraced run goes
+    // between two looks at the clock. PUSH2 1000, JUMPDEST, PUSH1 1, SWAP1, SUB, DUP1, PUSH1 3, JUMPI, STOP.
+    const loop = Uint8Array.from([0x61, 0x03, 0xe8, 0x5b, 0x60, 0x01, 0x90, 0x03, 0x80, 0x60, 0x03, 0x57, 0x00]);
+    const contract = new Uint8Array(20).fill(0xc0);
+    let steps = 0;
+    // A tracer's work per step (the struct logger's takes microseconds): 40 µs here, 0.28 s in all.
+    const slowTracer = () => {
+      steps++;
+      const until = performance.now() + 0.04;
+      while (performance.now() < until);
+    };
+    let turns = 0;
+    let counting = true;
+    const countTurns = () => {
+      if (!counting) return;
+      turns++;
+      setImmediate(countTurns);
+    };
+    engine.vm.evm.events!.on("step", slowTracer);
+    setImmediate(countTurns);
+    const turnsBefore = turns;
+    try {
+      const result = await runMessageCall(engine, block, { from: new Uint8Array(20).fill(1), to: contract, gasLimit: 1_000_000n, gasPrice: 0n, value: 0n, data: new Uint8Array(0) }, [[contract, { code: loop }]], 5_000);
+      expect(result.kind).to.equal("success");
+    } finally {
+      counting = false;
+      engine.vm.evm.events!.off("step", slowTracer);
+    }
+    expect(steps).to.equal(7_002);
+    // A turn at least every 5 ms slice: about 56 in 0.28 s. Without them the run gives none.
+    expect(turns - turnsBefore).to.be.greaterThan(10);
+  });
+
+  it("a state override of many slots gives the event loop turns while it is written", async () => {
+    const common = createExecutionRules(33n);
+    const state = new StateDatabase(createMemoryStore(), common);
+    const engine = await createExecutionEngine(common, state.overlayAt(KECCAK256_RLP), async () => undefined);
+    const block = createExecutionBlock(engine.vm.common, { number: 1n, coinbase: new Uint8Array(20), timestamp: 1_700_000_000n, gasLimit: 30_000_000n, baseFee: 0n, difficulty: 1n });
+    const contract = new Uint8Array(20).fill(0xc0);
+    // 20,000 slots: a few microseconds each, tens of milliseconds in all, several 5 ms slices.
+    const slots = new Map(Array.from({ length: 20_000 }, (_, index) => [Uint8Array.of(index >> 8, index & 0xff), Uint8Array.of(1)] as const));
+    let turns = 0;
+    let counting = true;
+    const countTurns = () => {
+      if (!counting) return;
+      turns++;
+      setImmediate(countTurns);
+    };
+    setImmediate(countTurns);
+    try {
+      // SLOAD of slot 0x4e1f (the last one written), returned: PUSH2 0x4e1f, SLOAD, PUSH1 0, MSTORE, PUSH1 32, PUSH1 0, RETURN.
+      const code = Uint8Array.from([0x61, 0x4e, 0x1f, 0x54, 0x60, 0x00, 0x52, 0x60, 0x20, 0x60, 0x00, 0xf3]);
+      const result = await runMessageCall(engine, block, { from: new Uint8Array(20).fill(1), to: contract, gasLimit: 1_000_000n, gasPrice: 0n, value: 0n, data: new Uint8Array(0) }, [[contract, { code, storageChanges: slots }]], 5_000);
+      expect(result.kind).to.equal("success");
+      expect(bytesToHex((result as { returnData: Uint8Array }).returnData)).to.equal(`0x${"00".repeat(31)}01`);
+    } finally {
+      counting = false;
+    }
+    expect(turns).to.be.greaterThan(1);
   });
 });

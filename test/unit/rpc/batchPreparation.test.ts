@@ -56,7 +56,7 @@ describe("rpc/dispatch: preparing a batch", () => {
       { jsonrpc: "2.0", id: 5, method: "eth_getBalance", params: { named: true } },
       { jsonrpc: "2.0", id: 6, method: "web3_sha3", params: ["0x"] },
     ];
-    const answer = JSON.parse((await dispatcher.handle(JSON.stringify(batch)))!) as { id: unknown }[];
+    const answer = JSON.parse((await dispatcher.handle(JSON.stringify(batch))) as string) as { id: unknown }[];
     expect(answer.map(({ id }) => id)).to.deep.equal([1, 2, null, 3, 4, 5, 6]);
     expect(told).to.deep.equal([
       [
