@@ -69,6 +69,21 @@ export function isHashWithinTarget(hash: Uint8Array, target: bigint): boolean {
   return littleEndianToBigInt(hash) <= target;
 }
 
+/** A target below 2^256 as 32 little-endian bytes, the form `isHashWithinTargetBytes` compares. */
+export function targetToLittleEndian(target: bigint): Uint8Array {
+  const bytes = new Uint8Array(32);
+  for (let index = 0, rest = target; index < 32; index++, rest >>= 8n) bytes[index] = Number(rest & 0xffn);
+  return bytes;
+}
+
+/** isHashWithinTarget without BigInt, for a nonce search: half the cost of each try at 80 bytes. */
+export function isHashWithinTargetBytes(hash: Uint8Array, targetLittleEndian: Uint8Array): boolean {
+  for (let index = 31; index >= 0; index--) {
+    if (hash[index] !== targetLittleEndian[index]) return hash[index]! < targetLittleEndian[index]!;
+  }
+  return true;
+}
+
 /** The regtest parent network's highest target (compact 0x207fffff): every regtest block may use it. */
 export const parentRegtestMaxTarget = 0x7fffffn << 232n;
 

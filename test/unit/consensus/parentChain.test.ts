@@ -7,11 +7,14 @@ import {
   encodeParentHeader,
   hashToDisplayHex,
   isHashWithinTarget,
+  isHashWithinTargetBytes,
   littleEndianToBigInt,
   parentRegtestMaxTarget,
   sha256d,
   targetToCompact,
+  targetToLittleEndian,
 } from "../../../src/consensus/parentChain.js";
+import { randomBytes, seededRandom } from "../../helpers/seededRandom.js";
 
 // Bitcoin's block 1 header, as bitcoind serializes it.
 const block1Header = Buffer.from(
@@ -62,6 +65,23 @@ describe("consensus/parentChain: header and proof of work", () => {
     small[0] = 0xff;
     expect(isHashWithinTarget(small, 1n)).to.equal(false);
     expect(isHashWithinTarget(small, 0xffn)).to.equal(true);
+  });
+
+  it("compares hashes with target bytes as with the number, at the boundary and for random hashes", () => {
+    const next = seededRandom(8);
+    for (const difficulty of [1n, 5n, 4096n, 1n << 40n]) {
+      const target = difficultyToParentTarget(difficulty);
+      const targetBytes = targetToLittleEndian(target);
+      expect(littleEndianToBigInt(targetBytes)).to.equal(target);
+      const justAbove = targetToLittleEndian(target + 1n);
+      expect([isHashWithinTargetBytes(targetBytes, targetBytes), isHashWithinTargetBytes(justAbove, targetBytes)]).to.deep.equal([true, false]);
+      for (let round = 0; round < 200; round++) {
+        const hash = randomBytes(next, 32);
+        // Shorten the number now and then so that hashes fall on both sides of small targets.
+        hash.fill(0, 32 - (round % 33));
+        expect(isHashWithinTargetBytes(hash, targetBytes)).to.equal(isHashWithinTarget(hash, target));
+      }
+    }
   });
 
   it("encodes targets in compact form as Bitcoin does, and bitcoinjs-lib reads them back", () => {
