@@ -2,6 +2,10 @@
 // its header's merkle root, in the format a block header stores (RSKIP92): the sibling hashes
 // bottom-up, 32 bytes each in internal byte order, concatenated. Builders from a full txid list
 // serve the submissions that send a whole block or all its txids.
+// The reference stores each sibling the other way round, in display order (Rskip92MerkleProofBuilder
+// reverses what pools send and what it takes from a partial merkle tree; Rskip92MerkleProofValidator
+// reverses each back before hashing). This node follows the network brief (8.2) and stores them as
+// hashed: the same proofs pass, but the field's bytes differ from a reference node's.
 import { sha256d } from "./parentChain.js";
 
 const hashSize = 32;
