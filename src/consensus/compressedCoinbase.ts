@@ -1,0 +1,73 @@
+// The parent-chain coinbase as a block header stores it (`mergedMiningCoinbaseTransaction`): the
+// SHA-256 state after the whole 64-byte blocks before the last merged-mining tag, then the bytes
+// from there on (reference: MinerServerImpl.compressCoinbase, ProofOfWorkRule). A block stays small
+// whatever the pool put in its coinbase, and the txid can still be computed from it.
+import { sha256 } from "@noble/hashes/sha2.js";
+import { bytesToWords, sha256FromMidstate, sha256MidstateAfter, type Sha256Words, wordsToBytes } from "./sha256Midstate.js";
+
+/** `RSKBLOCK:`, the reference's tag; the block's hashForMergedMining follows it in the coinbase. */
+export const mergedMiningTag = new TextEncoder().encode("RSKBLOCK:");
+
+/** u64 byte count then eight u32 words, big-endian: BouncyCastle's encoded state, bytes 8 to 48. */
+export const compressedCoinbaseStateSize = 40;
+
+export interface CompressedCoinbase {
+  /** How many coinbase bytes the state has consumed: a multiple of 64 when honest, unchecked here. */
+  byteCountBefore: bigint;
+  midstate: Sha256Words;
+  /** The coinbase from byte `byteCountBefore` to its end. */
+  tail: Uint8Array;
+}
+
+/** Where `needle` last occurs in `haystack`, or -1 (Java's Collections.lastIndexOfSubList). */
+export function lastIndexOfBytes(haystack: Uint8Array, needle: Uint8Array): number {
+  outer: for (let start = haystack.length - needle.length; start >= 0; start--) {
+    for (let index = 0; index < needle.length; index++) {
+      if (haystack[start + index] !== needle[index]) continue outer;
+    }
+    return start;
+  }
+  return -1;
+}
+
+/**
+ * Compresses a full coinbase (serialized without witness). The cut is at the 64-byte boundary at or
+ * before the last tag; without a tag the reference's `-1 / 64` is 0 in Java, so nothing is hashed
+ * ahead (the rule then refuses the block for the missing tag).
+ */
+export function compressCoinbase(coinbase: Uint8Array): Uint8Array {
+  const tagPosition = lastIndexOfBytes(coinbase, mergedMiningTag);
+  const cut = tagPosition < 0 ? 0 : tagPosition - (tagPosition % 64);
+  return encodeCompressedCoinbase({
+    byteCountBefore: BigInt(cut),
+    midstate: sha256MidstateAfter(coinbase.subarray(0, cut)),
+    tail: coinbase.subarray(cut),
+  });
+}
+
+export function encodeCompressedCoinbase(compressed: CompressedCoinbase): Uint8Array {
+  const bytes = new Uint8Array(compressedCoinbaseStateSize + compressed.tail.length);
+  new DataView(bytes.buffer).setBigUint64(0, BigInt.asUintN(64, compressed.byteCountBefore), false);
+  bytes.set(wordsToBytes(compressed.midstate), 8);
+  bytes.set(compressed.tail, compressedCoinbaseStateSize);
+  return bytes;
+}
+
+/**
+ * Reads the stored form; undefined when it is too short to hold the state. The byte count is read
+ * as the reference reads it, a signed 64-bit number (a huge count is negative there).
+ */
+export function decodeCompressedCoinbase(bytes: Uint8Array): CompressedCoinbase | undefined {
+  if (bytes.length < compressedCoinbaseStateSize) return undefined;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return {
+    byteCountBefore: view.getBigInt64(0, false),
+    midstate: bytesToWords(bytes.subarray(8, compressedCoinbaseStateSize)),
+    tail: bytes.subarray(compressedCoinbaseStateSize),
+  };
+}
+
+/** The coinbase's txid in internal byte order: the second SHA-256 over the resumed first one. */
+export function coinbaseTxidFromCompressed(compressed: CompressedCoinbase): Uint8Array {
+  return sha256(sha256FromMidstate(compressed.midstate, compressed.byteCountBefore, compressed.tail));
+}

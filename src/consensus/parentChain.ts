@@ -1,0 +1,108 @@
+// The parent chain's (Bitcoin's) block header and its proof of work, as the merged-mining rule reads
+// them (reference: ProofOfWorkRule, DifficultyUtils). Hashes stay in internal byte order, the order
+// SHA-256 produces and the header stores; explorers show them reversed ("display order").
+import { sha256 } from "@noble/hashes/sha2.js";
+
+export const parentHeaderSize = 80;
+
+export interface ParentHeader {
+  version: number;
+  prevHash: Uint8Array;
+  merkleRoot: Uint8Array;
+  /** Seconds since 1970. */
+  time: number;
+  /** The compact target; the merged-mining rule does not read it (facts 1.5). */
+  bits: number;
+  nonce: number;
+}
+
+/** SHA-256 of SHA-256: Bitcoin's hash of headers, transactions and merkle nodes. */
+export function sha256d(data: Uint8Array): Uint8Array {
+  return sha256(sha256(data));
+}
+
+/** The six fields of an 80-byte header (little-endian integers); undefined for any other length. */
+export function decodeParentHeader(bytes: Uint8Array): ParentHeader | undefined {
+  if (bytes.length !== parentHeaderSize) return undefined;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return {
+    version: view.getUint32(0, true),
+    prevHash: bytes.slice(4, 36),
+    merkleRoot: bytes.slice(36, 68),
+    time: view.getUint32(68, true),
+    bits: view.getUint32(72, true),
+    nonce: view.getUint32(76, true),
+  };
+}
+
+export function encodeParentHeader(header: ParentHeader): Uint8Array {
+  const bytes = new Uint8Array(parentHeaderSize);
+  const view = new DataView(bytes.buffer);
+  view.setUint32(0, header.version >>> 0, true);
+  bytes.set(header.prevHash, 4);
+  bytes.set(header.merkleRoot, 36);
+  view.setUint32(68, header.time >>> 0, true);
+  view.setUint32(72, header.bits >>> 0, true);
+  view.setUint32(76, header.nonce >>> 0, true);
+  return bytes;
+}
+
+const twoTo256 = 1n << 256n;
+
+/**
+ * `2^256 / max(difficulty, 3)`: the highest header hash that proves `difficulty`. Below 3 the
+ * target would need bit 255 (or more), so the reference treats 0, 1 and 2 as 3 (DifficultyUtils).
+ */
+export function difficultyToParentTarget(difficulty: bigint): bigint {
+  return twoTo256 / (difficulty < 3n ? 3n : difficulty);
+}
+
+/** A hash read as Bitcoin reads it for proof of work: byte 0 is the least significant. */
+export function littleEndianToBigInt(bytes: Uint8Array): bigint {
+  let value = 0n;
+  for (let index = bytes.length - 1; index >= 0; index--) value = (value << 8n) | BigInt(bytes[index]!);
+  return value;
+}
+
+/** Whether a header hash (internal order) is at or below the target. */
+export function isHashWithinTarget(hash: Uint8Array, target: bigint): boolean {
+  return littleEndianToBigInt(hash) <= target;
+}
+
+/** A target below 2^256 as 32 little-endian bytes, the form `isHashWithinTargetBytes` compares. */
+export function targetToLittleEndian(target: bigint): Uint8Array {
+  const bytes = new Uint8Array(32);
+  for (let index = 0, rest = target; index < 32; index++, rest >>= 8n) bytes[index] = Number(rest & 0xffn);
+  return bytes;
+}
+
+/** isHashWithinTarget without BigInt, for a nonce search: half the cost of each try at 80 bytes. */
+export function isHashWithinTargetBytes(hash: Uint8Array, targetLittleEndian: Uint8Array): boolean {
+  for (let index = 31; index >= 0; index--) {
+    if (hash[index] !== targetLittleEndian[index]) return hash[index]! < targetLittleEndian[index]!;
+  }
+  return true;
+}
+
+/** The regtest parent network's highest target (compact 0x207fffff): every regtest block may use it. */
+export const parentRegtestMaxTarget = 0x7fffffn << 232n;
+
+/**
+ * Bitcoin's compact form of a target (`nBits`, bitcoinj `Utils.encodeCompactBits`): a byte count
+ * and the three most significant bytes; the mantissa's top bit would read as a sign, so a mantissa
+ * with it set moves one byte down.
+ */
+export function targetToCompact(target: bigint): number {
+  let size = target === 0n ? 0 : Math.ceil(target.toString(16).length / 2);
+  let mantissa = size <= 3 ? target << BigInt(8 * (3 - size)) : target >> BigInt(8 * (size - 3));
+  if ((mantissa & 0x800000n) !== 0n) {
+    mantissa >>= 8n;
+    size += 1;
+  }
+  return ((size << 24) | Number(mantissa)) >>> 0;
+}
+
+/** A hash as explorers show it (reversed, hex), for messages and logs. */
+export function hashToDisplayHex(hash: Uint8Array): string {
+  return Buffer.from(hash).reverse().toString("hex");
+}
