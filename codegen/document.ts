@@ -56,7 +56,8 @@ export class DocumentError extends Error {
   }
 }
 
-const methodNamePattern = /^([a-z0-9]+)_[A-Za-z0-9]+$/;
+// The name after the module may hold underscores too (eth_signTypedData_v4, as the wallets name it).
+const methodNamePattern = /^([a-z0-9]+)_[A-Za-z0-9]+(?:_[A-Za-z0-9]+)*$/;
 const identifierPattern = /^[a-z][A-Za-z0-9]*$/;
 
 /** The pattern a hex schema must carry for its `x-hex` annotation. */

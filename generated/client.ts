@@ -57,6 +57,8 @@ import type {
   EthGetUncleByBlockNumberAndIndexResult,
   EthSignParams,
   EthSignResult,
+  EthSignTypedDataV4Params,
+  EthSignTypedDataV4Result,
   EthSendTransactionParams,
   EthSendTransactionResult,
   EthSendRawTransactionParams,
@@ -65,6 +67,8 @@ import type {
   EthCallResult,
   EthEstimateGasParams,
   EthEstimateGasResult,
+  EthCreateAccessListParams,
+  EthCreateAccessListResult,
   EthGetBlockByHashParams,
   EthGetBlockByHashResult,
   EthGetTransactionByHashParams,
@@ -73,6 +77,8 @@ import type {
   EthGetTransactionByBlockHashAndIndexResult,
   EthGetTransactionReceiptParams,
   EthGetTransactionReceiptResult,
+  EthGetBlockReceiptsParams,
+  EthGetBlockReceiptsResult,
   EthPendingTransactionsParams,
   EthPendingTransactionsResult,
   EthGetUncleByBlockHashAndIndexParams,
@@ -107,6 +113,8 @@ import type {
   DebugTraceTransactionResult,
   DebugTraceBlockByHashParams,
   DebugTraceBlockByHashResult,
+  DebugTraceCallParams,
+  DebugTraceCallResult,
   DebugWireProtocolQueueSizeParams,
   DebugWireProtocolQueueSizeResult,
   EvmIncreaseTimeParams,
@@ -145,6 +153,8 @@ import type {
   PersonalNewAccountResult,
   PersonalSendTransactionParams,
   PersonalSendTransactionResult,
+  PersonalSignParams,
+  PersonalSignResult,
   PersonalUnlockAccountParams,
   PersonalUnlockAccountResult,
   ExtGetRawTransactionReceiptByHashParams,
@@ -442,6 +452,11 @@ export class RpcClient {
     return this.call("eth_sign", ...params);
   }
 
+  /** Signs EIP-712 typed structured data with an account held by the node. */
+  eth_signTypedData_v4(...params: EthSignTypedDataV4Params): Promise<EthSignTypedDataV4Result> {
+    return this.call("eth_signTypedData_v4", ...params);
+  }
+
   /** Signs a transaction with a node account and submits it. */
   eth_sendTransaction(...params: EthSendTransactionParams): Promise<EthSendTransactionResult> {
     return this.call("eth_sendTransaction", ...params);
@@ -462,6 +477,11 @@ export class RpcClient {
     return this.call("eth_estimateGas", ...params);
   }
 
+  /** Returns the accounts and storage slots a call touches, as an EIP-2930 access list, and its gas with that list. */
+  eth_createAccessList(...params: EthCreateAccessListParams): Promise<EthCreateAccessListResult> {
+    return this.call("eth_createAccessList", ...params);
+  }
+
   /** Returns a block by hash. */
   eth_getBlockByHash(...params: EthGetBlockByHashParams): Promise<EthGetBlockByHashResult> {
     return this.call("eth_getBlockByHash", ...params);
@@ -480,6 +500,11 @@ export class RpcClient {
   /** Returns the receipt of a mined transaction. */
   eth_getTransactionReceipt(...params: EthGetTransactionReceiptParams): Promise<EthGetTransactionReceiptResult> {
     return this.call("eth_getTransactionReceipt", ...params);
+  }
+
+  /** Returns the receipts of every transaction of a block. */
+  eth_getBlockReceipts(...params: EthGetBlockReceiptsParams): Promise<EthGetBlockReceiptsResult> {
+    return this.call("eth_getBlockReceipts", ...params);
   }
 
   /** Returns the pending transactions sent from the node's accounts. */
@@ -565,6 +590,11 @@ export class RpcClient {
   /** Replays every transaction of a block and returns their traces. */
   debug_traceBlockByHash(...params: DebugTraceBlockByHashParams): Promise<DebugTraceBlockByHashResult> {
     return this.call("debug_traceBlockByHash", ...params);
+  }
+
+  /** Runs a call at a block and returns its execution trace. */
+  debug_traceCall(...params: DebugTraceCallParams): Promise<DebugTraceCallResult> {
+    return this.call("debug_traceCall", ...params);
   }
 
   /** Returns the number of queued inbound peer messages. */
@@ -660,6 +690,11 @@ export class RpcClient {
   /** Signs and sends a transaction with a key-store account. */
   personal_sendTransaction(...params: PersonalSendTransactionParams): Promise<PersonalSendTransactionResult> {
     return this.call("personal_sendTransaction", ...params);
+  }
+
+  /** Signs a message with an account held by the node (eth_sign with the parameters the other way round). */
+  personal_sign(...params: PersonalSignParams): Promise<PersonalSignResult> {
+    return this.call("personal_sign", ...params);
   }
 
   /** Unlocks a key-store account for a while. */

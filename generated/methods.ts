@@ -14,13 +14,18 @@ import type {
   CallObject,
   Data,
   DebugTraceBlockByHashResult,
+  DebugTraceCallTraceConfigParam,
   DebugTraceTransactionResult,
+  DebugTransactionTrace,
   EstimateGasCallObject,
   EthAccountsResult,
+  EthCreateAccessListResult,
   EthGetBlockByHashFullTransactionsParam,
   EthGetBlockByHashResult,
   EthGetBlockByNumberFullTransactionsParam,
   EthGetBlockByNumberResult,
+  EthGetBlockReceiptsBlockParam,
+  EthGetBlockReceiptsResult,
   EthGetBlockTransactionCountByHashResult,
   EthGetFilterLogsResult,
   EthGetLogsResult,
@@ -35,6 +40,7 @@ import type {
   EthMiningResult,
   EthNetHashrateResult,
   EthPendingTransactionsResult,
+  EthSignTypedDataV4TypedDataParam,
   EthSubmitHashrateResult,
   EthSubmitWorkResult,
   EthSyncingResult,
@@ -69,6 +75,7 @@ import type {
   PersonalNewAccountPassphraseParam,
   PersonalNewAccountWithSeedSeedParam,
   PersonalSendTransactionPassphraseParam,
+  PersonalSignPassphraseParam,
   PersonalUnlockAccountPassphraseParam,
   PersonalUnlockAccountResult,
   PrivateKey,
@@ -310,6 +317,15 @@ export type EthSignParams = [address: Address, message: Data];
 export type EthSignResult = Bytes65;
 
 /**
+ * Parameters of eth_signTypedData_v4.
+ */
+export type EthSignTypedDataV4Params = [address: Address, typedData: EthSignTypedDataV4TypedDataParam];
+/**
+ * Result of eth_signTypedData_v4.
+ */
+export type EthSignTypedDataV4Result = Bytes65;
+
+/**
  * Parameters of eth_sendTransaction.
  */
 export type EthSendTransactionParams = [transaction: TransactionSubmission];
@@ -346,6 +362,12 @@ export type EthEstimateGasParams = [callObject: EstimateGasCallObject, block?: B
 export type EthEstimateGasResult = Uint64;
 
 /**
+ * Parameters of eth_createAccessList.
+ */
+export type EthCreateAccessListParams = [callObject: EstimateGasCallObject, block?: BlockParameterNoPending];
+export type { EthCreateAccessListResult } from "./types.js";
+
+/**
  * Parameters of eth_getBlockByHash.
  */
 export type EthGetBlockByHashParams = [blockHash: Hash32, fullTransactions: EthGetBlockByHashFullTransactionsParam];
@@ -368,6 +390,12 @@ export type { EthGetTransactionByBlockHashAndIndexResult } from "./types.js";
  */
 export type EthGetTransactionReceiptParams = [transactionHash: Hash32];
 export type { EthGetTransactionReceiptResult } from "./types.js";
+
+/**
+ * Parameters of eth_getBlockReceipts.
+ */
+export type EthGetBlockReceiptsParams = [block: EthGetBlockReceiptsBlockParam];
+export type { EthGetBlockReceiptsResult } from "./types.js";
 
 /**
  * Parameters of eth_pendingTransactions.
@@ -488,6 +516,15 @@ export type { DebugTraceTransactionResult } from "./types.js";
  */
 export type DebugTraceBlockByHashParams = [blockHash: Hash32, options?: TraceOptions];
 export type { DebugTraceBlockByHashResult } from "./types.js";
+
+/**
+ * Parameters of debug_traceCall.
+ */
+export type DebugTraceCallParams = [callObject: EstimateGasCallObject, block?: BlockParameterNoPending, traceConfig?: DebugTraceCallTraceConfigParam];
+/**
+ * Result of debug_traceCall.
+ */
+export type DebugTraceCallResult = DebugTransactionTrace;
 
 /**
  * Parameters of debug_wireProtocolQueueSize.
@@ -638,6 +675,15 @@ export type PersonalSendTransactionParams = [transaction: TransactionSubmission,
  * Result of personal_sendTransaction.
  */
 export type PersonalSendTransactionResult = Hash32;
+
+/**
+ * Parameters of personal_sign.
+ */
+export type PersonalSignParams = [message: Data, address: Address, passphrase?: PersonalSignPassphraseParam];
+/**
+ * Result of personal_sign.
+ */
+export type PersonalSignResult = Bytes65;
 
 /**
  * Parameters of personal_unlockAccount.
@@ -869,6 +915,10 @@ export interface RpcMethods {
    */
   "eth_sign": { params: EthSignParams; result: EthSignResult };
   /**
+   * Signs EIP-712 typed structured data with an account held by the node.
+   */
+  "eth_signTypedData_v4": { params: EthSignTypedDataV4Params; result: EthSignTypedDataV4Result };
+  /**
    * Signs a transaction with a node account and submits it.
    */
   "eth_sendTransaction": { params: EthSendTransactionParams; result: EthSendTransactionResult };
@@ -885,6 +935,10 @@ export interface RpcMethods {
    */
   "eth_estimateGas": { params: EthEstimateGasParams; result: EthEstimateGasResult };
   /**
+   * Returns the accounts and storage slots a call touches, as an EIP-2930 access list, and its gas with that list.
+   */
+  "eth_createAccessList": { params: EthCreateAccessListParams; result: EthCreateAccessListResult };
+  /**
    * Returns a block by hash.
    */
   "eth_getBlockByHash": { params: EthGetBlockByHashParams; result: EthGetBlockByHashResult };
@@ -900,6 +954,10 @@ export interface RpcMethods {
    * Returns the receipt of a mined transaction.
    */
   "eth_getTransactionReceipt": { params: EthGetTransactionReceiptParams; result: EthGetTransactionReceiptResult };
+  /**
+   * Returns the receipts of every transaction of a block.
+   */
+  "eth_getBlockReceipts": { params: EthGetBlockReceiptsParams; result: EthGetBlockReceiptsResult };
   /**
    * Returns the pending transactions sent from the node's accounts.
    */
@@ -968,6 +1026,10 @@ export interface RpcMethods {
    * Replays every transaction of a block and returns their traces.
    */
   "debug_traceBlockByHash": { params: DebugTraceBlockByHashParams; result: DebugTraceBlockByHashResult };
+  /**
+   * Runs a call at a block and returns its execution trace.
+   */
+  "debug_traceCall": { params: DebugTraceCallParams; result: DebugTraceCallResult };
   /**
    * Returns the number of queued inbound peer messages.
    */
@@ -1045,6 +1107,10 @@ export interface RpcMethods {
    */
   "personal_sendTransaction": { params: PersonalSendTransactionParams; result: PersonalSendTransactionResult };
   /**
+   * Signs a message with an account held by the node (eth_sign with the parameters the other way round).
+   */
+  "personal_sign": { params: PersonalSignParams; result: PersonalSignResult };
+  /**
    * Unlocks a key-store account for a while.
    */
   "personal_unlockAccount": { params: PersonalUnlockAccountParams; result: PersonalUnlockAccountResult };
@@ -1117,7 +1183,7 @@ export interface RpcMethods {
 export type RpcMethodName = keyof RpcMethods;
 
 /** The methods that have an implementation; the others answer "not implemented yet". */
-export type ImplementedMethodName = "web3_clientVersion" | "web3_sha3" | "net_version" | "net_listening" | "net_peerCount" | "net_peerList" | "eth_chainId" | "eth_protocolVersion" | "eth_syncing" | "eth_coinbase" | "eth_mining" | "eth_hashrate" | "eth_gasPrice" | "eth_accounts" | "eth_blockNumber" | "eth_getBalance" | "eth_getStorageAt" | "eth_getTransactionCount" | "eth_getBlockTransactionCountByHash" | "eth_getBlockTransactionCountByNumber" | "eth_getUncleCountByBlockHash" | "eth_getUncleCountByBlockNumber" | "eth_getCode" | "eth_getBlockByNumber" | "eth_getTransactionByBlockNumberAndIndex" | "eth_getUncleByBlockNumberAndIndex" | "eth_sign" | "eth_sendTransaction" | "eth_sendRawTransaction" | "eth_call" | "eth_estimateGas" | "eth_getBlockByHash" | "eth_getTransactionByHash" | "eth_getTransactionByBlockHashAndIndex" | "eth_getTransactionReceipt" | "eth_pendingTransactions" | "eth_getUncleByBlockHashAndIndex" | "eth_newFilter" | "eth_newBlockFilter" | "eth_newPendingTransactionFilter" | "eth_uninstallFilter" | "eth_getFilterChanges" | "eth_getFilterLogs" | "eth_getLogs" | "eth_getProof" | "debug_traceTransaction" | "debug_traceBlockByHash" | "debug_wireProtocolQueueSize" | "evm_increaseTime" | "evm_mine" | "evm_reset" | "evm_revert" | "evm_snapshot" | "evm_startMining" | "evm_stopMining" | "personal_dumpRawKey" | "personal_importRawKey" | "personal_listAccounts" | "personal_lockAccount" | "personal_newAccountWithSeed" | "personal_newAccount" | "personal_sendTransaction" | "personal_unlockAccount" | "ext_getRawTransactionReceiptByHash" | "ext_getTransactionReceiptNodesByHash" | "ext_getRawBlockHeaderByHash" | "ext_getRawBlockHeaderByNumber" | "ext_protocolVersion" | "trace_transaction" | "trace_block" | "trace_filter" | "txpool_content" | "txpool_inspect" | "txpool_status";
+export type ImplementedMethodName = "web3_clientVersion" | "web3_sha3" | "net_version" | "net_listening" | "net_peerCount" | "net_peerList" | "eth_chainId" | "eth_protocolVersion" | "eth_syncing" | "eth_coinbase" | "eth_mining" | "eth_hashrate" | "eth_gasPrice" | "eth_accounts" | "eth_blockNumber" | "eth_getBalance" | "eth_getStorageAt" | "eth_getTransactionCount" | "eth_getBlockTransactionCountByHash" | "eth_getBlockTransactionCountByNumber" | "eth_getUncleCountByBlockHash" | "eth_getUncleCountByBlockNumber" | "eth_getCode" | "eth_getBlockByNumber" | "eth_getTransactionByBlockNumberAndIndex" | "eth_getUncleByBlockNumberAndIndex" | "eth_sign" | "eth_signTypedData_v4" | "eth_sendTransaction" | "eth_sendRawTransaction" | "eth_call" | "eth_estimateGas" | "eth_createAccessList" | "eth_getBlockByHash" | "eth_getTransactionByHash" | "eth_getTransactionByBlockHashAndIndex" | "eth_getTransactionReceipt" | "eth_getBlockReceipts" | "eth_pendingTransactions" | "eth_getUncleByBlockHashAndIndex" | "eth_newFilter" | "eth_newBlockFilter" | "eth_newPendingTransactionFilter" | "eth_uninstallFilter" | "eth_getFilterChanges" | "eth_getFilterLogs" | "eth_getLogs" | "eth_getProof" | "debug_traceTransaction" | "debug_traceBlockByHash" | "debug_traceCall" | "debug_wireProtocolQueueSize" | "evm_increaseTime" | "evm_mine" | "evm_reset" | "evm_revert" | "evm_snapshot" | "evm_startMining" | "evm_stopMining" | "personal_dumpRawKey" | "personal_importRawKey" | "personal_listAccounts" | "personal_lockAccount" | "personal_newAccountWithSeed" | "personal_newAccount" | "personal_sendTransaction" | "personal_sign" | "personal_unlockAccount" | "ext_getRawTransactionReceiptByHash" | "ext_getTransactionReceiptNodesByHash" | "ext_getRawBlockHeaderByHash" | "ext_getRawBlockHeaderByNumber" | "ext_protocolVersion" | "trace_transaction" | "trace_block" | "trace_filter" | "txpool_content" | "txpool_inspect" | "txpool_status";
 
 /** The modules (method-name prefixes) of the document, in document order. */
 export const rpcNamespaces = ["web3","net","eth","debug","evm","mnr","personal","ext","trace","txpool","sco"] as const;

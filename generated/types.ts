@@ -80,7 +80,7 @@ export type FilterId = string;
  */
 export type LegacyTransactionType = "0x0";
 /**
- * EIP-2930 access list as sent by Ethereum client libraries. Accepted in call and submission objects and ignored: the chain has no access lists.
+ * EIP-2930 access list as sent by Ethereum client libraries. Accepted in call and submission objects and ignored there (the chain has no access lists), except by debug_traceCall and eth_createAccessList, which run the call as a type-1 transaction with it.
  */
 export type AccessList = {
   address: Address;
@@ -203,11 +203,29 @@ export type EthGetBlockByNumberFullTransactionsParam = boolean;
 export type EthGetBlockByNumberResult = Block | null;
 export type EthGetTransactionByBlockNumberAndIndexResult = Transaction | null;
 export type EthGetUncleByBlockNumberAndIndexResult = Block | null;
+export type EthSignTypedDataV4TypedDataParam =
+  | {
+      /**
+       * Struct types by name, each an ordered list of {name, type}. EIP712Domain may be left out: it is then made from the domain's fields in the EIP's order.
+       */
+      types: {
+        [k: string]: {
+          name: string;
+          type: string;
+        }[];
+      };
+      primaryType: string;
+      domain: {};
+      message: {};
+    }
+  | string;
 export type EthGetBlockByHashFullTransactionsParam = boolean;
 export type EthGetBlockByHashResult = Block | null;
 export type EthGetTransactionByHashResult = Transaction | null;
 export type EthGetTransactionByBlockHashAndIndexResult = Transaction | null;
 export type EthGetTransactionReceiptResult = Receipt | null;
+export type EthGetBlockReceiptsBlockParam = Uint64 | BlockTag | Hash32 | BlockSelector;
+export type EthGetBlockReceiptsResult = Receipt[] | null;
 export type EthPendingTransactionsResult = Transaction[];
 export type EthGetUncleByBlockHashAndIndexResult = Block | null;
 export type EthUninstallFilterResult = boolean;
@@ -237,6 +255,7 @@ export type PersonalLockAccountResult = boolean;
 export type PersonalNewAccountWithSeedSeedParam = string;
 export type PersonalNewAccountPassphraseParam = string;
 export type PersonalSendTransactionPassphraseParam = string;
+export type PersonalSignPassphraseParam = string;
 export type PersonalUnlockAccountPassphraseParam = string;
 export type PersonalUnlockAccountResult = boolean;
 export type ExtGetRawTransactionReceiptByHashResult = Data | null;
@@ -969,4 +988,29 @@ export interface ReputationSummary {
   punishments: number;
   goodReputationCount: number;
   badReputationCount: number;
+}
+export interface EthCreateAccessListResult {
+  accessList: AccessList;
+  gasUsed: Uint64;
+  /**
+   * Why the call failed, when it did.
+   */
+  error?: string;
+}
+/**
+ * The options of debug_traceTransaction (tracer, tracerConfig and the switches) and stateOverrides.
+ */
+export interface DebugTraceCallTraceConfigParam {
+  /**
+   * structLogTracer (default) or callTracer, as for debug_traceTransaction.
+   */
+  tracer?: string;
+  tracerConfig?: TracerConfig;
+  disableStack?: TracerSwitch;
+  disableMemory?: TracerSwitch;
+  disableStorage?: TracerSwitch;
+  onlyTopCall?: TracerSwitch;
+  withLog?: TracerSwitch;
+  stateOverrides?: StateOverrideSet;
+  [k: string]: unknown;
 }

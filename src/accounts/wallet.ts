@@ -8,25 +8,13 @@ import type { Common } from "@ethereumjs/common";
 import { createLegacyTx } from "@ethereumjs/tx";
 import { Address, privateToAddress } from "@ethereumjs/util";
 import { keccak256 } from "../common/crypto.js";
-import { signRecoverable } from "../common/signatures.js";
 import { bytesToUnprefixedHex } from "../common/hex.js";
 import type { UnsignedTransaction } from "../common/unsignedTransaction.js";
+import { personalMessageHash, signDigest } from "./messageSigning.js";
 import { decryptKey, encryptKey, KeystoreFormatError, lightScrypt, MemoryKeyStorage, WrongPassphraseError, type KeyStorage, type ScryptParameters } from "./keystore.js";
 
 export type { UnsignedTransaction } from "../common/unsignedTransaction.js";
-
-/**
- * The EIP-191 personal-message hash: keccak-256("\x19Ethereum Signed Message:\n" + decimal byte
- * length + message). The spec names the chain in the prefix; "Ethereum" is what wallets and
- * libraries (ethers' verifyMessage) check, so that is what is signed.
- */
-export function personalMessageHash(message: Uint8Array): Uint8Array {
-  const prefix = new TextEncoder().encode(`\x19Ethereum Signed Message:\n${message.length}`);
-  const prefixed = new Uint8Array(prefix.length + message.length);
-  prefixed.set(prefix, 0);
-  prefixed.set(message, prefix.length);
-  return keccak256(prefixed);
-}
+export { personalMessageHash } from "./messageSigning.js";
 
 /** How long personal_newAccount, personal_importRawKey and a bare unlock keep a key (the reference's 30 minutes). */
 export const defaultUnlockDurationMs = 30 * 60 * 1000;
@@ -338,18 +326,30 @@ export class Wallet {
     throw new UnknownAccountError(hex);
   }
 
-  /**
-   * Signs a personal message (personalMessageHash) with the key of an unlocked held account:
-   * r || s || v, 65 bytes, v = 27 or 28. undefined for an account not held or locked.
-   */
+  /** Signs a personal message (personalMessageHash) as signHash does. */
   signMessage(address: Uint8Array, message: Uint8Array): Uint8Array | undefined {
+    return this.signHash(address, personalMessageHash(message));
+  }
+
+  /**
+   * Signs a 32-byte digest with the key of an unlocked held account: r || s || v, v = 27 or 28.
+   * undefined for an account not held or locked.
+   */
+  signHash(address: Uint8Array, digest: Uint8Array): Uint8Array | undefined {
     const privateKey = this.liveKey(bytesToUnprefixedHex(address));
-    if (privateKey === undefined) return undefined;
-    const recoverable = signRecoverable(personalMessageHash(message), privateKey);
-    const signature = new Uint8Array(65);
-    signature.set(recoverable.subarray(1), 0);
-    signature[64] = 27 + recoverable[0]!;
-    return signature;
+    return privateKey === undefined ? undefined : signDigest(digest, privateKey);
+  }
+
+  /**
+   * personal_sign with a passphrase: the key-store file opened for this signature only, as
+   * signTransactionWithPassphrase does (the lock state does not change; it works where unlocking is
+   * forbidden). UnknownAccountError without a key-store file.
+   */
+  async signHashWithPassphrase(address: Uint8Array, passphrase: string, digest: Uint8Array): Promise<Uint8Array> {
+    const hex = bytesToUnprefixedHex(address);
+    const files = await this.keys.filesFor(hex);
+    if (files.length === 0) throw new UnknownAccountError(hex);
+    return signDigest(digest, await this.decryptAny(hex, files, passphrase));
   }
 
   /** Signs with the key of an unlocked held account (EIP-155, the chain's id); undefined otherwise. */

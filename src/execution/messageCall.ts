@@ -4,7 +4,7 @@
 // nothing a call does, its state overrides included, outlives it.
 import type { Block as EngineBlock } from "@ethereumjs/block";
 import type { Common, StateManagerInterface } from "@ethereumjs/common";
-import { createLegacyTx } from "@ethereumjs/tx";
+import { createAccessList2930Tx, createLegacyTx, type AccessList2930Tx, type LegacyTx } from "@ethereumjs/tx";
 import { Account, Address, bytesToBigInt, bytesToUnprefixedHex, equalsBytes, KECCAK256_NULL, setLengthLeft } from "@ethereumjs/util";
 import { runTx } from "@ethereumjs/vm";
 import { engineErrorMessage } from "../common/engineErrors.js";
@@ -20,7 +20,16 @@ export interface MessageCall {
   gasPrice: bigint;
   value: bigint;
   data: Uint8Array;
+  /**
+   * EIP-2930 access list: the call then runs as a type-1 transaction would (the listed accounts
+   * and slots warm, their intrinsic gas charged). Only eth_createAccessList and debug_traceCall
+   * set it: eth_call and eth_estimateGas ignore access lists, as the reference node does.
+   */
+  accessList?: CallAccessList;
 }
+
+/** Accounts (20 bytes) with the storage keys (32 bytes) listed for each. */
+export type CallAccessList = ReadonlyArray<{ readonly address: Uint8Array; readonly storageKeys: readonly Uint8Array[] }>;
 
 /** Temporary changes to one account for the duration of a call. */
 export interface AccountOverride {
@@ -67,7 +76,7 @@ export class CallNotExecutableError extends Error {}
 const overrideSliceMs = 5;
 
 /** Writes `overrides` into the state (call it inside a checkpoint). */
-async function applyStateOverrides(state: StateManagerInterface, overrides: StateOverrides): Promise<void> {
+export async function applyStateOverrides(state: StateManagerInterface, overrides: StateOverrides): Promise<void> {
   let sliceEndsAt = performance.now() + overrideSliceMs;
   const nextSlice = async () => {
     await nextEventLoopTurn();
@@ -165,15 +174,27 @@ async function measured(engine: ExecutionEngine, execute: () => Promise<RunOutco
   return { kind: "halt", reason: error.error, ...gas };
 }
 
+/**
+ * The transaction a call runs as: unsigned, legacy (type 1 with an access list), whose sender is
+ * the call's `from` (the engine asks the transaction for its sender, and this one names it).
+ */
+export function unsignedCallTransaction(common: Common, call: MessageCall, nonce = 0n): LegacyTx | AccessList2930Tx {
+  const fields = { nonce, gasLimit: call.gasLimit, gasPrice: call.gasPrice, to: call.to === undefined ? undefined : new Address(call.to), value: call.value, data: call.data };
+  const tx =
+    call.accessList === undefined
+      ? createLegacyTx(fields, { common, freeze: false })
+      : createAccessList2930Tx(
+          { ...fields, chainId: common.chainId(), accessList: call.accessList.map((entry) => [entry.address, [...entry.storageKeys]] as [Uint8Array, Uint8Array[]]) },
+          { common, freeze: false },
+        );
+  const from = new Address(call.from);
+  tx.getSenderAddress = () => from;
+  return tx;
+}
+
 async function runAsTransaction(engine: ExecutionEngine, block: EngineBlock, call: MessageCall): Promise<RunOutcome> {
   const { vm } = engine;
-  const from = new Address(call.from);
-  const tx = createLegacyTx(
-    { gasLimit: call.gasLimit, gasPrice: call.gasPrice, to: call.to === undefined ? undefined : new Address(call.to), value: call.value, data: call.data },
-    { common: vm.common, freeze: false },
-  );
-  // Unsigned: the engine asks the transaction for its sender, and this one names it.
-  tx.getSenderAddress = () => from;
+  const tx = unsignedCallTransaction(vm.common, call);
   const result = await runTx(vm, { tx, block, skipNonce: true, skipBlockGasLimitValidation: true, skipHardForkValidation: true });
   return { execResult: result.execResult, gasUsed: result.totalGasSpent, intrinsicGas: tx.getIntrinsicGas() };
 }
@@ -212,7 +233,7 @@ function leanCallsApply(common: Common): boolean {
  */
 async function leanCallPlan(engine: ExecutionEngine, block: EngineBlock, call: MessageCall): Promise<LeanCallPlan | undefined> {
   const common = engine.vm.common;
-  if (call.to === undefined || !leanCallsApply(common)) return undefined;
+  if (call.to === undefined || call.accessList !== undefined || !leanCallsApply(common)) return undefined;
   let intrinsicGas = common.param("txGas");
   const zeroByteGas = common.param("txDataZeroGas");
   const nonZeroByteGas = common.param("txDataNonZeroGas");

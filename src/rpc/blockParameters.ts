@@ -1,5 +1,5 @@
 // Block parameters (QUANTITY | TAG | MAP) -> blocks of the chain, with the reference's errors.
-import type { BlockParameter, BlockNumberOrTag } from "../../generated/types.js";
+import type { BlockParameter, BlockNumberOrTag, EthGetBlockReceiptsBlockParam } from "../../generated/types.js";
 import type { Block } from "../chain/block.js";
 import type { Chain } from "../chain/chain.js";
 import { hexToBytes } from "../common/hex.js";
@@ -35,5 +35,24 @@ export async function resolveStateBlock(chain: Chain, parameter: BlockParameter 
   }
   const block = await chain.getBlockByNumber(BigInt(parameter.blockNumber));
   if (block === undefined) throw blockNotFoundError(parameter.blockNumber);
+  return block;
+}
+
+/** 0x and 64 hex digits: a block hash, where a number has at most 16 digits. */
+const blockHashTextLength = 66;
+
+/**
+ * eth_getBlockReceipts' block: a number, a tag, a hash or a block selector; undefined for a block
+ * that does not exist (the method answers null), the selector's canonical check as for state reads.
+ */
+export async function findBlockForReceipts(chain: Chain, parameter: EthGetBlockReceiptsBlockParam): Promise<Block | undefined> {
+  if (typeof parameter === "string") {
+    if (parameter.length === blockHashTextLength) return chain.getBlockByHash(hexToBytes(parameter));
+    return findBlockByNumberOrTag(chain, parameter as BlockNumberOrTag);
+  }
+  if ("blockNumber" in parameter) return chain.getBlockByNumber(BigInt(parameter.blockNumber));
+  const block = await chain.getBlockByHash(hexToBytes(parameter.blockHash));
+  const requireCanonical = parameter.requireCanonical === true || parameter.requireCanonical === "true";
+  if (block !== undefined && requireCanonical && !(await chain.isCanonical(block))) throw blockNotCanonicalError(parameter.blockHash);
   return block;
 }

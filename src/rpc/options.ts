@@ -54,5 +54,8 @@ export const defaultRpcOptions: RpcOptions = {
   overrideSlotsLimit: 10_000,
 };
 
-/** The limits handlers apply to the work one request asks for (eth_getProof, state overrides). */
-export type RequestWorkLimits = Pick<RpcOptions, "proofKeysLimit" | "overrideAccountsLimit" | "overrideSlotsLimit">;
+/**
+ * The limits handlers apply to the work one request asks for (eth_getProof, state overrides, and
+ * the JSON shape of typed data sent as a string, which the body's check could not see into).
+ */
+export type RequestWorkLimits = Pick<RpcOptions, "proofKeysLimit" | "overrideAccountsLimit" | "overrideSlotsLimit" | "jsonDepthLimit" | "jsonValueLimit">;

@@ -5,9 +5,15 @@ import type { Block } from "../chain/block.js";
 import type { Chain } from "../chain/chain.js";
 import type { ChainTransaction } from "../chain/transactions.js";
 import { ConcurrencyGate, GateWaitTimeoutError } from "../common/concurrencyGate.js";
-import { bytesToUnprefixedHex } from "../common/hex.js";
+import { bigIntToMinimalBytes, bytesToUnprefixedHex } from "../common/hex.js";
+import { callTracerError } from "./errors.js";
 import { ExecutionTimeoutError } from "../execution/engine.js";
 import type { StateDatabase } from "../state/stateDatabase.js";
+import { getActivePrecompiles } from "@ethereumjs/evm";
+import { Address, generateAddress } from "@ethereumjs/util";
+import type { MessageCall, StateOverrides } from "../execution/messageCall.js";
+import { AccessListTracer, sameAccessList, type RecordedAccessList } from "./accessListTracer.js";
+import { traceCall, type CallTraceDependencies } from "./callTrace.js";
 import { CallTracer, type CallFrame, type CallTracerOptions } from "./callTracer.js";
 import { FlatTracer, type FlatTrace } from "./flatTraces.js";
 import { replayBlock, type ReplayDependencies, type TransactionTracer } from "./replay.js";
@@ -45,10 +51,19 @@ export interface FlatTraceFilter {
   count: number;
 }
 
+/** eth_createAccessList's answer before formatting: the list, the gas the call uses with it, its error. */
+export interface CreatedAccessList {
+  accessList: RecordedAccessList;
+  gasUsed: bigint;
+  /** The call's failure in geth's words (the list is still the one it made). */
+  error: string | undefined;
+}
+
 export const defaultTraceServiceOptions: TraceServiceOptions = { maxTracesPerRequest: 10_000, timeLimitMs: 5_000, maxConcurrent: 1 };
 
 export class TraceService {
   private readonly replay: ReplayDependencies;
+  private readonly calls: CallTraceDependencies;
   private readonly gate: ConcurrencyGate;
 
   constructor(
@@ -64,6 +79,7 @@ export class TraceService {
       getBlockByHash: (hash) => chain.getBlockByHash(hash),
       canonicalHash: (blockNumber) => chain.getCanonicalHash(blockNumber),
     };
+    this.calls = { common, state, canonicalHash: this.replay.canonicalHash };
   }
 
   /** Runs `work` with the deadline of a request that starts now, once fewer than maxConcurrent others run. */
@@ -126,6 +142,44 @@ export class TraceService {
     return frames.map((result, index) => ({ txHash: `0x${bytesToUnprefixedHex(block.transactions[index]!.hash)}`, result }));
   }
 
+  /**
+   * debug_traceCall: `call` run after `block` as debug_traceTransaction would trace it sent, under
+   * the same time limit and turn as the other traces.
+   */
+  debugTraceCall(block: Block, call: MessageCall, overrides: StateOverrides | undefined, options: DebugTracerOptions, structLogBytes = maxStructLogBytes): Promise<StructLogTraceJson | CallFrame> {
+    return this.inTurn(async (deadline) => {
+      const tracer = options.tracer === "callTracer" ? new CallTracer(options) : new StructLogger(options, createStructLogBudget(structLogBytes));
+      return (await traceCall<StructLogTraceJson | CallFrame>(this.calls, block, call, overrides, tracer, deadline)).trace;
+    });
+  }
+
+  /**
+   * eth_createAccessList, as geth makes it: the call is run with the list found so far until a
+   * run finds the same list (a list can change what the code does: gas left, warm accounts).
+   * The sender, the recipient (or the created contract) and the precompiles are left out.
+   */
+  createAccessList(block: Block, call: MessageCall): Promise<CreatedAccessList> {
+    return this.inTurn(async (deadline) => {
+      const sender = bytesToUnprefixedHex(call.from);
+      const excluded = new Set([sender, ...[...getActivePrecompiles(this.calls.common).keys()].map((address) => address.replace(/^0x/, ""))]);
+      if (call.to !== undefined) excluded.add(bytesToUnprefixedHex(call.to));
+      else excluded.add(bytesToUnprefixedHex(generateAddress(call.from, bigIntToMinimalBytes(await this.nonceAt(block, call.from)))));
+      let previous = new AccessListTracer(excluded, fromCallAccessList(call)).finish();
+      for (;;) {
+        const withList = { ...call, accessList: toCallAccessList(previous) };
+        const { trace, result } = await traceCall(this.calls, block, withList, undefined, new AccessListTracer(excluded, previous), deadline);
+        const error = result.execResult.exceptionError?.error;
+        if (sameAccessList(trace, previous)) return { accessList: trace, gasUsed: result.totalGasSpent, error: error === undefined ? undefined : callTracerError(error) };
+        previous = trace;
+      }
+    });
+  }
+
+  private async nonceAt(block: Block, address: Uint8Array): Promise<bigint> {
+    const view = this.calls.state.reader(block.header.fields.stateRoot);
+    return (await view?.getAccount(new Address(address)))?.nonce ?? 0n;
+  }
+
   /** trace_transaction: undefined when the transaction is not in the main chain. */
   flatTransaction(transactionHash: Uint8Array): Promise<FlatTrace[] | undefined> {
     return this.inTurn(async (deadline) => {
@@ -173,6 +227,15 @@ export class TraceService {
     }
     return found;
   }
+}
+
+function fromCallAccessList(call: MessageCall): RecordedAccessList {
+  return new Map((call.accessList ?? []).map((entry) => [bytesToUnprefixedHex(entry.address), new Set(entry.storageKeys.map((key) => bytesToUnprefixedHex(key).padStart(64, "0")))]));
+}
+
+/** The recorded list as a call carries it, accounts and slots in ascending order (as geth sorts them). */
+export function toCallAccessList(list: RecordedAccessList): NonNullable<MessageCall["accessList"]> {
+  return [...list.keys()].sort().map((address) => ({ address: Buffer.from(address, "hex"), storageKeys: [...list.get(address)!].sort().map((slot) => Buffer.from(slot, "hex")) }));
 }
 
 function matches(filter: FlatTraceFilter, transaction: ChainTransaction): boolean {

@@ -13,8 +13,10 @@ import type { Miner } from "../../mining/miner.js";
 import type { PendingState } from "../../mining/pendingState.js";
 import type { StateDatabase } from "../../state/stateDatabase.js";
 import type { TransactionPool } from "../../txpool/transactionPool.js";
-import { findBlockByNumberOrTag, resolveStateBlock } from "../blockParameters.js";
+import { findBlockByNumberOrTag, findBlockForReceipts, resolveStateBlock } from "../blockParameters.js";
 import { createEthAccountHandlers } from "./ethAccounts.js";
+import { createAccessListHandlers } from "./callTracing.js";
+import type { TraceService } from "../../tracing/index.js";
 import type { RpcCallContext } from "../dispatch.js";
 import { blockHashNotFoundError, blockNotFoundError, senderAccountNotFoundError, stateNotFoundError, walletErrorToRpc, withErrorsMapped } from "../errors.js";
 import { formatBlock, formatReceipt, formatTransaction } from "../format.js";
@@ -39,6 +41,8 @@ export interface EthDependencies extends EthCallDependencies, EthFilterDependenc
   miner: Miner;
   pendingState: PendingState;
   wallet: Wallet;
+  /** eth_createAccessList runs its calls through the trace path. */
+  tracer: TraceService;
   /** Shared with personal_ (rpc/methods/index.ts), and with the look-ahead of batches. */
   sending: TransactionSending;
 }
@@ -85,6 +89,7 @@ export function createEthHandlers(deps: EthDependencies): NamespaceHandlers<"eth
   return {
     ...createEthCallHandlers(deps),
     ...createEthAccountHandlers(deps),
+    ...createAccessListHandlers(deps),
     ...createEthFilterHandlers(deps),
     eth_chainId: () => chainIdQuantity,
     eth_protocolVersion: () => toQuantity(protocolVersion),
@@ -151,6 +156,14 @@ export function createEthHandlers(deps: EthDependencies): NamespaceHandlers<"eth
       const [block, receipts] = await Promise.all([chain.getBlockByHash(location.blockHash), chain.getReceipts(location.blockHash)]);
       if (block === undefined || receipts === undefined) return null;
       return formatReceipt(block, receipts, location.index);
+    },
+    eth_getBlockReceipts: async ([blockParameter]) => {
+      const block = await findBlockForReceipts(chain, blockParameter);
+      if (block === undefined) return null;
+      if (block.transactions.length === 0) return [];
+      const receipts = await chain.getReceipts(block.hash);
+      if (receipts === undefined) return null;
+      return block.transactions.map((_transaction, index) => formatReceipt(block, receipts, index));
     },
     eth_pendingTransactions: () => {
       const held = new Set(wallet.addresses().map((address) => bytesToHex(address)));

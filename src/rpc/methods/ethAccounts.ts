@@ -1,5 +1,5 @@
-// eth_ methods about one account: signing a message with a held key, and proving the account and
-// its storage against a block's state root.
+// eth_ methods about one account: signing a message or EIP-712 typed data with a held key, and
+// proving the account and its storage against a block's state root.
 import { bytesToBigInt } from "@ethereumjs/util";
 import type { NamespaceHandlers } from "../../../generated/methods.js";
 import type { Proof as ProofJson } from "../../../generated/types.js";
@@ -13,6 +13,7 @@ import { resolveStateBlock } from "../blockParameters.js";
 import { EncodedJson, type RpcCallContext } from "../dispatch.js";
 import { accountNotFoundError, invalidParamsError, stateNotFoundError } from "../errors.js";
 import type { RequestWorkLimits } from "../options.js";
+import { typedDataParameterHash } from "../typedDataParameter.js";
 
 export interface EthAccountDependencies {
   chain: Chain;
@@ -55,12 +56,19 @@ async function encodeProof(proof: AccountProof): Promise<EncodedJson> {
   return new EncodedJson(parts);
 }
 
-export function createEthAccountHandlers(deps: EthAccountDependencies): Pick<NamespaceHandlers<"eth", RpcCallContext>, "eth_sign" | "eth_getProof"> {
+export function createEthAccountHandlers(deps: EthAccountDependencies): Pick<NamespaceHandlers<"eth", RpcCallContext>, "eth_sign" | "eth_signTypedData_v4" | "eth_getProof"> {
   const { chain, state, wallet } = deps;
   const { proofKeysLimit } = deps.requestLimits;
   return {
     eth_sign: ([address, message]) => {
       const signature = wallet.signMessage(hexToBytes(address), hexToBytes(message));
+      if (signature === undefined) throw accountNotFoundError();
+      return bytesToHex(signature);
+    },
+    // The typed data is checked first: a malformed one is refused whatever the account.
+    eth_signTypedData_v4: ([address, typedData]) => {
+      const digest = typedDataParameterHash(typedData, 1, deps.requestLimits);
+      const signature = wallet.signHash(hexToBytes(address), digest);
       if (signature === undefined) throw accountNotFoundError();
       return bytesToHex(signature);
     },

@@ -40,7 +40,7 @@ type CallHandlers = Pick<NamespaceHandlers<"eth", RpcCallContext>, "eth_call" | 
 const zeroAddress = new Uint8Array(20);
 
 /** The call's fields with the defaults of a call; gas stays undefined when not given. */
-function toMessageCall(callObject: CallObject | EstimateGasCallObject): Omit<MessageCall, "gasLimit"> & { gasLimit: bigint | undefined } {
+export function toMessageCall(callObject: CallObject | EstimateGasCallObject): Omit<MessageCall, "gasLimit"> & { gasLimit: bigint | undefined } {
   const { data, input } = callObject;
   if (data !== undefined && input !== undefined && data.toLowerCase() !== input.toLowerCase()) {
     throw invalidParamsError('invalid argument 0: "data" and "input" are both given and differ');
@@ -60,10 +60,10 @@ function toStorageMap(slots: Record<string, string>): Map<Uint8Array, Uint8Array
 }
 
 /** Refuses an override set that names more accounts or writes more slots than the limits allow. */
-function checkOverrideSize(overrides: StateOverrideSet, limits: RequestWorkLimits): void {
+function checkOverrideSize(overrides: StateOverrideSet, limits: RequestWorkLimits, where: string): void {
   const accounts = Object.values(overrides);
   if (accounts.length > limits.overrideAccountsLimit) {
-    throw invalidParamsError(`invalid argument 2: the state override names ${accounts.length} accounts, more than the limit of ${limits.overrideAccountsLimit}`);
+    throw invalidParamsError(`${where}: the state override names ${accounts.length} accounts, more than the limit of ${limits.overrideAccountsLimit}`);
   }
   let slots = 0;
   for (const fields of accounts) {
@@ -71,7 +71,7 @@ function checkOverrideSize(overrides: StateOverrideSet, limits: RequestWorkLimit
     if (fields.stateDiff !== undefined) slots += Object.keys(fields.stateDiff).length;
   }
   if (slots > limits.overrideSlotsLimit) {
-    throw invalidParamsError(`invalid argument 2: the state override sets ${slots} storage slots, more than the limit of ${limits.overrideSlotsLimit}`);
+    throw invalidParamsError(`${where}: the state override sets ${slots} storage slots, more than the limit of ${limits.overrideSlotsLimit}`);
   }
 }
 
@@ -79,11 +79,19 @@ function checkOverrideSize(overrides: StateOverrideSet, limits: RequestWorkLimit
 const overrideConversionSliceMs = 5;
 
 /**
- * The override set as the engine applies it; two spellings of one address are refused. It gives
- * the event loop a turn every 5 ms between accounts: the 20,000 hex texts of 10,000 slots took
- * 10-20 ms to convert, in the same turn as the request's parsing and validation.
+ * The override set as the engine applies it, within the limits; two spellings of one address are
+ * refused. `where` names the parameter in messages ("invalid argument 2").
  */
-async function toStateOverrides(overrides: StateOverrideSet): Promise<StateOverrides> {
+export async function checkedStateOverrides(overrides: StateOverrideSet, limits: RequestWorkLimits, where = "invalid argument 2"): Promise<StateOverrides> {
+  checkOverrideSize(overrides, limits, where);
+  return toStateOverrides(overrides, where);
+}
+
+/**
+ * The conversion gives the event loop a turn every 5 ms between accounts: the 20,000 hex texts of
+ * 10,000 slots took 10-20 ms to convert, in the same turn as the request's parsing and validation.
+ */
+async function toStateOverrides(overrides: StateOverrideSet, where: string): Promise<StateOverrides> {
   const seen = new Set<string>();
   const converted: [Uint8Array, AccountOverride][] = [];
   let sliceEndsAt = performance.now() + overrideConversionSliceMs;
@@ -93,7 +101,7 @@ async function toStateOverrides(overrides: StateOverrideSet): Promise<StateOverr
       sliceEndsAt = performance.now() + overrideConversionSliceMs;
     }
     const normalised = address.toLowerCase();
-    if (seen.has(normalised)) throw invalidParamsError(`invalid argument 2: the account ${normalised} is overridden twice`);
+    if (seen.has(normalised)) throw invalidParamsError(`${where}: the account ${normalised} is overridden twice`);
     seen.add(normalised);
     if (fields.movePrecompileToAddress !== undefined) throw movePrecompileNotSupportedError();
     const override: AccountOverride = {
@@ -136,8 +144,7 @@ export function createEthCallHandlers(deps: EthCallDependencies): CallHandlers {
   return {
     eth_call: async ([callObject, block, overrides]) => {
       const call = toMessageCall(callObject);
-      if (overrides !== undefined) checkOverrideSize(overrides, deps.requestLimits);
-      const stateOverrides = overrides === undefined ? undefined : await toStateOverrides(overrides);
+      const stateOverrides = overrides === undefined ? undefined : await checkedStateOverrides(overrides, deps.requestLimits);
       const target = await resolveCallTarget(block);
       const result = await withErrorsMapped(() => calls.call(target, call, stateOverrides), (error) => executionErrorToRpc(error, callNotExecutableError));
       if (result.kind === "revert") throw revertedError(result.returnData);

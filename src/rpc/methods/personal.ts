@@ -7,7 +7,8 @@ import type { NamespaceHandlers } from "../../../generated/methods.js";
 import { defaultUnlockDurationMs, type Wallet } from "../../accounts/wallet.js";
 import { bytesToHex, hexToBytes } from "../../common/hex.js";
 import type { RpcCallContext } from "../dispatch.js";
-import { keyExportForbiddenError, walletErrorToRpc, withErrorsMapped } from "../errors.js";
+import { personalMessageHash } from "../../accounts/messageSigning.js";
+import { accountNotFoundError, keyExportForbiddenError, walletErrorToRpc, withErrorsMapped } from "../errors.js";
 import type { TransactionSending } from "./transactionSending.js";
 
 export interface PersonalDependencies {
@@ -46,6 +47,14 @@ export function createPersonalHandlers(deps: PersonalDependencies): NamespaceHan
     personal_dumpRawKey: ([address]) => {
       if (!deps.keyExportAllowed) throw keyExportForbiddenError;
       return walletCall(async () => bytesToHex(await wallet.exportKey(hexToBytes(address))));
+    },
+    // eth_sign's signature; with a passphrase, personal_sendTransaction's way of opening the key.
+    personal_sign: ([message, address, passphrase]) => {
+      const digest = personalMessageHash(hexToBytes(message));
+      if (passphrase !== undefined) return walletCall(async () => bytesToHex(await wallet.signHashWithPassphrase(hexToBytes(address), passphrase, digest)));
+      const signature = wallet.signHash(hexToBytes(address), digest);
+      if (signature === undefined) throw accountNotFoundError();
+      return bytesToHex(signature);
     },
     personal_sendTransaction: ([submission, passphrase]) =>
       walletCall(async () => {
