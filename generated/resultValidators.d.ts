@@ -30,6 +30,7 @@ export declare const validateDebugTraceTransactionResult: ParamValidator;
 export declare const validateDebugTraceBlockByHashResult: ParamValidator;
 export declare const validateEvmMineResult: ParamValidator;
 export declare const validateSnapshotId: ParamValidator;
+export declare const validateAnvilDropTransactionResult: ParamValidator;
 export declare const validateSubmittedBlockInfo: ParamValidator;
 export declare const validateMinerWork: ParamValidator;
 export declare const validatePrivateKey: ParamValidator;
