@@ -735,7 +735,7 @@ export interface BlockCallTrace {
   result: CallFrame;
 }
 /**
- * What evm_mine mines when given an object (Ganache's form; either key may be missing): blocks blocks, the first at timestamp when given (later ones a second apart at least).
+ * What evm_mine mines when given an object (Ganache's form; either key may be missing): blocks blocks, the first at timestamp when given (later ones continue the clock from it, on regtest possibly in the same second).
  */
 export interface EvmMineOptions {
   /**
