@@ -34,6 +34,13 @@ ext_getRawBlockHeaderByNumber ext_protocolVersion trace_transaction trace_block 
 txpool_status sco_banAddress sco_unbanAddress sco_peerList sco_bannedAddresses sco_reputationSummary
 eth_getWork eth_submitWork eth_submitHashrate eth_getProof`.split(/\s+/);
 
+/** Issue 36, item 4: the test helpers under the names Anvil's, Hardhat's and viem's tools call. */
+const devHelperMethods = ["evm_setNextBlockTimestamp", "evm_setAutomine", "evm_setIntervalMining"].concat(
+  ..."mine setBalance setCode setStorageAt setNonce impersonateAccount stopImpersonatingAccount getAutomine setCoinbase dropTransaction"
+    .split(" ")
+    .map((name) => [`anvil_${name}`, `hardhat_${name}`]),
+);
+
 const unsupportedBySpec = `eth_getCompilers eth_compileLLL eth_compileSolidity eth_compileSerpent db_putString db_getString
 db_putHex db_getHex shh_post shh_version shh_newIdentity shh_hasIdentity shh_newGroup shh_addToGroup shh_newFilter
 shh_uninstallFilter shh_getFilterChanges shh_getMessages`.split(/\s+/);
@@ -52,8 +59,8 @@ describe("openrpc.json", () => {
     expect(verdict === true ? true : verdict.message).to.equal(true);
   });
 
-  it("documents every supported method of the spec and nothing else", () => {
-    expect(document.methods.map((method) => method.name).sort()).to.deep.equal([...supportedBySpec].sort());
+  it("documents every supported method of the spec, the dev helpers of issue 36, and nothing else", () => {
+    expect(document.methods.map((method) => method.name).sort()).to.deep.equal([...supportedBySpec, ...devHelperMethods].sort());
   });
 
   it("lists every unsupported method of the spec, with a reason", () => {
