@@ -131,6 +131,52 @@ import type {
   EvmStartMiningResult,
   EvmStopMiningParams,
   EvmStopMiningResult,
+  EvmSetNextBlockTimestampParams,
+  EvmSetNextBlockTimestampResult,
+  EvmSetAutomineParams,
+  EvmSetAutomineResult,
+  EvmSetIntervalMiningParams,
+  EvmSetIntervalMiningResult,
+  AnvilMineParams,
+  AnvilMineResult,
+  HardhatMineParams,
+  HardhatMineResult,
+  AnvilSetBalanceParams,
+  AnvilSetBalanceResult,
+  HardhatSetBalanceParams,
+  HardhatSetBalanceResult,
+  AnvilSetCodeParams,
+  AnvilSetCodeResult,
+  HardhatSetCodeParams,
+  HardhatSetCodeResult,
+  AnvilSetStorageAtParams,
+  AnvilSetStorageAtResult,
+  HardhatSetStorageAtParams,
+  HardhatSetStorageAtResult,
+  AnvilSetNonceParams,
+  AnvilSetNonceResult,
+  HardhatSetNonceParams,
+  HardhatSetNonceResult,
+  AnvilImpersonateAccountParams,
+  AnvilImpersonateAccountResult,
+  HardhatImpersonateAccountParams,
+  HardhatImpersonateAccountResult,
+  AnvilStopImpersonatingAccountParams,
+  AnvilStopImpersonatingAccountResult,
+  HardhatStopImpersonatingAccountParams,
+  HardhatStopImpersonatingAccountResult,
+  AnvilGetAutomineParams,
+  AnvilGetAutomineResult,
+  HardhatGetAutomineParams,
+  HardhatGetAutomineResult,
+  AnvilSetCoinbaseParams,
+  AnvilSetCoinbaseResult,
+  HardhatSetCoinbaseParams,
+  HardhatSetCoinbaseResult,
+  AnvilDropTransactionParams,
+  AnvilDropTransactionResult,
+  HardhatDropTransactionParams,
+  HardhatDropTransactionResult,
   MnrSubmitParentBlockParams,
   MnrSubmitParentBlockResult,
   MnrSubmitParentBlockTransactionsParams,
@@ -635,6 +681,121 @@ export class RpcClient {
   /** Pauses automatic block production. */
   evm_stopMining(...params: EvmStopMiningParams): Promise<EvmStopMiningResult> {
     return this.call("evm_stopMining", ...params);
+  }
+
+  /** Sets the exact timestamp of the next block. */
+  evm_setNextBlockTimestamp(...params: EvmSetNextBlockTimestampParams): Promise<EvmSetNextBlockTimestampResult> {
+    return this.call("evm_setNextBlockTimestamp", ...params);
+  }
+
+  /** Turns automine on or off. */
+  evm_setAutomine(...params: EvmSetAutomineParams): Promise<EvmSetAutomineResult> {
+    return this.call("evm_setAutomine", ...params);
+  }
+
+  /** Sets interval mining. */
+  evm_setIntervalMining(...params: EvmSetIntervalMiningParams): Promise<EvmSetIntervalMiningResult> {
+    return this.call("evm_setIntervalMining", ...params);
+  }
+
+  /** Mines one or more blocks at once. */
+  anvil_mine(...params: AnvilMineParams): Promise<AnvilMineResult> {
+    return this.call("anvil_mine", ...params);
+  }
+
+  /** Mines one or more blocks at once. */
+  hardhat_mine(...params: HardhatMineParams): Promise<HardhatMineResult> {
+    return this.call("hardhat_mine", ...params);
+  }
+
+  /** Sets an account's balance. */
+  anvil_setBalance(...params: AnvilSetBalanceParams): Promise<AnvilSetBalanceResult> {
+    return this.call("anvil_setBalance", ...params);
+  }
+
+  /** Sets an account's balance. */
+  hardhat_setBalance(...params: HardhatSetBalanceParams): Promise<HardhatSetBalanceResult> {
+    return this.call("hardhat_setBalance", ...params);
+  }
+
+  /** Sets an account's code. */
+  anvil_setCode(...params: AnvilSetCodeParams): Promise<AnvilSetCodeResult> {
+    return this.call("anvil_setCode", ...params);
+  }
+
+  /** Sets an account's code. */
+  hardhat_setCode(...params: HardhatSetCodeParams): Promise<HardhatSetCodeResult> {
+    return this.call("hardhat_setCode", ...params);
+  }
+
+  /** Sets one storage slot of an account. */
+  anvil_setStorageAt(...params: AnvilSetStorageAtParams): Promise<AnvilSetStorageAtResult> {
+    return this.call("anvil_setStorageAt", ...params);
+  }
+
+  /** Sets one storage slot of an account. */
+  hardhat_setStorageAt(...params: HardhatSetStorageAtParams): Promise<HardhatSetStorageAtResult> {
+    return this.call("hardhat_setStorageAt", ...params);
+  }
+
+  /** Sets an account's nonce. */
+  anvil_setNonce(...params: AnvilSetNonceParams): Promise<AnvilSetNonceResult> {
+    return this.call("anvil_setNonce", ...params);
+  }
+
+  /** Sets an account's nonce. */
+  hardhat_setNonce(...params: HardhatSetNonceParams): Promise<HardhatSetNonceResult> {
+    return this.call("hardhat_setNonce", ...params);
+  }
+
+  /** Sends from an address without its key. */
+  anvil_impersonateAccount(...params: AnvilImpersonateAccountParams): Promise<AnvilImpersonateAccountResult> {
+    return this.call("anvil_impersonateAccount", ...params);
+  }
+
+  /** Sends from an address without its key. */
+  hardhat_impersonateAccount(...params: HardhatImpersonateAccountParams): Promise<HardhatImpersonateAccountResult> {
+    return this.call("hardhat_impersonateAccount", ...params);
+  }
+
+  /** Stops sending from an address without its key. */
+  anvil_stopImpersonatingAccount(...params: AnvilStopImpersonatingAccountParams): Promise<AnvilStopImpersonatingAccountResult> {
+    return this.call("anvil_stopImpersonatingAccount", ...params);
+  }
+
+  /** Stops sending from an address without its key. */
+  hardhat_stopImpersonatingAccount(...params: HardhatStopImpersonatingAccountParams): Promise<HardhatStopImpersonatingAccountResult> {
+    return this.call("hardhat_stopImpersonatingAccount", ...params);
+  }
+
+  /** Whether automine is on. */
+  anvil_getAutomine(...params: AnvilGetAutomineParams): Promise<AnvilGetAutomineResult> {
+    return this.call("anvil_getAutomine", ...params);
+  }
+
+  /** Whether automine is on. */
+  hardhat_getAutomine(...params: HardhatGetAutomineParams): Promise<HardhatGetAutomineResult> {
+    return this.call("hardhat_getAutomine", ...params);
+  }
+
+  /** Sets the address later blocks pay their fees to. */
+  anvil_setCoinbase(...params: AnvilSetCoinbaseParams): Promise<AnvilSetCoinbaseResult> {
+    return this.call("anvil_setCoinbase", ...params);
+  }
+
+  /** Sets the address later blocks pay their fees to. */
+  hardhat_setCoinbase(...params: HardhatSetCoinbaseParams): Promise<HardhatSetCoinbaseResult> {
+    return this.call("hardhat_setCoinbase", ...params);
+  }
+
+  /** Removes a transaction from the pool. */
+  anvil_dropTransaction(...params: AnvilDropTransactionParams): Promise<AnvilDropTransactionResult> {
+    return this.call("anvil_dropTransaction", ...params);
+  }
+
+  /** Removes a transaction from the pool. */
+  hardhat_dropTransaction(...params: HardhatDropTransactionParams): Promise<HardhatDropTransactionResult> {
+    return this.call("hardhat_dropTransaction", ...params);
   }
 
   /** Submits merged-mining work as a full parent-chain block. */

@@ -33,6 +33,7 @@ export declare const validateDebugTraceBlockByHashResult: ParamValidator;
 export declare const validateDebugTransactionTrace: ParamValidator;
 export declare const validateEvmMineResult: ParamValidator;
 export declare const validateSnapshotId: ParamValidator;
+export declare const validateAnvilDropTransactionResult: ParamValidator;
 export declare const validateSubmittedBlockInfo: ParamValidator;
 export declare const validateMinerWork: ParamValidator;
 export declare const validatePrivateKey: ParamValidator;

@@ -249,6 +249,32 @@ export type EvmRevertSnapshotIdParam = SnapshotId | number;
 export type EvmRevertResult = boolean;
 export type EvmStartMiningResult = null;
 export type EvmStopMiningResult = null;
+export type EvmSetNextBlockTimestampResult = null;
+export type EvmSetAutomineEnabledParam = boolean;
+export type EvmSetAutomineResult = null;
+export type EvmSetIntervalMiningResult = null;
+export type AnvilMineCountParam = Uint64 | number;
+export type AnvilMineResult = null;
+export type HardhatMineCountParam = Uint64 | number;
+export type HardhatMineResult = boolean;
+export type AnvilSetBalanceResult = null;
+export type HardhatSetBalanceResult = boolean;
+export type AnvilSetCodeResult = null;
+export type HardhatSetCodeResult = boolean;
+export type AnvilSetStorageAtResult = null;
+export type HardhatSetStorageAtResult = boolean;
+export type AnvilSetNonceResult = null;
+export type HardhatSetNonceResult = boolean;
+export type AnvilImpersonateAccountResult = null;
+export type HardhatImpersonateAccountResult = boolean;
+export type AnvilStopImpersonatingAccountResult = null;
+export type HardhatStopImpersonatingAccountResult = boolean;
+export type AnvilGetAutomineResult = boolean;
+export type HardhatGetAutomineResult = boolean;
+export type AnvilSetCoinbaseResult = null;
+export type HardhatSetCoinbaseResult = boolean;
+export type AnvilDropTransactionResult = Hash32 | null;
+export type HardhatDropTransactionResult = boolean;
 export type PersonalImportRawKeyPassphraseParam = string;
 export type PersonalListAccountsResult = Address[];
 export type PersonalLockAccountResult = boolean;
@@ -728,7 +754,7 @@ export interface BlockCallTrace {
   result: CallFrame;
 }
 /**
- * What evm_mine mines when given an object (Ganache's form; either key may be missing): blocks blocks, the first at timestamp when given (later ones a second apart at least).
+ * What evm_mine mines when given an object (Ganache's form; either key may be missing): blocks blocks, the first at timestamp when given (later ones continue the clock from it, on regtest possibly in the same second).
  */
 export interface EvmMineOptions {
   /**

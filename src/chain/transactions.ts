@@ -192,3 +192,52 @@ function withKnownHashAndSender(tx: LegacyTx, hash: Uint8Array, sender: Uint8Arr
   Object.freeze(tx);
   return tx;
 }
+
+// --- impersonated senders (anvil_impersonateAccount, hardhat_impersonateAccount) ---
+//
+// A dev node sends from an impersonated address without its key. The transaction still needs bytes
+// and a hash that stay the same wherever they are read (receipts, blocks, a restart), and two
+// impersonated senders with the same fields must not share a hash. So it carries a stand-in
+// signature that names its sender: v as EIP-155 asks, r = 2^160 + the sender's address, s = 1. No
+// key signs that, and recovery does not give the sender: the sender is only ever taken from the
+// mark where the node itself stored the transaction (its blocks keep senders; the pool's journal
+// marks such entries, txpool/poolJournal.ts). A received transaction is always recovered.
+
+const impersonationMark = 1n << 160n;
+
+/** The transaction `sender` sends without a signature, with the stand-in signature above. */
+export function impersonatedTransaction(fields: UnsignedTransaction, sender: Uint8Array, common: Common): ChainTransaction {
+  let tx: LegacyTx;
+  try {
+    tx = createLegacyTx(
+      { ...fields, to: fields.to === undefined ? undefined : new Address(fields.to), v: common.chainId() * 2n + 35n, r: impersonationMark + bytesToBigInt(sender), s: 1n },
+      { common, freeze: false },
+    );
+  } catch (error) {
+    throw malformedTransaction(error);
+  }
+  const raw = tx.serialize();
+  const hash = keccak256(raw);
+  return { tx: withKnownHashAndSender(tx, hash, sender), raw, hash, sender };
+}
+
+/** The sender an impersonated transaction's stand-in signature names, or undefined when it carries none. */
+export function impersonatedSenderOf(raw: Uint8Array): Uint8Array | undefined {
+  let fields: unknown;
+  try {
+    fields = RLP.decode(raw);
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(fields) || fields.length !== 9 || !fields.every((field) => field instanceof Uint8Array)) return undefined;
+  const r = bytesToBigInt(fields[7] as Uint8Array);
+  if (bytesToBigInt(fields[8] as Uint8Array) !== 1n || r >> 160n !== 1n) return undefined;
+  return (fields[7] as Uint8Array).subarray(1);
+}
+
+/** A transaction the node stored with its sender known from its stand-in signature (the pool's journal). */
+export function restoreImpersonatedTransaction(raw: Uint8Array, common: Common): ChainTransaction {
+  const sender = impersonatedSenderOf(raw);
+  if (sender === undefined) throw new MalformedTransactionError("signature", "the stored transaction carries no impersonated sender");
+  return restoreTransaction(raw, sender, common);
+}

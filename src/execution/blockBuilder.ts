@@ -29,6 +29,12 @@ export interface BlockTemplate {
   extraData: Uint8Array;
 }
 
+/**
+ * A change of state a dev method makes (anvil_setBalance and the like), applied before the block's
+ * transactions so that the block's state root carries it.
+ */
+export type StateEdit = (state: MerkleStateManager) => Promise<void>;
+
 export interface SkippedTransaction {
   readonly transaction: ChainTransaction;
   /** Why the block could not hold it (the engine's words). */
@@ -121,11 +127,13 @@ export class BlockBuilder {
   /**
    * Builds a block from `candidates`, in order. A transaction the block cannot hold (out of gas
    * room, wrong nonce, too little balance) is skipped and reported; the state keeps the others.
+   * `edit` changes the state first (a dev block: see mining/devState.ts).
    */
-  async build(template: BlockTemplate, candidates: Iterable<ChainTransaction>): Promise<BuiltBlock> {
+  async build(template: BlockTemplate, candidates: Iterable<ChainTransaction>, edit?: StateEdit): Promise<BuiltBlock> {
     await this.state.checkpoint();
     let execution: Execution;
     try {
+      if (edit !== undefined) await edit(this.state);
       execution = await this.execute(template, candidates);
       await this.state.commit();
     } catch (error) {

@@ -1,5 +1,6 @@
 // The dev methods' control over the chain: snapshots and reverts, reset to genesis, the clock
-// offset, explicit blocks and pausing automatic mining.
+// offset and the next block's timestamp, explicit blocks, the mining mode and coinbase, dropping a
+// pooled transaction, and the account edits of anvil_/hardhat_ (as dev blocks: devState.ts).
 //
 // A snapshot is the head block, the pool's transactions and the clock offset, nothing more: state
 // tries are content-addressed and never pruned, so the head's state root still opens the state of
@@ -15,7 +16,9 @@ import type { ChainTransaction } from "../chain/transactions.js";
 import { bytesToHex } from "../common/hex.js";
 import type { Logger } from "../common/logger.js";
 import type { TransactionPool } from "../txpool/transactionPool.js";
+import { TimestampNotAfterParentError } from "./blockTemplate.js";
 import { maxBlockTimestamp, type MinerClock } from "./clock.js";
+import { stateEditOf, type AccountChange } from "./devState.js";
 import type { Miner } from "./miner.js";
 
 /** A time the node cannot stamp blocks with (past maxBlockTimestamp). */
@@ -25,6 +28,7 @@ interface Snapshot {
   readonly head: Block;
   readonly pool: readonly ChainTransaction[];
   readonly timeOffset: bigint;
+  readonly scheduledTimestamp: bigint | undefined;
 }
 
 export class DevChain {
@@ -45,7 +49,7 @@ export class DevChain {
     return this.miner.runExclusive(async () => {
       await this.chain.whenTipWritten().catch(() => undefined);
       const id = ++this.lastSnapshotId;
-      this.snapshots.set(id, { head: this.chain.head, pool: this.pool.contents(), timeOffset: this.clock.offset });
+      this.snapshots.set(id, { head: this.chain.head, pool: this.pool.contents(), timeOffset: this.clock.offset, scheduledTimestamp: this.clock.scheduled() });
       return id;
     });
   }
@@ -67,7 +71,7 @@ export class DevChain {
   /** Back to the genesis block: an empty pool, no offset, no snapshots (the id counter goes on). */
   reset(): Promise<void> {
     return this.miner.runExclusive(async () => {
-      await this.restore({ head: this.chain.genesis, pool: [], timeOffset: 0n });
+      await this.restore({ head: this.chain.genesis, pool: [], timeOffset: 0n, scheduledTimestamp: undefined });
       this.snapshots.clear();
     });
   }
@@ -101,6 +105,83 @@ export class DevChain {
     });
   }
 
+  /**
+   * The next block (automined, interval or evm_mine) gets exactly `timestamp`, which must be after
+   * the head's (TimestampNotAfterParentError) and at most maxBlockTimestamp; later blocks continue
+   * from it. Dev blocks (account edits) leave it to the next block.
+   */
+  setNextBlockTimestamp(timestamp: bigint): Promise<void> {
+    if (timestamp > maxBlockTimestamp) {
+      return Promise.reject(new TimeOutOfRangeError(`timestamp ${timestamp} is past the largest block timestamp ${maxBlockTimestamp}`));
+    }
+    return this.miner.runExclusive(async () => {
+      const headTimestamp = this.chain.tip.header.fields.timestamp;
+      if (timestamp <= headTimestamp) throw new TimestampNotAfterParentError(timestamp, headTimestamp);
+      this.clock.schedule(timestamp);
+    });
+  }
+
+  /**
+   * Mines `count` blocks (anvil_mine, hardhat_mine): the first at the clock (or the scheduled
+   * time), each later one `intervalSeconds` after the one before; with an interval of 0 every block
+   * takes the clock. The clock continues from the last block.
+   */
+  async mineSeries(count: number, intervalSeconds: bigint): Promise<void> {
+    let previous = await this.mine();
+    for (let mined = 1; mined < count; mined++) {
+      const timestamp = intervalSeconds === 0n ? undefined : previous.header.fields.timestamp + intervalSeconds;
+      previous = await this.mine(timestamp);
+    }
+  }
+
+  /**
+   * Changes an account's balance, nonce, code or a storage slot in a dev block, and answers once the
+   * block is on disk. The pool's transactions of that account are checked again against the new
+   * state (a changed nonce or balance may make them stale, or executable).
+   */
+  changeAccount(change: AccountChange): Promise<void> {
+    return this.miner
+      .mineStateChange(stateEditOf(change), async () => {
+        const held = this.pool.contents();
+        if (!held.some((transaction) => Buffer.compare(transaction.sender, change.address) === 0)) return;
+        for (const { transaction, reason } of await this.pool.restore(held)) {
+          this.log.info({ hash: bytesToHex(transaction.hash), reason }, "pooled transaction dropped after an account change");
+        }
+        await this.pool.persist();
+      })
+      .then(() => undefined);
+  }
+
+  /** Turns automine on or off; turned on, answers once the transactions waiting are mined. */
+  setAutomine(enabled: boolean): Promise<void> {
+    return this.miner.setAutomine(enabled);
+  }
+
+  /** Whether sent transactions are mined before their send returns. */
+  get automine(): boolean {
+    return this.miner.isAutomining;
+  }
+
+  setIntervalMining(seconds: number): void {
+    this.miner.setIntervalMining(seconds);
+  }
+
+  /** Later blocks pay their fees to `address`. */
+  setCoinbase(address: Uint8Array): void {
+    this.miner.coinbase = address;
+  }
+
+  /** Removes a transaction from the pool (not from a block); false when the pool does not hold it. */
+  dropTransaction(hash: Uint8Array): Promise<boolean> {
+    return this.miner.runExclusive(async () => {
+      const held = this.pool.get(hash);
+      if (held === undefined) return false;
+      this.pool.remove(held);
+      await this.pool.persist();
+      return true;
+    });
+  }
+
   stopMining(): void {
     this.miner.pause();
   }
@@ -130,6 +211,7 @@ export class DevChain {
     // What the revert took out of the pool must not come back after a restart.
     await this.pool.persist();
     this.clock.offset = snapshot.timeOffset;
+    this.clock.schedule(snapshot.scheduledTimestamp);
     this.log.info({ head: Number(snapshot.head.number), removedBlocks: removed.length, pool: snapshot.pool.length - refused.length }, "chain reverted");
   }
 }

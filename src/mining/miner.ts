@@ -1,6 +1,8 @@
 // Block production. Automine (the default): every accepted transaction is mined into its own
 // block before its send call returns. Interval: the pending transactions go into one block every
-// `blockTimeSeconds`. Off: blocks come only from explicit requests (the dev methods).
+// `blockTimeSeconds`. Off: blocks come only from explicit requests (the dev methods). Automine and
+// interval mining are switched apart at run time (evm_setAutomine, evm_setIntervalMining), so
+// both may be on, as on Hardhat and Anvil.
 // evm_stopMining pauses automine and interval mining (transactions keep entering the pool);
 // evm_startMining resumes them, and automine then mines what arrived meanwhile.
 // One block is built at a time; every build goes through the same queue. A build does not wait for
@@ -12,9 +14,12 @@ import type { ChainTransaction } from "../chain/transactions.js";
 import { bytesToHex, bytesToUnprefixedHex } from "../common/hex.js";
 import { nextEventLoopTurn } from "../common/eventLoop.js";
 import type { Logger } from "../common/logger.js";
-import type { BlockBuilder, BlockTemplate, BuiltBlock } from "../execution/blockBuilder.js";
+import type { BlockBuilder, BuiltBlock, StateEdit } from "../execution/blockBuilder.js";
 import type { TransactionPool } from "../txpool/transactionPool.js";
-import { maxBlockTimestamp } from "./clock.js";
+import { BlockTimeExhaustedError, nextBlockTemplate, TimestampNotAfterParentError } from "./blockTemplate.js";
+import { maxBlockTimestamp, type BlockClock } from "./clock.js";
+
+export { BlockTimeExhaustedError, nextBlockTemplate, TimestampNotAfterParentError } from "./blockTemplate.js";
 
 export type MiningMode = { kind: "auto" } | { kind: "interval"; blockTimeSeconds: number } | { kind: "off" };
 
@@ -24,48 +29,16 @@ export interface MinerOptions {
   extraData: Uint8Array;
   /** Seconds for the next block (the dev clock: wall clock plus offset); default: wall clock. */
   now?: () => bigint;
+  /** The dev clock, whose scheduled timestamp (evm_setNextBlockTimestamp) the next block takes; wins over `now`. */
+  clock?: BlockClock;
+  /** Whether a block may share its parent's timestamp (the network's rules: regtest does). */
+  sameTimestampAllowed?: boolean;
   /** Longest the miner builds blocks in a row before the event loop gets a turn (default 10 ms). */
   buildSliceMs?: number;
 }
 
-/** evm_mine's timestamp is not after the parent's: timestamps always increase block to block. */
-export class TimestampNotAfterParentError extends Error {
-  constructor(
-    readonly timestamp: bigint,
-    readonly parentTimestamp: bigint,
-  ) {
-    super(`timestamp ${timestamp} is not greater than the parent block's timestamp ${parentTimestamp}`);
-  }
-}
-
-/** No block can follow the parent: its timestamp is the largest a block may carry (clock.ts). */
-export class BlockTimeExhaustedError extends Error {
-  constructor(readonly parentTimestamp: bigint) {
-    super(`no block can follow the head: its timestamp ${parentTimestamp} is the largest a block can carry; go back with evm_revert or evm_reset`);
-  }
-}
-
 /** What happened to a transaction handed to automine. */
 export type InclusionOutcome = { kind: "mined"; block: Block } | { kind: "dropped"; reason: string } | { kind: "waiting" };
-
-/**
- * The next block on `parent`: `now` (at most the largest block timestamp, at least parent + 1), the
- * parent's limits, our miner fields. After a parent at the largest timestamp the template's time is
- * past it: the miner refuses to build such a block (a simulation of the pending state may run it).
- */
-export function nextBlockTemplate(parent: Block, fields: Pick<MinerOptions, "coinbase" | "extraData">, now: bigint): BlockTemplate {
-  const parentFields = parent.header.fields;
-  const clockTime = now < maxBlockTimestamp ? now : maxBlockTimestamp;
-  return {
-    parent,
-    coinbase: fields.coinbase,
-    timestamp: clockTime > parentFields.timestamp ? clockTime : parentFields.timestamp + 1n,
-    gasLimit: parentFields.gasLimit,
-    minimumGasPrice: parentFields.minimumGasPrice,
-    difficulty: parentFields.difficulty,
-    extraData: fields.extraData,
-  };
-}
 
 /**
  * Block after block without a turn of the event loop would hold every request and signal until
@@ -86,7 +59,12 @@ export class Miner {
   private builderRoot: string;
   private timer: NodeJS.Timeout | undefined;
   private paused = false;
-  private readonly now: () => bigint;
+  /** Whether each accepted transaction is mined at once (evm_setAutomine). */
+  private automine: boolean;
+  /** Seconds between interval blocks, when interval mining is on (evm_setIntervalMining). */
+  private intervalSeconds: number | undefined;
+  private coinbaseAddress: Uint8Array;
+  private readonly clock: BlockClock;
 
   constructor(
     private readonly chain: Chain,
@@ -95,26 +73,53 @@ export class Miner {
     private readonly options: MinerOptions,
     private readonly log: Logger,
   ) {
-    this.now = options.now ?? (() => BigInt(Math.floor(Date.now() / 1000)));
+    const now = options.now ?? (() => BigInt(Math.floor(Date.now() / 1000)));
+    this.clock = options.clock ?? { now, scheduled: () => undefined, stamped: () => undefined };
+    this.automine = options.mode.kind === "auto";
+    this.intervalSeconds = options.mode.kind === "interval" ? options.mode.blockTimeSeconds : undefined;
+    this.coinbaseAddress = options.coinbase;
     this.builderRoot = bytesToUnprefixedHex(chain.tip.header.fields.stateRoot);
   }
 
-  get mode(): MiningMode {
-    return this.options.mode;
+  get coinbase(): Uint8Array {
+    return this.coinbaseAddress;
   }
 
-  get coinbase(): Uint8Array {
-    return this.options.coinbase;
+  /** The address later blocks pay their fees to (anvil_setCoinbase); the blocks already mined keep theirs. */
+  set coinbase(address: Uint8Array) {
+    this.coinbaseAddress = address;
   }
 
   /** Whether blocks come on their own (automine or interval mining, not paused). */
   get isMining(): boolean {
-    return this.options.mode.kind !== "off" && !this.paused;
+    return (this.automine || this.intervalSeconds !== undefined) && !this.paused;
   }
 
   /** Whether a sent transaction is mined before its send returns. */
   get isAutomining(): boolean {
-    return this.options.mode.kind === "auto" && !this.paused;
+    return this.automine && !this.paused;
+  }
+
+  /** Seconds between interval blocks; undefined when interval mining is off. */
+  get blockTimeSeconds(): number | undefined {
+    return this.intervalSeconds;
+  }
+
+  /**
+   * Turns automine on or off. Turned on (and not paused), the transactions waiting in the pool are
+   * mined now, one block each, and this resolves once they are on disk.
+   */
+  async setAutomine(enabled: boolean): Promise<void> {
+    this.automine = enabled;
+    if (enabled) await this.minePending();
+  }
+
+  /** Interval blocks every `seconds` from now on; 0 turns interval mining off (automine stays as it is). */
+  setIntervalMining(seconds: number): void {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
+    this.intervalSeconds = seconds > 0 ? seconds : undefined;
+    if (!this.stopping) this.startTimer();
   }
 
   /** Pauses automine and interval mining; explicit blocks (mineBlock) still come. */
@@ -153,8 +158,12 @@ export class Miner {
   }
 
   start(): void {
-    if (this.options.mode.kind !== "interval" || this.timer !== undefined) return;
-    const intervalMs = this.options.mode.blockTimeSeconds * 1000;
+    this.startTimer();
+  }
+
+  private startTimer(): void {
+    if (this.intervalSeconds === undefined || this.timer !== undefined) return;
+    const intervalMs = this.intervalSeconds * 1000;
     this.timer = setInterval(() => {
       if (this.paused) return;
       this.mineBlockFromPool().catch((error: unknown) => this.log.error({ err: error }, "interval block failed"));
@@ -199,6 +208,23 @@ export class Miner {
    */
   mineBlockFromPool(timestamp?: bigint, afterBuild?: () => void): Promise<Block> {
     return this.mineOne(() => this.pool.pending(), timestamp, afterBuild);
+  }
+
+  /**
+   * Mines a dev block: `edit` changes the state (anvil_setBalance and the like) and the block holds
+   * no transaction. It keeps the parent's timestamp where the rules allow (else parent + 1): it
+   * changes the state, not the time, and leaves a scheduled timestamp to the next block. `afterBuild`
+   * runs in the queue once the block is the tip. Answers the block once it is on disk.
+   */
+  async mineStateChange(edit: StateEdit, afterBuild?: () => Promise<void>): Promise<Block> {
+    const { built, written } = await this.enqueue(async () => {
+      await this.giveTurnIfDue();
+      const appended = await this.buildAndAppend([], undefined, edit);
+      await afterBuild?.();
+      return appended;
+    });
+    await written;
+    return built.block;
   }
 
   private async mineOne(candidates: () => readonly ChainTransaction[], timestamp?: bigint, afterBuild?: () => void): Promise<Block> {
@@ -266,13 +292,16 @@ export class Miner {
    * a failed write took the tip back while the block was being built, the block is thrown away
    * and built again on the new tip: its transactions are still in the pool.
    */
-  private async buildAndAppend(candidates: readonly ChainTransaction[], timestamp?: bigint): Promise<{ built: BuiltBlock; written: Promise<void> }> {
+  private async buildAndAppend(candidates: readonly ChainTransaction[], timestamp?: bigint, edit?: StateEdit): Promise<{ built: BuiltBlock; written: Promise<void> }> {
     for (;;) {
       const parent = this.chain.tip;
-      if (timestamp !== undefined && timestamp <= parent.header.fields.timestamp) {
-        throw new TimestampNotAfterParentError(timestamp, parent.header.fields.timestamp);
-      }
-      const built = await this.buildOn(parent, candidates, timestamp);
+      const parentTimestamp = parent.header.fields.timestamp;
+      // A scheduled time goes to the next block that carries transactions or was asked for, not to a dev block.
+      const scheduled = timestamp === undefined && edit === undefined ? this.clock.scheduled() : undefined;
+      const exact = timestamp ?? scheduled;
+      if (exact !== undefined && exact <= parentTimestamp) throw new TimestampNotAfterParentError(exact, parentTimestamp);
+      const built = await this.buildOn(parent, candidates, exact ?? (edit !== undefined ? parentTimestamp : this.clock.now()), edit);
+      if (scheduled !== undefined) this.clock.stamped(scheduled);
       if (this.chain.tip !== parent) {
         this.log.warn({ number: Number(built.block.number) }, "the tip went back while the block was built; building again");
         continue;
@@ -300,17 +329,18 @@ export class Miner {
     }
   }
 
-  private async buildOn(parent: Block, candidates: readonly ChainTransaction[], timestamp: bigint | undefined): Promise<BuiltBlock> {
+  /** `clockTime` is the block's time unless the parent's forbids it (nextBlockTemplate). */
+  private async buildOn(parent: Block, candidates: readonly ChainTransaction[], clockTime: bigint, edit: StateEdit | undefined): Promise<BuiltBlock> {
     const parentRoot = parent.header.fields.stateRoot;
     // After a failed write the tip went back: so does the working state.
     if (bytesToUnprefixedHex(parentRoot) !== this.builderRoot) {
       await this.builder.resetTo(parentRoot);
       this.builderRoot = bytesToUnprefixedHex(parentRoot);
     }
-    const template = nextBlockTemplate(parent, this.options, timestamp ?? this.now());
+    const template = nextBlockTemplate(parent, { coinbase: this.coinbaseAddress, extraData: this.options.extraData }, clockTime, this.options.sameTimestampAllowed);
     if (template.timestamp > maxBlockTimestamp) throw new BlockTimeExhaustedError(parent.header.fields.timestamp);
     try {
-      const built = await this.builder.build(template, candidates);
+      const built = await this.builder.build(template, candidates, edit);
       this.builderRoot = bytesToUnprefixedHex(built.block.header.fields.stateRoot);
       return built;
     } catch (error) {

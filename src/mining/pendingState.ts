@@ -9,7 +9,7 @@ import type { BlockBuilder, BlockTemplate } from "../execution/blockBuilder.js";
 import { ExecutionTimeoutError, type ExecutionBlockContext, type ExecutionEngine } from "../execution/engine.js";
 import type { StateDatabase } from "../state/stateDatabase.js";
 import type { TransactionPool } from "../txpool/transactionPool.js";
-import { nextBlockTemplate, type MinerOptions } from "./miner.js";
+import { nextBlockTemplate, type BlockFields } from "./blockTemplate.js";
 
 export class PendingState {
   private simulation: { key: string; state: MerkleStateManager } | undefined;
@@ -23,9 +23,12 @@ export class PendingState {
     private readonly pool: TransactionPool,
     private readonly state: StateDatabase,
     private readonly createBuilder: () => Promise<BlockBuilder>,
-    private readonly blockOptions: Pick<MinerOptions, "coinbase" | "extraData">,
+    /** Read at each simulation: the coinbase changes with anvil_setCoinbase. */
+    private readonly blockOptions: BlockFields,
     /** Seconds for the next block: the miner's clock, so "pending" sees moved time too. */
     private readonly now: () => bigint = () => BigInt(Math.floor(Date.now() / 1000)),
+    /** As the miner's (MinerOptions.sameTimestampAllowed). */
+    private readonly sameTimestampAllowed = false,
   ) {}
 
   /** Runs `read` on the pending state (no other simulation replaces it meanwhile). */
@@ -63,7 +66,7 @@ export class PendingState {
     const pending = this.pool.pending();
     const key = [tip.hash, ...pending.map((transaction) => transaction.hash)].map(bytesToUnprefixedHex).join(":");
     const run = this.queue.then(async () => {
-      const template = nextBlockTemplate(tip, this.blockOptions, this.now());
+      const template = nextBlockTemplate(tip, this.blockOptions, this.now(), this.sameTimestampAllowed);
       this.builder ??= this.createBuilder();
       const builder = await this.builder;
       if (this.simulation?.key !== key) {

@@ -16,6 +16,8 @@ import { BlockBuilder } from "../execution/blockBuilder.js";
 import { CallService } from "../execution/callService.js";
 import { createExecutionRules } from "../execution/rules.js";
 import { BlockLogIndex, FilterManager, type LogQueryLimits } from "../logs/index.js";
+import { ImpersonatedAccounts } from "../accounts/impersonation.js";
+import { consensusConstantsFor } from "../consensus/constants.js";
 import { MinerClock } from "../mining/clock.js";
 import { DevChain } from "../mining/devChain.js";
 import { Miner } from "../mining/miner.js";
@@ -38,6 +40,8 @@ export interface ChainServices {
   readonly wallet: Wallet;
   readonly miner: Miner;
   readonly devChain: DevChain;
+  /** Addresses eth_sendTransaction sends from without their key (the dev modules anvil_, hardhat_). */
+  readonly impersonated: ImpersonatedAccounts;
   readonly pendingState: PendingState;
   readonly calls: CallService;
   readonly filters: FilterManager;
@@ -201,16 +205,24 @@ export async function openChainServices(
     // clock caught up.
     const clock = new MinerClock();
     if (chain.head.header.fields.timestamp > clock.now()) clock.continueFrom(chain.head.header.fields.timestamp);
-    const now = () => clock.now();
+    // Where the rules let a block share its parent's timestamp (regtest), blocks take the clock
+    // even in a burst, instead of running ahead of it one second a block.
+    const sameTimestampAllowed = consensusConstantsFor(network).newBlockMaxSecondsInTheFuture === 0n;
     const minerLog = log.child({ module: "miner" });
-    const miner = new Miner(chain, pool, builder, { mode: options.mining, coinbase: options.coinbase, extraData: options.extraData, now }, minerLog);
+    const miner = new Miner(chain, pool, builder, { mode: options.mining, coinbase: options.coinbase, extraData: options.extraData, clock, sameTimestampAllowed }, minerLog);
     miner.start();
     // Under automine, transactions the pool took back are mined now, as if they had just arrived:
     // in the background (10,000 of them take seconds), while the node already answers; a stop ends
     // the run after the block being built.
     miner.minePending().catch((error: unknown) => minerLog.error({ err: error }, "mining the transactions taken back into the pool failed"));
     const devChain = new DevChain(chain, pool, miner, clock, minerLog);
-    const pendingState = new PendingState(chain, pool, state, createBuilder, { coinbase: options.coinbase, extraData: options.extraData }, now);
+    const blockFields = {
+      get coinbase() {
+        return miner.coinbase;
+      },
+      extraData: options.extraData,
+    };
+    const pendingState = new PendingState(chain, pool, state, createBuilder, blockFields, () => clock.nextBlockTime(), sameTimestampAllowed);
     const calls = new CallService(common, state, canonicalHashFromTip, pendingState, options.calls);
     // A chain on disk can be read by a second thread: calls on stored blocks run there (node/callWorkers.ts).
     const callWorkers = options.callWorker && store instanceof LevelStore ? new CallWorkers({ directory: store.location, chainId: network.chainId, limits: options.calls }, store, log.child({ module: "calls" })) : undefined;
@@ -234,6 +246,7 @@ export async function openChainServices(
       wallet,
       miner,
       devChain,
+      impersonated: new ImpersonatedAccounts(),
       pendingState,
       calls,
       filters,

@@ -6,7 +6,7 @@ import { rpcNamespaces, type RpcNamespace } from "../../generated/methods.js";
  * Modules that hold keys, control the node or the peers, replay blocks at length, or show what
  * others have sent before it is mined: off on a non-loopback bind unless named.
  */
-export const loopbackOnlyModules: readonly RpcNamespace[] = ["personal", "evm", "debug", "trace", "txpool", "sco"];
+export const loopbackOnlyModules: readonly RpcNamespace[] = ["personal", "evm", "anvil", "hardhat", "debug", "trace", "txpool", "sco"];
 
 export class ModuleSelectionError extends Error {}
 
@@ -24,10 +24,10 @@ function isModule(name: string): name is RpcNamespace {
  * Resolves --rpc-modules against the bind host.
  *
  * - No selection: every module on a loopback bind; on any other bind every module but
- *   personal, evm, debug, trace, txpool and sco.
+ *   personal, evm, anvil, hardhat, debug, trace, txpool and sco.
  * - A list of names ("eth,net,web3"): exactly those modules, wherever bound.
- * - "all": every module the bind allows without naming; personal, evm, debug, trace, txpool and
- *   sco on a non-loopback bind still have to be named one by one.
+ * - "all": every module the bind allows without naming; personal, evm, anvil, hardhat, debug,
+ *   trace, txpool and sco on a non-loopback bind still have to be named one by one.
  * - Entries with a sign ("-debug,+sco") change the default set; they may follow plain names too.
  */
 export function resolveEnabledModules(selection: string | undefined, host: string): Set<RpcNamespace> {

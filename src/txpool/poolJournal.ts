@@ -10,8 +10,11 @@
 // Entries of mined transactions are deleted at the next flush after their block is on disk; one a
 // crash leaves behind is dropped at the next start, where every entry is checked against the chain
 // again. A revert's new contents go into the batch that cuts the chain (planRestore).
+// A transaction sent from an impersonated account (chain/transactions.ts) has no signature to
+// recover its sender from: its entry is its bytes after one 0x00 byte (a legacy transaction's first
+// byte is 0xc0 or more), and only such an entry is read with the sender its stand-in signature names.
 import type { Common } from "@ethereumjs/common";
-import { decodeRawTransaction, type ChainTransaction } from "../chain/transactions.js";
+import { decodeRawTransaction, impersonatedSenderOf, restoreImpersonatedTransaction, type ChainTransaction } from "../chain/transactions.js";
 import type { KeyValueStore, StoreOperation } from "../storage/keyValueStore.js";
 import { storeKeys } from "../storage/keys.js";
 import type { JournalPlan, PoolObserver } from "./transactionPool.js";
@@ -20,6 +23,20 @@ import type { JournalPlan, PoolObserver } from "./transactionPool.js";
 export interface UnreadableEntry {
   readonly key: Uint8Array;
   readonly reason: string;
+}
+
+/** First byte of the entry of a transaction sent from an impersonated account. */
+const impersonatedEntryPrefix = 0x00;
+
+/** A transaction's entry: its bytes, after the prefix when its sender is impersonated. */
+function entryValue(transaction: ChainTransaction): Uint8Array {
+  const named = impersonatedSenderOf(transaction.raw);
+  // Only the node makes a stand-in signature that names the transaction's own sender (no key recovers to it).
+  if (named === undefined || Buffer.compare(named, transaction.sender) !== 0) return transaction.raw;
+  const value = new Uint8Array(transaction.raw.length + 1);
+  value[0] = impersonatedEntryPrefix;
+  value.set(transaction.raw, 1);
+  return value;
 }
 
 export class PoolJournal implements PoolObserver {
@@ -62,7 +79,7 @@ export class PoolJournal implements PoolObserver {
       if (arrival >= this.nextArrival) this.nextArrival = arrival + 1n;
       let transaction: ChainTransaction;
       try {
-        transaction = decodeRawTransaction(value, this.common);
+        transaction = value[0] === impersonatedEntryPrefix ? restoreImpersonatedTransaction(value.subarray(1), this.common) : decodeRawTransaction(value, this.common);
       } catch (error) {
         unreadable.push({ key, reason: (error as Error).message });
         continue;
@@ -202,7 +219,7 @@ export class PoolJournal implements PoolObserver {
   /** Adds the put of a new entry for `transaction` (the next in order of arrival) to `operations`; answers its key. */
   private newEntry(transaction: ChainTransaction, operations: StoreOperation[]): Uint8Array {
     const key = storeKeys.pooledTransaction(this.nextArrival++);
-    operations.push({ type: "put", key, value: transaction.raw });
+    operations.push({ type: "put", key, value: entryValue(transaction) });
     return key;
   }
 }

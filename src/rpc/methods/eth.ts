@@ -8,6 +8,7 @@ import { Block } from "../../chain/block.js";
 import type { Chain } from "../../chain/chain.js";
 import type { NetworkProfile } from "../../chain/networks.js";
 import { bytesToHex, hexToBytes, storageSlotFromHex, toQuantity } from "../../common/hex.js";
+import type { ImpersonatedAccounts } from "../../accounts/impersonation.js";
 import type { Wallet } from "../../accounts/wallet.js";
 import type { Miner } from "../../mining/miner.js";
 import type { PendingState } from "../../mining/pendingState.js";
@@ -43,6 +44,8 @@ export interface EthDependencies extends EthCallDependencies, EthFilterDependenc
   wallet: Wallet;
   /** eth_createAccessList runs its calls through the trace path. */
   tracer: TraceService;
+  /** Senders eth_sendTransaction takes without their key (anvil_/hardhat_impersonateAccount). */
+  impersonated: ImpersonatedAccounts;
   /** Shared with personal_ (rpc/methods/index.ts), and with the look-ahead of batches. */
   sending: TransactionSending;
 }
@@ -176,6 +179,8 @@ export function createEthHandlers(deps: EthDependencies): NamespaceHandlers<"eth
     eth_sendRawTransaction: async ([signedTransaction]) => sending.submitRaw(signedTransaction),
     eth_sendTransaction: async ([submission]) => {
       const from = hexToBytes(submission.from);
+      // A key the node holds signs; an impersonated account without one sends unsigned.
+      if (!wallet.isUnlocked(from) && deps.impersonated.has(from)) return sending.submitImpersonated(await sending.prepare(submission), from);
       if (!wallet.isUnlocked(from)) throw senderAccountNotFoundError(submission.from);
       const raw = wallet.signTransaction(from, await sending.prepare(submission));
       if (raw === undefined) throw senderAccountNotFoundError(submission.from);

@@ -1,5 +1,5 @@
-// evm_: the dev methods (snapshots, reverts, reset, time, explicit blocks, pausing mining). Thin:
-// parameters are read here, the work is the mining module's DevChain.
+// evm_: the dev methods (snapshots, reverts, reset, time, explicit blocks, pausing mining, the
+// mining mode). Thin: parameters are read here, the work is the mining module's DevChain.
 import type { NamespaceHandlers } from "../../../generated/methods.js";
 import type { EvmMineOptions, EvmSeconds, EvmTimestamp } from "../../../generated/types.js";
 import { toQuantity } from "../../common/hex.js";
@@ -15,7 +15,7 @@ export interface EvmDependencies {
  * A validated EvmSeconds / EvmTimestamp: QUANTITY, decimal string or JSON integer. A JSON number
  * past 2^53 has already lost digits on the way in, so it is refused rather than guessed.
  */
-function secondsOf(value: EvmSeconds | EvmTimestamp, argument: number): bigint {
+export function secondsOf(value: EvmSeconds | EvmTimestamp, argument: number): bigint {
   if (typeof value === "number") {
     if (!Number.isSafeInteger(value)) throw invalidParamsError(`invalid argument ${argument}: ${value} is not an exact integer; pass a QUANTITY`);
     return BigInt(value);
@@ -36,7 +36,13 @@ function miningOptions(options: EvmMineOptions): { blocks: number; timestamp: bi
 }
 
 /** Dev-chain errors of a time given as argument 0. */
-const timeArgumentError = (error: unknown) => devChainErrorToRpc(error, 0);
+export const timeArgumentError = (error: unknown) => devChainErrorToRpc(error, 0);
+
+/**
+ * Longest interval evm_setIntervalMining takes: setInterval's own limit (2^31 - 1 ms, some 24.8
+ * days); a longer one would fire at once, every millisecond.
+ */
+export const maxIntervalSeconds = Math.floor((2 ** 31 - 1) / 1000);
 
 export function createEvmHandlers(deps: EvmDependencies): NamespaceHandlers<"evm", RpcCallContext> {
   const { devChain } = deps;
@@ -54,6 +60,20 @@ export function createEvmHandlers(deps: EvmDependencies): NamespaceHandlers<"evm
         // The first block at the timestamp (when given); the clock continues from it for the rest.
         for (let block = 0; block < blocks; block++) await devChain.mine(block === 0 ? timestamp : undefined);
       }, timeArgumentError);
+      return null;
+    },
+    evm_setNextBlockTimestamp: async ([timestamp]) => {
+      await withErrorsMapped(() => devChain.setNextBlockTimestamp(secondsOf(timestamp, 0)), timeArgumentError);
+      return null;
+    },
+    evm_setAutomine: async ([enabled]) => {
+      await withErrorsMapped(() => devChain.setAutomine(enabled), timeArgumentError);
+      return null;
+    },
+    evm_setIntervalMining: ([interval]) => {
+      const seconds = secondsOf(interval, 0);
+      if (seconds > BigInt(maxIntervalSeconds)) throw invalidParamsError(`invalid argument 0: interval must be at most ${maxIntervalSeconds} seconds, got ${seconds}`);
+      devChain.setIntervalMining(Number(seconds));
       return null;
     },
     evm_stopMining: () => {

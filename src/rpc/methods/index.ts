@@ -2,6 +2,7 @@
 // sending path serves eth_ and personal_, and the batch preparation the dispatcher calls.
 import type { BatchPreparation, RpcHandlerSet } from "../dispatch.js";
 import { createDebugHandlers, type DebugDependencies } from "./debug.js";
+import { createAnvilHandlers, createHardhatHandlers, type DevHelperDependencies } from "./devHelpers.js";
 import { createEthHandlers, type EthDependencies } from "./eth.js";
 import { createEvmHandlers, type EvmDependencies } from "./evm.js";
 import { createExtHandlers, type ExtDependencies } from "./ext.js";
@@ -18,6 +19,7 @@ export type HandlerDependencies = Web3Dependencies &
   ExtDependencies &
   TxpoolDependencies &
   EvmDependencies &
+  DevHelperDependencies &
   Omit<PersonalDependencies, "sending"> &
   DebugDependencies &
   TraceDependencies &
@@ -40,6 +42,8 @@ export function createRpcMethods(deps: HandlerDependencies): RpcMethods {
       ...createExtHandlers(deps),
       ...createTxpoolHandlers(deps),
       ...createEvmHandlers(deps),
+      ...createAnvilHandlers(deps),
+      ...createHardhatHandlers(deps),
       ...createPersonalHandlers(withSending),
       ...createDebugHandlers(deps),
       ...createTraceHandlers(deps),

@@ -18,6 +18,7 @@ import {
   checkTransactionFields,
   decodeOwnTransaction,
   decodeSignedTransaction,
+  impersonatedTransaction,
   invalidSignature,
   MalformedTransactionError,
   withSignerKey,
@@ -90,6 +91,8 @@ export interface TransactionSending {
   recoverAhead(raws: readonly string[]): () => void;
   /** As submitRaw, for a transaction the node has just signed with the key of `signer`. */
   submitOwn(raw: Uint8Array, signer: Uint8Array): Promise<string>;
+  /** As submitRaw, for a transaction from an impersonated account, which no key signs (chain/transactions.ts). */
+  submitImpersonated(unsigned: UnsignedTransaction, sender: Uint8Array): Promise<string>;
 }
 
 export function createTransactionSending(deps: TransactionSendingDependencies): TransactionSending {
@@ -237,5 +240,6 @@ export function createTransactionSending(deps: TransactionSendingDependencies): 
     submitRaw: async (raw) => submit(await decodeReceived(raw)),
     recoverAhead,
     submitOwn: (raw, signer) => submit(checked(() => decodeOwnTransaction(raw, signer, common))),
+    submitImpersonated: (unsigned, sender) => submit(checked(() => impersonatedTransaction(unsigned, sender, common))),
   };
 }

@@ -14,8 +14,8 @@ describe("rpc/modules", () => {
     expect(sorted(resolveEnabledModules(undefined, "127.0.0.1"))).to.deep.equal(sorted(rpcNamespaces));
   });
 
-  it("turns personal, evm, debug, trace, txpool and sco off on a non-loopback bind unless named", () => {
-    expect(sorted(loopbackOnlyModules)).to.deep.equal(["debug", "evm", "personal", "sco", "trace", "txpool"]);
+  it("turns personal, evm, anvil, hardhat, debug, trace, txpool and sco off on a non-loopback bind unless named", () => {
+    expect(sorted(loopbackOnlyModules)).to.deep.equal(["anvil", "debug", "evm", "hardhat", "personal", "sco", "trace", "txpool"]);
     const enabled = resolveEnabledModules(undefined, "0.0.0.0");
     for (const module of loopbackOnlyModules) expect(enabled.has(module), module).to.equal(false);
     expect(sorted(enabled)).to.deep.equal(["eth", "ext", "mnr", "net", "web3"]);
@@ -23,6 +23,7 @@ describe("rpc/modules", () => {
     expect(enabled.has("mnr"), "merged-mining pools connect over the network").to.equal(true);
     expect(sorted(resolveEnabledModules("eth,personal", "0.0.0.0"))).to.deep.equal(["eth", "personal"]);
     expect(resolveEnabledModules("+debug", "0.0.0.0").has("debug")).to.equal(true);
+    expect(sorted(resolveEnabledModules("eth,anvil,hardhat", "0.0.0.0"))).to.deep.equal(["anvil", "eth", "hardhat"]);
   });
 
   it("takes a plain list as the exact set, and signed entries as changes of the default", () => {
