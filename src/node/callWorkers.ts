@@ -267,7 +267,7 @@ export class CallWorkers implements CallOffload, ReplayOffload {
     if ("ready" in reply) {
       if (this.status !== "starting") return;
       this.status = "ready";
-      this.log.info({ threadId: this.worker?.threadId }, "call worker ready: calls on stored blocks run on it");
+      this.log.info({ threadId: this.worker?.threadId }, "call worker ready: calls and trace replays on stored blocks run on it");
       this.settleReadiness(true);
       return;
     }
