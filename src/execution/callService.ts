@@ -71,6 +71,23 @@ export interface CallOffload {
  */
 const aloneCallFirstTryMs = 50;
 
+/**
+ * A call whose state override writes more accounts and slots than this goes to the offload even
+ * when it comes alone: the first try here would write them all and undo them all on this thread
+ * (the undo in one go), before and whatever the call's own run. 1,000 accounts with 10,000 slots
+ * held the main thread for 30-40 ms a call (make bench, bounds, CPU profile: putStorage,
+ * applyStateOverrides, revert), some 3 µs an entry; 1,000 entries stay near the 5 ms slices
+ * the node works in.
+ */
+const aloneOverrideEntriesLimit = 1_000;
+
+/** Accounts and slots an override set writes. */
+function overrideEntries(overrides: StateOverrides | undefined): number {
+  let entries = 0;
+  for (const [, override] of overrides ?? []) entries += 1 + (override.replaceStorage?.size ?? 0) + (override.storageChanges?.size ?? 0);
+  return entries;
+}
+
 /** The offload lost work it had taken (its thread stopped): the service runs that work itself. */
 export class OffloadLostError extends Error {}
 
@@ -114,7 +131,7 @@ export class CallService {
     const limited = { ...call, gasLimit };
     // The time limit counts from when the call's turn on its engine comes, not from its arrival.
     const runHere = (timeLimitMs: number) => this.onTarget(target, (engine, context) => this.runOnce(engine, context, limited, overrides, performance.now() + timeLimitMs));
-    return this.offloaded(target, (block) => this.offload?.call(block, limited, overrides), runHere);
+    return this.offloaded(target, (block) => this.offload?.call(block, limited, overrides), runHere, overrideEntries(overrides) > aloneOverrideEntriesLimit);
   }
 
   /**
@@ -127,9 +144,10 @@ export class CallService {
 
   /**
    * Work on a stored block goes to the offload when it takes it (and comes back here if the offload
-   * loses it); work that comes alone is first tried here (see aloneCallFirstTryMs).
+   * loses it); work that comes alone is first tried here (see aloneCallFirstTryMs), unless it is
+   * `heavyBeforeItRuns` (see aloneOverrideEntriesLimit).
    */
-  private offloaded<T>(target: CallTarget, send: (block: Block) => Promise<T> | undefined, runHere: (timeLimitMs: number) => Promise<T>): Promise<T> {
+  private offloaded<T>(target: CallTarget, send: (block: Block) => Promise<T> | undefined, runHere: (timeLimitMs: number) => Promise<T>, heavyBeforeItRuns = false): Promise<T> {
     const fullTime = this.limits.timeLimitMs;
     if (target.kind !== "block" || this.offload === undefined) return runHere(fullTime);
     const block = target.block;
@@ -141,7 +159,9 @@ export class CallService {
         throw error;
       });
     };
-    if (!this.offload.callComesAlone() || aloneCallFirstTryMs >= fullTime) return sendOrRunHere();
+    // Counted first: a call after this one in the same turn does not come alone either.
+    const alone = this.offload.callComesAlone();
+    if (!alone || heavyBeforeItRuns || aloneCallFirstTryMs >= fullTime) return sendOrRunHere();
     return runHere(aloneCallFirstTryMs).catch((error: unknown) => {
       if (!(error instanceof ExecutionTimeoutError)) throw error;
       return sendOrRunHere();

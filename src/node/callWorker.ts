@@ -1,15 +1,18 @@
 // The call worker's thread (started by node/callWorkers.ts): a CallService of its own on the same
-// LevelDB, opened for reading, that runs the calls and estimates the main thread hands it. Calls on
-// stored blocks only read tries (never changed once written) and canonical hashes; the main thread
-// hands work over only while LevelDB holds every block it has answered.
+// LevelDB, opened for reading, that runs the calls and estimates the main thread hands it, and the
+// trace replays (tracing/replayPlan.ts) of stored blocks it reads from LevelDB. Both only read
+// tries (never changed once written), blocks and canonical hashes; the main thread hands work over
+// only while LevelDB holds every block it has answered.
 import { parentPort, workerData } from "node:worker_threads";
 import { BlockHeader } from "../chain/header.js";
+import { bytesToUnprefixedHex } from "../common/hex.js";
 import { Block } from "../chain/block.js";
 import { installFastRlp } from "../common/rlp.js";
 import { CallService, EstimateRevertedError, GasEstimationError } from "../execution/callService.js";
 import { ExecutionTimeoutError } from "../execution/engine.js";
 import { CallNotExecutableError } from "../execution/messageCall.js";
 import { createExecutionRules } from "../execution/rules.js";
+import { ReplayFailedError, ReplayStateMissingError, replayOutputsToWire, runReplayPlan, StructLogTooLargeError, type ReplayDependencies } from "../tracing/index.js";
 import { StateDatabase } from "../state/stateDatabase.js";
 import { storeKeys } from "../storage/keys.js";
 import { openLevelReader } from "../storage/levelStore.js";
@@ -25,6 +28,14 @@ const workerNodeCacheBytes = 2 * 1024 * 1024;
 
 /** Decoded headers kept, by block hash. */
 const recentBlockCount = 16;
+/**
+ * Decoded blocks (with their transactions) kept for replays, by hash: traces come in runs on the
+ * same few blocks, and the block and its parent are read for each.
+ */
+const replayedBlockCount = 8;
+
+/** The block to replay is not in LevelDB (removed since the main thread read it): the main thread replays it. */
+class BlockNotStoredError extends Error {}
 
 function describeFailure(error: unknown): CallWorkerFailure {
   const message = (error as Error)?.message ?? String(error);
@@ -32,6 +43,10 @@ function describeFailure(error: unknown): CallWorkerFailure {
   if (error instanceof EstimateRevertedError) return { kind: "estimateReverted", message, payload: error.payload };
   if (error instanceof GasEstimationError) return { kind: "estimation", message };
   if (error instanceof CallNotExecutableError) return { kind: "notExecutable", message };
+  if (error instanceof BlockNotStoredError) return { kind: "blockNotStored", message };
+  if (error instanceof ReplayStateMissingError) return { kind: "replayStateMissing", message, payload: error.blockHash };
+  if (error instanceof ReplayFailedError) return { kind: "replayFailed", message };
+  if (error instanceof StructLogTooLargeError) return { kind: "structLogTooLarge", message, limitBytes: error.limitBytes };
   return { kind: "internal", message, stack: (error as Error)?.stack };
 }
 
@@ -39,10 +54,12 @@ async function serve(port: NonNullable<typeof parentPort>, data: CallWorkerData)
   installFastRlp();
   const store = await openLevelReader(data.directory);
   const common = createExecutionRules(data.chainId);
+  const state = new StateDatabase(store, common, workerNodeCacheBytes);
+  const canonicalHash = async (blockNumber: bigint) => store.getSync(storeKeys.canonicalHash(blockNumber));
   const calls = new CallService(
     common,
-    new StateDatabase(store, common, workerNodeCacheBytes),
-    async (blockNumber) => store.getSync(storeKeys.canonicalHash(blockNumber)),
+    state,
+    canonicalHash,
     {
       execute: () => Promise.reject(new Error("the call worker does not run the pending block")),
     },
@@ -61,10 +78,33 @@ async function serve(port: NonNullable<typeof parentPort>, data: CallWorkerData)
     return block;
   };
 
+  const replayedBlocks = new Map<string, Block>();
+  /** A stored block by hash, as the main thread's chain reads it (undefined when not stored). */
+  const storedBlock = (hash: Uint8Array): Block | undefined => {
+    const key = bytesToUnprefixedHex(hash);
+    let block = replayedBlocks.get(key);
+    if (block !== undefined) return block;
+    const encodedHeader = store.getSync(storeKeys.header(hash));
+    const encodedBody = encodedHeader === undefined ? undefined : store.getSync(storeKeys.body(hash));
+    if (encodedHeader === undefined || encodedBody === undefined) return undefined;
+    block = Block.decodeBody(BlockHeader.decode(encodedHeader), encodedBody, common);
+    replayedBlocks.set(key, block);
+    if (replayedBlocks.size > replayedBlockCount) replayedBlocks.delete(replayedBlocks.keys().next().value!);
+    return block;
+  };
+  const replays: ReplayDependencies = { common, state, getBlockByHash: async (hash) => storedBlock(hash), canonicalHash };
+  const replay = async (request: Extract<CallWorkerRequest, { kind: "replay" }>) => {
+    const deadline = performance.now() + request.timeLeftMs;
+    const block = storedBlock(request.blockHash);
+    if (block === undefined) throw new BlockNotStoredError(`block 0x${bytesToUnprefixedHex(request.blockHash)} is not in LevelDB`);
+    return replayOutputsToWire(request.plan.tracer, await runReplayPlan(replays, block, request.plan, deadline));
+  };
+
   // Each answer goes at once: the main thread answers its caller while the next call runs here.
   const reply = (answer: CallWorkerReply): void => port.postMessage([answer]);
   const run = (request: Exclude<CallWorkerRequest, { kind: "close" }>): void => {
     const work = (async () => {
+      if (request.kind === "replay") return replay(request);
       const block = blockOf(request.block);
       return request.kind === "call" ? calls.call({ kind: "block", block }, request.call, request.overrides) : calls.estimateGas({ kind: "block", block }, request.call);
     })();

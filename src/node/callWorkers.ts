@@ -13,6 +13,11 @@
 // Results and the execution errors come back as the same values and error classes; work the worker
 // held when it stopped on its own goes back to the main thread (OffloadLostError), work it held
 // when the node closes it fails.
+// Trace replays (TraceService) go there too, on other terms: a replay is long (tens of milliseconds
+// to seconds of struct logs, their garbage and their text), so it always goes, waiting for the
+// worker to start and for LevelDB to take the latest batches rather than run on the main thread
+// meanwhile; the worker reads the block from LevelDB itself. The traces-at-once gate and the time
+// limit stay on the main thread (TraceService), which hands over what time is left.
 import { Worker } from "node:worker_threads";
 import type { Block } from "../chain/block.js";
 import { bytesToUnprefixedHex } from "../common/hex.js";
@@ -21,6 +26,7 @@ import { EstimateRevertedError, GasEstimationError, OffloadLostError, type CallL
 import { ExecutionTimeoutError } from "../execution/engine.js";
 import { CallNotExecutableError, type MessageCall, type MessageCallResult, type StateOverrides } from "../execution/messageCall.js";
 import type { LevelStore } from "../storage/levelStore.js";
+import { replayOutputsFromWire, ReplayFailedError, ReplayStateMissingError, StructLogTooLargeError, type ReplayOffload, type ReplayOutput, type ReplayOutputOnWire, type ReplayPlan } from "../tracing/index.js";
 
 export interface CallWorkerData {
   /** The LevelDB directory the main thread has open. */
@@ -39,17 +45,27 @@ export interface BlockReference {
 export type CallWorkerRequest =
   | { id: number; kind: "call"; block: BlockReference; call: MessageCall; overrides: StateOverrides | undefined }
   | { id: number; kind: "estimate"; block: BlockReference; call: EstimateCall }
+  /** `timeLeftMs`: the request's time left when it was sent (each thread has a clock of its own). */
+  | { id: number; kind: "replay"; blockHash: Uint8Array; plan: ReplayPlan; timeLeftMs: number }
   | { kind: "close" };
 
-/** An error of the worker's call service, as it crosses threads. */
+/** An error of the worker's call service or replay, as it crosses threads. */
 export interface CallWorkerFailure {
-  kind: "timeout" | "estimateReverted" | "estimation" | "notExecutable" | "internal";
+  /** "blockNotStored": the worker did not find the block to replay (the main thread replays it). */
+  kind: "timeout" | "estimateReverted" | "estimation" | "notExecutable" | "replayStateMissing" | "replayFailed" | "structLogTooLarge" | "blockNotStored" | "internal";
   message: string;
+  /** estimateReverted: the revert payload; replayStateMissing: the block's hash. */
   payload?: Uint8Array;
+  /** structLogTooLarge: the limit passed. */
+  limitBytes?: number;
   stack?: string;
 }
 
-export type CallWorkerReply = { ready: true } | { failed: string } | { id: number; result: MessageCallResult | bigint } | { id: number; failure: CallWorkerFailure };
+export type CallWorkerReply =
+  | { ready: true }
+  | { failed: string }
+  | { id: number; result: MessageCallResult | bigint | ReplayOutputOnWire[] }
+  | { id: number; failure: CallWorkerFailure };
 
 /**
  * Messages for the other thread, posted together once per turn of the event loop: under load
@@ -96,6 +112,14 @@ function toError(failure: CallWorkerFailure): Error {
       return new GasEstimationError(failure.message);
     case "notExecutable":
       return new CallNotExecutableError(failure.message);
+    case "replayStateMissing":
+      return new ReplayStateMissingError(failure.payload ?? new Uint8Array(0));
+    case "replayFailed":
+      return new ReplayFailedError(failure.message);
+    case "structLogTooLarge":
+      return new StructLogTooLargeError(failure.limitBytes ?? 0);
+    case "blockNotStored":
+      return new OffloadLostError(failure.message);
     case "internal": {
       const error = new Error(`call worker: ${failure.message}`);
       if (failure.stack !== undefined) error.stack = failure.stack;
@@ -113,7 +137,7 @@ interface Outstanding {
   reject(error: unknown): void;
 }
 
-export class CallWorkers implements CallOffload {
+export class CallWorkers implements CallOffload, ReplayOffload {
   private worker: Worker | undefined;
   private status: "idle" | "starting" | "ready" | "stopped" = "idle";
   private lastId = 0;
@@ -125,7 +149,7 @@ export class CallWorkers implements CallOffload {
   private settleReadiness!: (ready: boolean) => void;
   /** Calls offered in the current turn of the event loop. */
   private callsThisTurn = 0;
-  /** Calls and estimates the worker answered (results and execution errors alike). */
+  /** Calls, estimates and replays the worker answered (results and execution errors alike). */
   answered = 0;
 
   constructor(
@@ -148,6 +172,24 @@ export class CallWorkers implements CallOffload {
 
   estimateGas(block: Block, call: EstimateCall): Promise<bigint> | undefined {
     return this.submit<bigint>((id) => ({ id, kind: "estimate", block: referenceTo(block), call }));
+  }
+
+  /**
+   * A trace replay, on the worker unless it has stopped (or cannot start): see the top of this file.
+   * Rejects with OffloadLostError when the worker cannot take it after all (TraceService then
+   * replays on the main thread).
+   */
+  replay(block: Block, plan: ReplayPlan, deadline: number): Promise<ReplayOutput[]> | undefined {
+    if (this.status === "stopped") return undefined;
+    return this.replayOnWorker(block, plan, deadline);
+  }
+
+  private async replayOnWorker(block: Block, plan: ReplayPlan, deadline: number): Promise<ReplayOutput[]> {
+    if (this.status !== "ready" && !(await this.whenReady())) throw new OffloadLostError("the call worker did not start");
+    if (!this.store.settled) await this.store.whenSettled();
+    const sent = this.submit<ReplayOutputOnWire[]>((id) => ({ id, kind: "replay", blockHash: block.hash, plan, timeLeftMs: deadline - performance.now() }));
+    if (sent === undefined) throw new OffloadLostError("the call worker cannot take the replay now");
+    return replayOutputsFromWire(plan.tracer, await sent);
   }
 
   /**
@@ -225,7 +267,7 @@ export class CallWorkers implements CallOffload {
     if ("ready" in reply) {
       if (this.status !== "starting") return;
       this.status = "ready";
-      this.log.info({ threadId: this.worker?.threadId }, "call worker ready: calls on stored blocks run on it");
+      this.log.info({ threadId: this.worker?.threadId }, "call worker ready: calls and trace replays on stored blocks run on it");
       this.settleReadiness(true);
       return;
     }

@@ -224,7 +224,7 @@ export async function openChainServices(
     };
     const pendingState = new PendingState(chain, pool, state, createBuilder, blockFields, () => clock.nextBlockTime(), sameTimestampAllowed);
     const calls = new CallService(common, state, canonicalHashFromTip, pendingState, options.calls);
-    // A chain on disk can be read by a second thread: calls on stored blocks run there (node/callWorkers.ts).
+    // A chain on disk can be read by a second thread: calls on stored blocks run there (node/callWorkers.ts), and so do trace replays.
     const callWorkers = options.callWorker && store instanceof LevelStore ? new CallWorkers({ directory: store.location, chainId: network.chainId, limits: options.calls }, store, log.child({ module: "calls" })) : undefined;
     if (callWorkers !== undefined) calls.offloadTo(callWorkers);
     const recoveryOffload = options.recoveryWorker && availableParallelism() > 1 ? new RecoveryOffload(log.child({ module: "senders" })) : undefined;
@@ -237,6 +237,8 @@ export async function openChainServices(
       reportDropping: (filterId, kept) => logsLog.warn({ filterId, kept }, "filter not polled: it keeps its newest changes and drops older ones until the next poll"),
     });
     const tracer = new TraceService(common, state, chain, { ...defaultTraceServiceOptions, timeLimitMs: options.calls.timeLimitMs, maxConcurrent: options.tracesAtOnce });
+    // Trace replays of stored blocks run on the same thread as calls, away from the one that answers requests.
+    if (callWorkers !== undefined) tracer.offloadTo(callWorkers);
     log.info({ location: store.location, head: Number(chain.head.number), mining: options.mining.kind }, "chain opened");
     return {
       common,

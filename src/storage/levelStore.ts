@@ -133,6 +133,14 @@ export class LevelStore implements KeyValueStore {
     return this.pending.size === 0 && this.applying === undefined && this.failure === undefined;
   }
 
+  /**
+   * Settles once LevelDB holds every batch written so far, handing the waiting ones over at once:
+   * for a reader in another thread that would rather wait a few milliseconds than not read.
+   */
+  whenSettled(): Promise<void> {
+    return this.caughtUp();
+  }
+
   async get(key: Uint8Array): Promise<Uint8Array | undefined> {
     const pending = this.pendingValue(key);
     return pending !== undefined ? pending.value : this.db.get(key);

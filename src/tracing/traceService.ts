@@ -7,6 +7,7 @@ import type { ChainTransaction } from "../chain/transactions.js";
 import { ConcurrencyGate, GateWaitTimeoutError } from "../common/concurrencyGate.js";
 import { bigIntToMinimalBytes, bytesToUnprefixedHex } from "../common/hex.js";
 import { callTracerError } from "./errors.js";
+import { OffloadLostError } from "../execution/callService.js";
 import { ExecutionTimeoutError } from "../execution/engine.js";
 import type { StateDatabase } from "../state/stateDatabase.js";
 import { getActivePrecompiles } from "@ethereumjs/evm";
@@ -15,8 +16,9 @@ import type { MessageCall, StateOverrides } from "../execution/messageCall.js";
 import { AccessListTracer, sameAccessList, type RecordedAccessList } from "./accessListTracer.js";
 import { traceCall, type CallTraceDependencies } from "./callTrace.js";
 import { CallTracer, type CallFrame, type CallTracerOptions } from "./callTracer.js";
-import { FlatTracer, type FlatTrace } from "./flatTraces.js";
-import { replayBlock, type ReplayDependencies, type TransactionTracer } from "./replay.js";
+import type { FlatTrace } from "./flatTraces.js";
+import type { ReplayDependencies } from "./replay.js";
+import { runReplayPlan, type ReplayOutput, type ReplayPlan } from "./replayPlan.js";
 import { createStructLogBudget, maxStructLogBytes, StructLogger, StructLogTraceJson, type StructLogOptions } from "./structLogger.js";
 
 export type DebugTracerOptions = ({ tracer: "structLogTracer" } & StructLogOptions) | ({ tracer: "callTracer" } & CallTracerOptions);
@@ -32,9 +34,10 @@ export interface TraceServiceOptions {
   /** Longest one request may replay, in milliseconds (past it: ExecutionTimeoutError). */
   timeLimitMs: number;
   /**
-   * Most requests replaying at once; the others wait, within their time limit. Replays share the
-   * main thread in 5 ms slices, so more at once finish none sooner: each turn of the event loop
-   * would run a slice of every one, and other requests wait for all of those slices.
+   * Most requests replaying at once; the others wait, within their time limit. Replays share one
+   * thread (the offload's, else the main one) in 5 ms slices, so more at once finish none sooner:
+   * each turn of the event loop would run a slice of every one, and on the main thread other
+   * requests wait for all of those slices.
    */
   maxConcurrent: number;
 }
@@ -59,12 +62,24 @@ export interface CreatedAccessList {
   error: string | undefined;
 }
 
+/**
+ * Runs replays of stored blocks somewhere else (the call worker's thread: node/callWorkers.ts),
+ * where they do not hold up the thread that answers every request. Answers undefined when it
+ * cannot take the replay now; rejects with OffloadLostError when it took it and cannot finish it:
+ * either way the service replays the block itself.
+ */
+export interface ReplayOffload {
+  /** `deadline`: performance.now() of this thread past which the replay answers ExecutionTimeoutError. */
+  replay(block: Block, plan: ReplayPlan, deadline: number): Promise<ReplayOutput[]> | undefined;
+}
+
 export const defaultTraceServiceOptions: TraceServiceOptions = { maxTracesPerRequest: 10_000, timeLimitMs: 5_000, maxConcurrent: 1 };
 
 export class TraceService {
   private readonly replay: ReplayDependencies;
   private readonly calls: CallTraceDependencies;
   private readonly gate: ConcurrencyGate;
+  private offload: ReplayOffload | undefined;
 
   constructor(
     common: Common,
@@ -80,6 +95,24 @@ export class TraceService {
       canonicalHash: (blockNumber) => chain.getCanonicalHash(blockNumber),
     };
     this.calls = { common, state, canonicalHash: this.replay.canonicalHash };
+  }
+
+  /** From now on, replays go to `offload` when it takes them (the gate and the time limit stay here). */
+  offloadTo(offload: ReplayOffload): void {
+    this.offload = offload;
+  }
+
+  /** The traces of `plan` on `block`: replayed by the offload when it takes the work, else here. */
+  private async replayPlan(block: Block, plan: ReplayPlan, deadline: number): Promise<ReplayOutput[]> {
+    const sent = this.offload?.replay(block, plan, deadline);
+    if (sent !== undefined) {
+      try {
+        return await sent;
+      } catch (error) {
+        if (!(error instanceof OffloadLostError)) throw error;
+      }
+    }
+    return runReplayPlan(this.replay, block, plan, deadline);
   }
 
   /** Runs `work` with the deadline of a request that starts now, once fewer than maxConcurrent others run. */
@@ -102,11 +135,11 @@ export class TraceService {
     return { block, index: location.index };
   }
 
-  private traceOne<T>(transactionHash: Uint8Array, makeTracer: () => TransactionTracer<T>): Promise<T | undefined> {
+  private traceOne(transactionHash: Uint8Array, tracer: ReplayPlan["tracer"]): Promise<ReplayOutput | undefined> {
     return this.inTurn(async (deadline) => {
       const located = await this.locate(transactionHash);
       if (located === undefined) return undefined;
-      const [trace] = await replayBlock(this.replay, located.block, located.index, (_transaction, index) => (index === located.index ? makeTracer() : undefined), deadline);
+      const [trace] = await this.replayPlan(located.block, { tracer, traced: [located.index] }, deadline);
       return trace;
     });
   }
@@ -116,9 +149,7 @@ export class TraceService {
    * may hold at most `structLogBytes` of text (past it StructLogTooLargeError).
    */
   async debugTraceTransaction(transactionHash: Uint8Array, options: DebugTracerOptions, structLogBytes = maxStructLogBytes): Promise<StructLogTraceJson | CallFrame | undefined> {
-    return this.traceOne<StructLogTraceJson | CallFrame>(transactionHash, () =>
-      options.tracer === "callTracer" ? new CallTracer(options) : new StructLogger(options, createStructLogBudget(structLogBytes)),
-    );
+    return this.traceOne(transactionHash, tracerChoice(options, structLogBytes)) as Promise<StructLogTraceJson | CallFrame | undefined>;
   }
 
   /** debug_traceBlockByHash: one trace per transaction, in block order; the struct logs of all share `structLogBytes`. */
@@ -127,9 +158,9 @@ export class TraceService {
   }
 
   private async traceBlockUntil(block: Block, options: DebugTracerOptions, structLogBytes: number, deadline: number): Promise<StructLogTraceJson | BlockCallTrace[]> {
+    const plan: ReplayPlan = { tracer: tracerChoice(options, structLogBytes), traced: block.transactions.map((_transaction, index) => index) };
     if (options.tracer === "structLogTracer") {
-      const budget = createStructLogBudget(structLogBytes);
-      const traces = await replayBlock(this.replay, block, block.transactions.length - 1, () => new StructLogger(options, budget), deadline);
+      const traces = (await this.replayPlan(block, plan, deadline)) as StructLogTraceJson[];
       const parts = ["["];
       traces.forEach((trace, index) => {
         if (index > 0) parts.push(",");
@@ -138,7 +169,7 @@ export class TraceService {
       parts.push("]");
       return new StructLogTraceJson(parts);
     }
-    const frames = await replayBlock(this.replay, block, block.transactions.length - 1, () => new CallTracer(options), deadline);
+    const frames = (await this.replayPlan(block, plan, deadline)) as CallFrame[];
     return frames.map((result, index) => ({ txHash: `0x${bytesToUnprefixedHex(block.transactions[index]!.hash)}`, result }));
   }
 
@@ -185,7 +216,7 @@ export class TraceService {
     return this.inTurn(async (deadline) => {
       const located = await this.locate(transactionHash);
       if (located === undefined) return undefined;
-      const [traces] = await replayBlock(this.replay, located.block, located.index, (_transaction, index) => (index === located.index ? new FlatTracer(located.block) : undefined), deadline);
+      const [traces] = (await this.replayPlan(located.block, { tracer: { kind: "flat" }, traced: [located.index] }, deadline)) as FlatTrace[][];
       return traces ?? [];
     });
   }
@@ -193,7 +224,7 @@ export class TraceService {
   /** trace_block: the traces of every transaction of the block, in order. */
   flatBlock(block: Block): Promise<FlatTrace[]> {
     return this.inTurn(async (deadline) => {
-      const perTransaction = await replayBlock(this.replay, block, block.transactions.length - 1, () => new FlatTracer(block), deadline);
+      const perTransaction = (await this.replayPlan(block, { tracer: { kind: "flat" }, traced: block.transactions.map((_transaction, index) => index) }, deadline)) as FlatTrace[][];
       return perTransaction.flat();
     });
   }
@@ -214,10 +245,12 @@ export class TraceService {
       if (performance.now() > deadline) throw new ExecutionTimeoutError("tracing time limit reached");
       const block = await this.chain.getBlockByNumber(number);
       if (block === undefined) break;
-      const matching = block.transactions.map((transaction) => matches(filter, transaction));
-      const lastMatch = matching.lastIndexOf(true);
-      if (lastMatch === -1) continue;
-      const perTransaction = await replayBlock(this.replay, block, lastMatch, (_transaction, index) => (matching[index] ? new FlatTracer(block) : undefined), deadline);
+      const traced: number[] = [];
+      block.transactions.forEach((transaction, index) => {
+        if (matches(filter, transaction)) traced.push(index);
+      });
+      if (traced.length === 0) continue;
+      const perTransaction = (await this.replayPlan(block, { tracer: { kind: "flat" }, traced }, deadline)) as FlatTrace[][];
       for (const traces of perTransaction) {
         for (const trace of traces) {
           if (toSkip > 0) toSkip--;
@@ -236,6 +269,11 @@ function fromCallAccessList(call: MessageCall): RecordedAccessList {
 /** The recorded list as a call carries it, accounts and slots in ascending order (as geth sorts them). */
 export function toCallAccessList(list: RecordedAccessList): NonNullable<MessageCall["accessList"]> {
   return [...list.keys()].sort().map((address) => ({ address: Buffer.from(address, "hex"), storageKeys: [...list.get(address)!].sort().map((slot) => Buffer.from(slot, "hex")) }));
+}
+
+function tracerChoice(options: DebugTracerOptions, structLogBytes: number): ReplayPlan["tracer"] {
+  if (options.tracer === "callTracer") return { kind: "call", options: { onlyTopCall: options.onlyTopCall, withLog: options.withLog } };
+  return { kind: "structLog", options: { disableStack: options.disableStack, disableMemory: options.disableMemory, disableStorage: options.disableStorage }, structLogBytes };
 }
 
 function matches(filter: FlatTraceFilter, transaction: ChainTransaction): boolean {

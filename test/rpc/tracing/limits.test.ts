@@ -1,5 +1,9 @@
 // Tracing within bounds: a replay past the time limit and a struct log past its size cap answer
-// -32011 and leave the node serving, as calls do.
+// -32011 and leave the node serving, as calls do; on a chain in memory (replays on the main
+// thread) and on disk (replays on the call worker's thread) alike.
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { expect } from "chai";
 import { ContractFactory, Interface, JsonRpcProvider, NonceManager, Wallet, keccak256, toUtf8Bytes, type Contract } from "ethers";
 import { expectRpcError } from "../../helpers/rpcErrors.js";
@@ -13,10 +17,10 @@ interface ProbeNode {
   send(data: string, gasLimit: bigint): Promise<string>;
 }
 
-/** A node with the given replay time limit and a deployed Probe. */
-async function startWithProbe(timeLimitMs: number): Promise<ProbeNode> {
+/** A node with the given replay time limit and a deployed Probe; its chain in `dataDir`, else in memory. */
+async function startWithProbe(timeLimitMs: number, dataDir: string | undefined): Promise<ProbeNode> {
   const compiled = compileFixture("Probe.sol", "Probe");
-  const node = await startTestNode({ chain: { calls: { gasCap: 50_000_000n, timeLimitMs } } });
+  const node = await startTestNode({ chain: { calls: { gasCap: 50_000_000n, timeLimitMs } }, dataDir });
   const provider = new JsonRpcProvider(node.url, 33, { staticNetwork: true });
   provider.pollingInterval = 20;
   const signer = new NonceManager(new Wallet(cowKey, provider));
@@ -33,27 +37,38 @@ async function startWithProbe(timeLimitMs: number): Promise<ProbeNode> {
   };
 }
 
-describe("tracing: limits", function () {
+for (const onDisk of [false, true]) describe(`tracing: limits, ${onDisk ? "chain on disk (replays on the call worker)" : "chain in memory"}`, function () {
   this.timeout(60_000);
   const iface = new Interface(compileFixture("Probe.sol", "Probe").abi as never);
   let started: ProbeNode | undefined;
-  afterEach(() => started?.node.stop());
+  let dataDir: string | undefined;
+  beforeEach(async () => {
+    dataDir = onDisk ? await mkdtemp(join(tmpdir(), "chain-node-trace-limits-")) : undefined;
+  });
+  afterEach(async () => {
+    await started?.node.stop();
+    started = undefined;
+    if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });
+  });
+  /** Whether the call worker started (the first trace starts it): the replays ran there. */
+  const workerStarted = () => started!.node.logs.some((record) => String(record.msg).startsWith("call worker ready"));
 
   it("a replay past the time limit answers -32011, and a small trace still works", async () => {
     // A limit far below what a spin(12000) replay takes and far above what a one-store trace
     // takes. The flat trace of spin(12000) replays its 1.5 million steps with no work per step: on
     // a fast phase of this machine it took 178-227 ms, so the 200 ms this test had was no limit.
-    const { node, send } = (started = await startWithProbe(50));
+    const { node, send } = (started = await startWithProbe(50, dataDir));
     const heavy = await send(iface.encodeFunctionData("spin", [12_000]), 9_500_000n);
     await expectRpcError(node.client.debug_traceTransaction(heavy, { disableMemory: true, disableStack: true, disableStorage: true }), -32011, "Execution has got timeout out.");
     await expectRpcError(node.client.trace_transaction(heavy), -32011, "Execution has got timeout out.");
     const light = await send(iface.encodeFunctionData("setStored", [3]), 100_000n);
     const trace = await node.client.trace_transaction(light);
     expect(trace).to.have.length(1);
+    expect(workerStarted()).to.equal(onDisk);
   });
 
   it("the node answers other requests while long traces and calls run", async () => {
-    const { node, send } = (started = await startWithProbe(1_500));
+    const { node, send } = (started = await startWithProbe(1_500, dataDir));
     const heavy = await send(iface.encodeFunctionData("spin", [12_000]), 9_500_000n);
     const finished: string[] = [];
     const traces = [0, 1].map((index) =>
@@ -77,7 +92,7 @@ describe("tracing: limits", function () {
   });
 
   it("a struct log past its size cap answers -32011; without memory the same trace is served", async () => {
-    const { node, send } = (started = await startWithProbe(30_000));
+    const { node, send } = (started = await startWithProbe(30_000, dataDir));
     const wide = await send(iface.encodeFunctionData("churn", [300]), 5_000_000n);
     // Struct logs stop at the response limit (10 MiB by default), with a hint in the error's data.
     const refused = await node.client.debug_traceTransaction(wide).then(
@@ -87,5 +102,6 @@ describe("tracing: limits", function () {
     expect(refused).to.deep.include({ code: -32011, message: "Response size limit of 10485760 bytes exceeded", data: "trace with disableMemory or disableStack (or both) for a smaller answer" });
     const narrow = (await node.client.debug_traceTransaction(wide, { disableMemory: true, disableStack: true })) as { structLogs: unknown[] };
     expect(narrow.structLogs.length).to.be.greaterThan(5_000);
+    expect(workerStarted()).to.equal(onDisk);
   });
 });

@@ -11,7 +11,7 @@ import { findNetworkProfile } from "../../../src/chain/networks.js";
 import { decodeRawTransaction } from "../../../src/chain/transactions.js";
 import { createLogger } from "../../../src/common/logger.js";
 import { CallService, type CallTarget, type EstimateCall } from "../../../src/execution/callService.js";
-import type { MessageCall } from "../../../src/execution/messageCall.js";
+import type { MessageCall, StateOverrides } from "../../../src/execution/messageCall.js";
 import { openChainServices, type ChainServices } from "../../../src/node/chainServices.js";
 import { CallWorkers } from "../../../src/node/callWorkers.js";
 import type { LevelStore } from "../../../src/storage/levelStore.js";
@@ -97,6 +97,24 @@ describe("node/callWorkers: calls on a second thread", function () {
     const single = call(probe.encodeFunctionData("divide", [10n, 3n]));
     expect(await outcomeOf(() => services.calls.call(target, single))).to.deep.equal(await outcomeOf(() => local.call(target, single)));
     expect(services.callWorkers!.answered).to.equal(answeredBefore);
+  });
+
+  /** An override of the Probe's storage: `slots` slots set to 1, and nothing else. */
+  const storageOverride = (slots: number): StateOverrides => [
+    [probeAddress, { storageChanges: new Map(Array.from({ length: slots }, (_, slot) => [getBytes(`0x${slot.toString(16).padStart(64, "0")}`), getBytes(`0x${"00".repeat(31)}01`)] as const)) }],
+  ];
+
+  it("sends a call that comes alone with a large state override to the worker, and keeps one with a small override here", async () => {
+    const single = call(probe.encodeFunctionData("divide", [10n, 3n]));
+    for (const [slots, byWorker] of [
+      [999, 0],
+      [1_000, 1],
+    ] as const) {
+      const overrides = storageOverride(slots);
+      const answeredBefore = services.callWorkers!.answered;
+      expect(await outcomeOf(() => services.calls.call(target, single, overrides))).to.deep.equal(await outcomeOf(() => local.call(target, single, overrides)));
+      expect(services.callWorkers!.answered - answeredBefore, `answered by the worker, ${slots} slots and 1 account`).to.equal(byWorker);
+    }
   });
 
   it("moves a call that comes alone to the worker when it runs past the main thread's first try", async () => {
