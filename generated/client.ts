@@ -29,6 +29,10 @@ import type {
   EthHashrateResult,
   EthGasPriceParams,
   EthGasPriceResult,
+  EthFeeHistoryParams,
+  EthFeeHistoryResult,
+  EthMaxPriorityFeePerGasParams,
+  EthMaxPriorityFeePerGasResult,
   EthAccountsParams,
   EthAccountsResult,
   EthBlockNumberParams,
@@ -426,6 +430,16 @@ export class RpcClient {
   /** Returns the suggested gas price. */
   eth_gasPrice(...params: EthGasPriceParams): Promise<EthGasPriceResult> {
     return this.call("eth_gasPrice", ...params);
+  }
+
+  /** Returns the base fee, gas used ratio and priority-fee percentiles of a range of blocks. */
+  eth_feeHistory(...params: EthFeeHistoryParams): Promise<EthFeeHistoryResult> {
+    return this.call("eth_feeHistory", ...params);
+  }
+
+  /** Returns a suggested priority fee per gas. */
+  eth_maxPriorityFeePerGas(...params: EthMaxPriorityFeePerGasParams): Promise<EthMaxPriorityFeePerGasResult> {
+    return this.call("eth_maxPriorityFeePerGas", ...params);
   }
 
   /** Returns the addresses owned by the node. */

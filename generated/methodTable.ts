@@ -58,6 +58,8 @@ export const rpcMethodTable: ReadonlyMap<string, RpcMethodEntry> = new Map([
   entry("eth_mining", "eth", [], 0, [], true),
   entry("eth_hashrate", "eth", [], 0, [], true),
   entry("eth_gasPrice", "eth", [], 0, [], true),
+  entry("eth_feeHistory", "eth", ["blockCount","newestBlock","rewardPercentiles"], 2, ["validateQuantity","validateBlockNumberOrTag","validateEthFeeHistoryRewardPercentilesParam"], true),
+  entry("eth_maxPriorityFeePerGas", "eth", [], 0, [], true),
   entry("eth_accounts", "eth", [], 0, [], true),
   entry("eth_blockNumber", "eth", [], 0, [], true),
   entry("eth_getBalance", "eth", ["address","block"], 1, ["validateAddress","validateBlockParameter"], true),

@@ -31,6 +31,8 @@ import type {
   EstimateGasCallObject,
   EthAccountsResult,
   EthCreateAccessListResult,
+  EthFeeHistoryResult,
+  EthFeeHistoryRewardPercentilesParam,
   EthGetBlockByHashFullTransactionsParam,
   EthGetBlockByHashResult,
   EthGetBlockByNumberFullTransactionsParam,
@@ -231,6 +233,21 @@ export type EthGasPriceParams = [];
  * Result of eth_gasPrice.
  */
 export type EthGasPriceResult = Quantity;
+
+/**
+ * Parameters of eth_feeHistory.
+ */
+export type EthFeeHistoryParams = [blockCount: Quantity, newestBlock: BlockNumberOrTag, rewardPercentiles?: EthFeeHistoryRewardPercentilesParam];
+export type { EthFeeHistoryResult } from "./types.js";
+
+/**
+ * Parameters of eth_maxPriorityFeePerGas.
+ */
+export type EthMaxPriorityFeePerGasParams = [];
+/**
+ * Result of eth_maxPriorityFeePerGas.
+ */
+export type EthMaxPriorityFeePerGasResult = Quantity;
 
 /**
  * Parameters of eth_accounts.
@@ -1024,6 +1041,14 @@ export interface RpcMethods {
    */
   "eth_gasPrice": { params: EthGasPriceParams; result: EthGasPriceResult };
   /**
+   * Returns the base fee, gas used ratio and priority-fee percentiles of a range of blocks.
+   */
+  "eth_feeHistory": { params: EthFeeHistoryParams; result: EthFeeHistoryResult };
+  /**
+   * Returns a suggested priority fee per gas.
+   */
+  "eth_maxPriorityFeePerGas": { params: EthMaxPriorityFeePerGasParams; result: EthMaxPriorityFeePerGasResult };
+  /**
    * Returns the addresses owned by the node.
    */
   "eth_accounts": { params: EthAccountsParams; result: EthAccountsResult };
@@ -1440,7 +1465,7 @@ export interface RpcMethods {
 export type RpcMethodName = keyof RpcMethods;
 
 /** The methods that have an implementation; the others answer "not implemented yet". */
-export type ImplementedMethodName = "web3_clientVersion" | "web3_sha3" | "net_version" | "net_listening" | "net_peerCount" | "net_peerList" | "eth_chainId" | "eth_protocolVersion" | "eth_syncing" | "eth_coinbase" | "eth_mining" | "eth_hashrate" | "eth_gasPrice" | "eth_accounts" | "eth_blockNumber" | "eth_getBalance" | "eth_getStorageAt" | "eth_getTransactionCount" | "eth_getBlockTransactionCountByHash" | "eth_getBlockTransactionCountByNumber" | "eth_getUncleCountByBlockHash" | "eth_getUncleCountByBlockNumber" | "eth_getCode" | "eth_getBlockByNumber" | "eth_getTransactionByBlockNumberAndIndex" | "eth_getUncleByBlockNumberAndIndex" | "eth_sign" | "eth_signTypedData_v4" | "eth_sendTransaction" | "eth_sendRawTransaction" | "eth_call" | "eth_estimateGas" | "eth_createAccessList" | "eth_getBlockByHash" | "eth_getTransactionByHash" | "eth_getTransactionByBlockHashAndIndex" | "eth_getTransactionReceipt" | "eth_getBlockReceipts" | "eth_pendingTransactions" | "eth_getUncleByBlockHashAndIndex" | "eth_newFilter" | "eth_newBlockFilter" | "eth_newPendingTransactionFilter" | "eth_uninstallFilter" | "eth_getFilterChanges" | "eth_getFilterLogs" | "eth_getLogs" | "eth_getProof" | "debug_traceTransaction" | "debug_traceBlockByHash" | "debug_traceCall" | "debug_wireProtocolQueueSize" | "evm_increaseTime" | "evm_mine" | "evm_reset" | "evm_revert" | "evm_snapshot" | "evm_startMining" | "evm_stopMining" | "evm_setNextBlockTimestamp" | "evm_setAutomine" | "evm_setIntervalMining" | "anvil_mine" | "hardhat_mine" | "anvil_setBalance" | "hardhat_setBalance" | "anvil_setCode" | "hardhat_setCode" | "anvil_setStorageAt" | "hardhat_setStorageAt" | "anvil_setNonce" | "hardhat_setNonce" | "anvil_impersonateAccount" | "hardhat_impersonateAccount" | "anvil_stopImpersonatingAccount" | "hardhat_stopImpersonatingAccount" | "anvil_getAutomine" | "hardhat_getAutomine" | "anvil_setCoinbase" | "hardhat_setCoinbase" | "anvil_dropTransaction" | "hardhat_dropTransaction" | "personal_dumpRawKey" | "personal_importRawKey" | "personal_listAccounts" | "personal_lockAccount" | "personal_newAccountWithSeed" | "personal_newAccount" | "personal_sendTransaction" | "personal_sign" | "personal_unlockAccount" | "ext_getRawTransactionReceiptByHash" | "ext_getTransactionReceiptNodesByHash" | "ext_getRawBlockHeaderByHash" | "ext_getRawBlockHeaderByNumber" | "ext_protocolVersion" | "trace_transaction" | "trace_block" | "trace_filter" | "txpool_content" | "txpool_inspect" | "txpool_status";
+export type ImplementedMethodName = "web3_clientVersion" | "web3_sha3" | "net_version" | "net_listening" | "net_peerCount" | "net_peerList" | "eth_chainId" | "eth_protocolVersion" | "eth_syncing" | "eth_coinbase" | "eth_mining" | "eth_hashrate" | "eth_gasPrice" | "eth_feeHistory" | "eth_maxPriorityFeePerGas" | "eth_accounts" | "eth_blockNumber" | "eth_getBalance" | "eth_getStorageAt" | "eth_getTransactionCount" | "eth_getBlockTransactionCountByHash" | "eth_getBlockTransactionCountByNumber" | "eth_getUncleCountByBlockHash" | "eth_getUncleCountByBlockNumber" | "eth_getCode" | "eth_getBlockByNumber" | "eth_getTransactionByBlockNumberAndIndex" | "eth_getUncleByBlockNumberAndIndex" | "eth_sign" | "eth_signTypedData_v4" | "eth_sendTransaction" | "eth_sendRawTransaction" | "eth_call" | "eth_estimateGas" | "eth_createAccessList" | "eth_getBlockByHash" | "eth_getTransactionByHash" | "eth_getTransactionByBlockHashAndIndex" | "eth_getTransactionReceipt" | "eth_getBlockReceipts" | "eth_pendingTransactions" | "eth_getUncleByBlockHashAndIndex" | "eth_newFilter" | "eth_newBlockFilter" | "eth_newPendingTransactionFilter" | "eth_uninstallFilter" | "eth_getFilterChanges" | "eth_getFilterLogs" | "eth_getLogs" | "eth_getProof" | "debug_traceTransaction" | "debug_traceBlockByHash" | "debug_traceCall" | "debug_wireProtocolQueueSize" | "evm_increaseTime" | "evm_mine" | "evm_reset" | "evm_revert" | "evm_snapshot" | "evm_startMining" | "evm_stopMining" | "evm_setNextBlockTimestamp" | "evm_setAutomine" | "evm_setIntervalMining" | "anvil_mine" | "hardhat_mine" | "anvil_setBalance" | "hardhat_setBalance" | "anvil_setCode" | "hardhat_setCode" | "anvil_setStorageAt" | "hardhat_setStorageAt" | "anvil_setNonce" | "hardhat_setNonce" | "anvil_impersonateAccount" | "hardhat_impersonateAccount" | "anvil_stopImpersonatingAccount" | "hardhat_stopImpersonatingAccount" | "anvil_getAutomine" | "hardhat_getAutomine" | "anvil_setCoinbase" | "hardhat_setCoinbase" | "anvil_dropTransaction" | "hardhat_dropTransaction" | "personal_dumpRawKey" | "personal_importRawKey" | "personal_listAccounts" | "personal_lockAccount" | "personal_newAccountWithSeed" | "personal_newAccount" | "personal_sendTransaction" | "personal_sign" | "personal_unlockAccount" | "ext_getRawTransactionReceiptByHash" | "ext_getTransactionReceiptNodesByHash" | "ext_getRawBlockHeaderByHash" | "ext_getRawBlockHeaderByNumber" | "ext_protocolVersion" | "trace_transaction" | "trace_block" | "trace_filter" | "txpool_content" | "txpool_inspect" | "txpool_status";
 
 /** The modules (method-name prefixes) of the document, in document order. */
 export const rpcNamespaces = ["web3","net","eth","debug","evm","anvil","hardhat","mnr","personal","ext","trace","txpool","sco"] as const;

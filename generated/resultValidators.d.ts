@@ -10,6 +10,7 @@ export declare const validateNetPeerListResult: ParamValidator;
 export declare const validateEthSyncingResult: ParamValidator;
 export declare const validateAddress: ParamValidator;
 export declare const validateQuantity: ParamValidator;
+export declare const validateEthFeeHistoryResult: ParamValidator;
 export declare const validateEthAccountsResult: ParamValidator;
 export declare const validateBytes32: ParamValidator;
 export declare const validateEthGetBlockTransactionCountByHashResult: ParamValidator;

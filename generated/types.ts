@@ -197,6 +197,10 @@ export type NetListeningResult = boolean;
 export type NetPeerListResult = string[];
 export type EthSyncingResult = SyncStatus | false;
 export type EthMiningResult = boolean;
+/**
+ * @maxItems 100
+ */
+export type EthFeeHistoryRewardPercentilesParam = number[];
 export type EthAccountsResult = Address[];
 export type EthGetBlockTransactionCountByHashResult = Uint64 | null;
 export type EthGetBlockByNumberFullTransactionsParam = boolean;
@@ -1014,6 +1018,21 @@ export interface ReputationSummary {
   punishments: number;
   goodReputationCount: number;
   badReputationCount: number;
+}
+export interface EthFeeHistoryResult {
+  oldestBlock: Quantity;
+  /**
+   * Each block's minimumGasPrice, then the next block's.
+   */
+  baseFeePerGas: Quantity[];
+  /**
+   * Each block's gasUsed / gasLimit.
+   */
+  gasUsedRatio: number[];
+  /**
+   * Per block, the rewards at the requested percentiles (present when rewardPercentiles was given).
+   */
+  reward?: Quantity[][];
 }
 export interface EthCreateAccessListResult {
   accessList: AccessList;

@@ -2,11 +2,13 @@
 import type { ParamValidator } from "./methodTable.js";
 
 export declare const validateData: ParamValidator;
+export declare const validateQuantity: ParamValidator;
+export declare const validateBlockNumberOrTag: ParamValidator;
+export declare const validateEthFeeHistoryRewardPercentilesParam: ParamValidator;
 export declare const validateAddress: ParamValidator;
 export declare const validateBlockParameter: ParamValidator;
 export declare const validateStoragePosition: ParamValidator;
 export declare const validateHash32: ParamValidator;
-export declare const validateBlockNumberOrTag: ParamValidator;
 export declare const validateBlockNumberOrTagNoPending: ParamValidator;
 export declare const validateBlockParameterNoPending: ParamValidator;
 export declare const validateEthGetBlockByNumberFullTransactionsParam: ParamValidator;
@@ -30,7 +32,6 @@ export declare const validateEvmMineTimestampParam: ParamValidator;
 export declare const validateEvmRevertSnapshotIdParam: ParamValidator;
 export declare const validateEvmTimestamp: ParamValidator;
 export declare const validateAnvilMineCountParam: ParamValidator;
-export declare const validateQuantity: ParamValidator;
 export declare const validateUnprefixedHex: ParamValidator;
 export declare const validateParentHashHex: ParamValidator;
 export declare const validateParentHeaderHex: ParamValidator;

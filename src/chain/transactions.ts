@@ -97,7 +97,7 @@ interface DecodedTransaction {
 function decodeTransaction(raw: Uint8Array, common: Common): DecodedTransaction {
   if (raw.length === 0) throw new MalformedTransactionError("undecodable", "empty transaction");
   if (raw[0]! <= 0x7f) {
-    throw new MalformedTransactionError("typed", `typed transactions are not supported (type 0x${raw[0]!.toString(16).padStart(2, "0")}); send a legacy transaction`);
+    throw new MalformedTransactionError("typed", `typed transactions are not supported (type 0x${raw[0]!.toString(16).padStart(2, "0")}); send a legacy (type 0) transaction: --legacy in Foundry, type: 0 in ethers and viem, defaultTransactionType "0x0" in web3.js`);
   }
   let values: unknown;
   try {

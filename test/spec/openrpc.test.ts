@@ -34,8 +34,8 @@ ext_getRawBlockHeaderByNumber ext_protocolVersion trace_transaction trace_block 
 txpool_status sco_banAddress sco_unbanAddress sco_peerList sco_bannedAddresses sco_reputationSummary
 eth_getWork eth_submitWork eth_submitHashrate eth_getProof`.split(/\s+/);
 
-/** Methods beyond the spec's table that issue 36 adds: signing (item 3) and reads (item 5). */
-const addedByIssue36Signing = "personal_sign eth_signTypedData_v4 eth_getBlockReceipts eth_createAccessList debug_traceCall".split(" ");
+/** Methods beyond the spec's table that issue 36 adds: fees (item 2), signing (item 3) and reads (item 5). */
+const addedByIssue36Signing = "personal_sign eth_signTypedData_v4 eth_getBlockReceipts eth_createAccessList debug_traceCall eth_feeHistory eth_maxPriorityFeePerGas".split(" ");
 /** Issue 36, item 4: the test helpers under the names Anvil's, Hardhat's and viem's tools call. */
 const devHelperMethods = ["evm_setNextBlockTimestamp", "evm_setAutomine", "evm_setIntervalMining"].concat(
   ..."mine setBalance setCode setStorageAt setNonce impersonateAccount stopImpersonatingAccount getAutomine setCoinbase dropTransaction"

@@ -22,6 +22,7 @@ import type { RpcCallContext } from "../dispatch.js";
 import { blockHashNotFoundError, blockNotFoundError, senderAccountNotFoundError, stateNotFoundError, walletErrorToRpc, withErrorsMapped } from "../errors.js";
 import { formatBlock, formatReceipt, formatTransaction } from "../format.js";
 import { createEthCallHandlers, type EthCallDependencies } from "./ethCalls.js";
+import { createEthFeeHandlers } from "./ethFees.js";
 import { createEthFilterHandlers, type EthFilterDependencies } from "./ethFilters.js";
 import type { TransactionSending } from "./transactionSending.js";
 
@@ -91,6 +92,7 @@ export function createEthHandlers(deps: EthDependencies): NamespaceHandlers<"eth
 
   return {
     ...createEthCallHandlers(deps),
+    ...createEthFeeHandlers(deps),
     ...createEthAccountHandlers(deps),
     ...createAccessListHandlers(deps),
     ...createEthFilterHandlers(deps),

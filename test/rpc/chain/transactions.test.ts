@@ -296,7 +296,7 @@ describe("chain: raw sends in JSON-RPC batches", () => {
         const answers = answer.json as { id: number; result?: string; error?: { code: number; message: string } }[];
         expect(answers.map(({ id }) => id)).to.deep.equal(params.map((_, id) => id));
         expect(answers[3]!.error).to.deep.equal({ code: -32010, message: "invalid transaction signature" });
-        expect(answers[7]!.error).to.deep.equal({ code: -32602, message: "Invalid input: typed transactions are not supported (type 0x12); send a legacy transaction" });
+        expect(answers[7]!.error).to.deep.equal({ code: -32602, message: "Invalid input: typed transactions are not supported (type 0x12); send a legacy (type 0) transaction: --legacy in Foundry, type: 0 in ethers and viem, defaultTransactionType \"0x0\" in web3.js" });
         // Sent again after it was mined, as a single send would be answered.
         expect(answers[8]!.error).to.deep.equal({ code: -32010, message: "transaction nonce too low" });
         const mined = answers.filter((_, index) => ![3, 7, 8].includes(index));

@@ -124,7 +124,7 @@ describe("rpc/methods/transactionSending: the sender's recovery", function () {
       expect(events).to.deep.equal(["ahead 1"]);
       const refusal = await rejectionOf(sending.submitRaw("0x1234"));
       expect(refusal).to.be.instanceOf(RpcError);
-      expect(refusal).to.include({ code: -32602, message: "Invalid input: typed transactions are not supported (type 0x12); send a legacy transaction" });
+      expect(refusal).to.include({ code: -32602, message: "Invalid input: typed transactions are not supported (type 0x12); send a legacy (type 0) transaction: --legacy in Foundry, type: 0 in ethers and viem, defaultTransactionType \"0x0\" in web3.js" });
       for (const next of raws) await sending.submitRaw(next);
       expect(events).to.deep.equal(["ahead 1", "key 1", "in order", "in order"]);
     });
