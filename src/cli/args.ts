@@ -1,11 +1,11 @@
 // Command-line flags -> NodeOptions. The only place that reads argv.
 import { parseArgs } from "node:util";
-import { isLogLevel, logLevels } from "../common/logger.js";
+import { isLogLevel, logFormats, logLevels, type LogFormat } from "../common/logger.js";
 import { defaultCoinbase, defaultDataDirectory, defaultNodeOptions, findNetworkProfile, networkProfiles, type MiningMode, type NodeOptions } from "../node/index.js";
 
 export class UsageError extends Error {}
 
-export type CliCommand = { kind: "run"; options: NodeOptions } | { kind: "verify"; dataDir: string } | { kind: "help"; text: string } | { kind: "version" };
+export type CliCommand = { kind: "run"; options: NodeOptions; logFormat: LogFormat | undefined } | { kind: "verify"; dataDir: string } | { kind: "help"; text: string } | { kind: "version" };
 
 interface FlagSpec {
   flag: string;
@@ -53,6 +53,11 @@ export const flagTable: readonly FlagSpec[] = [
     help: "On a non-loopback --host, hold keys unlocked as on loopback (the development accounts, new and imported accounts, personal_unlockAccount). Without it nothing is unlocked there and eth_sendTransaction and eth_sign refuse every account: an unlocked key would serve anyone who reaches the port. personal_dumpRawKey is refused on such a bind either way.",
   },
   { flag: "--log-level", value: "LEVEL", help: `One of ${logLevels.join(", ")} (default ${defaultNodeOptions.logLevel}); debug logs one line per JSON-RPC call.` },
+  {
+    flag: "--log-format",
+    value: "FORMAT",
+    help: "json (JSON lines, pino) or pretty (a greeting with the URLs and the development accounts, then readable lines); default pretty on a terminal, json otherwise.",
+  },
   { flag: "--help", help: "Print this help and exit." },
   { flag: "--version", help: "Print the version and exit." },
 ];
@@ -175,6 +180,7 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
         vhosts: { type: "string" },
         "allow-insecure-unlock": { type: "boolean" },
         "log-level": { type: "string" },
+        "log-format": { type: "string" },
         help: { type: "boolean", short: "h" },
         version: { type: "boolean", short: "v" },
       },
@@ -192,6 +198,8 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
   if (flags["data-dir"]?.trim() === "") throw new UsageError("--data-dir must not be empty");
   const logLevel = flags["log-level"] ?? defaults.logLevel;
   if (!isLogLevel(logLevel)) throw new UsageError(`--log-level must be one of ${logLevels.join(", ")}, got "${logLevel}"`);
+  const logFormat = flags["log-format"];
+  if (logFormat !== undefined && !(logFormats as readonly string[]).includes(logFormat)) throw new UsageError(`--log-format must be one of ${logFormats.join(", ")}, got "${logFormat}"`);
   const port = flags.port === undefined ? defaults.rpc.port : parsePositiveInteger("--port", flags.port, { allowZero: true });
   if (port > 65535) throw new UsageError(`--port must be at most 65535, got ${port}`);
   const host = flags.host ?? defaults.rpc.host;
@@ -211,6 +219,7 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
 
   return {
     kind: "run",
+    logFormat: logFormat as LogFormat | undefined,
     options: {
       networkId: network.networkId,
       chain: {

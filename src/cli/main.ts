@@ -17,6 +17,7 @@ import { createLogger } from "../common/logger.js";
 import { clientVersionString } from "../common/version.js";
 import { startNode, NodeConfigurationError } from "../node/index.js";
 import { parseCommandLine, UsageError } from "./args.js";
+import { formatBanner } from "./banner.js";
 import { runVerify } from "./verify.js";
 
 /**
@@ -62,7 +63,8 @@ async function main(): Promise<void> {
   }
 
   setHeapGrowth();
-  const log = createLogger(command.options.logLevel);
+  const logFormat = command.logFormat ?? (process.stdout.isTTY === true ? "pretty" : "json");
+  const log = createLogger(command.options.logLevel, undefined, logFormat);
   // Signals are handled from the start: a stop requested while the node is starting waits for it.
   let stopRequested: NodeJS.Signals | undefined;
   let stop: (() => Promise<void>) | undefined;
@@ -87,6 +89,7 @@ async function main(): Promise<void> {
   try {
     const node = await startNode(command.options, log);
     stop = () => node.stop();
+    if (logFormat === "pretty") process.stdout.write(`${await formatBanner(node, { version: clientVersionString(), mining: command.options.chain.mining })}\n`);
   } catch (error) {
     const expected = error instanceof NodeConfigurationError;
     const code = (error as NodeJS.ErrnoException).code;

@@ -1,5 +1,5 @@
 // node: the composition root. Only cli/ and tests import it.
-export { NodeConfigurationError, startNode, type RunningNode } from "./node.js";
+export { NodeConfigurationError, startNode, type DevelopmentAccountState, type RunningNode } from "./node.js";
 export { defaultCoinbase, defaultNodeOptions, type ChainOptions, type NodeOptions, type StorageOptions } from "./options.js";
 export { defaultDataDirectory, openChainServices, type ChainServices } from "./chainServices.js";
 export { verifyDataDirectory, type VerifyProgress, type VerifyReport } from "./verifyDataDirectory.js";

@@ -2,6 +2,8 @@
 // them top-down.
 import { openRpcDocumentJson } from "../../generated/discover.js";
 import { findNetworkProfile, type NetworkProfile } from "../chain/networks.js";
+import { keccak256 } from "../common/crypto.js";
+import { bytesToHex, hexToBytes } from "../common/hex.js";
 import type { Logger } from "../common/logger.js";
 import { clientVersionString } from "../common/version.js";
 import { createStandaloneNetwork } from "../p2p/index.js";
@@ -15,7 +17,20 @@ export interface RunningNode {
   readonly url: string;
   readonly network: NetworkProfile;
   readonly enabledModules: ReadonlySet<string>;
+  /** Where the chain is kept: a directory, or "memory". */
+  readonly location: string;
+  /** The network's development accounts with their keys (public knowledge), balances at the head, and whether the node holds them unlocked. */
+  developmentAccounts(): Promise<DevelopmentAccountState[]>;
   stop(): Promise<void>;
+}
+
+export interface DevelopmentAccountState {
+  /** 0x-prefixed, lower case. */
+  readonly address: string;
+  /** 0x-prefixed: keccak-256 of the account's seed, as the reference's regtest accounts. */
+  readonly privateKey: string;
+  readonly balance: bigint;
+  readonly unlocked: boolean;
 }
 
 /** Options that cannot make a node; the message says which and why. */
@@ -80,6 +95,17 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
     url,
     network,
     enabledModules,
+    location: services.location,
+    async developmentAccounts() {
+      const root = services.chain.head.header.fields.stateRoot;
+      return Promise.all(
+        network.developmentAccounts.map(async ({ seed, address }) => {
+          const addressBytes = hexToBytes(`0x${address}`);
+          const account = await services.state.readAccount(root, addressBytes);
+          return { address: `0x${address}`, privateKey: bytesToHex(keccak256(new TextEncoder().encode(seed))), balance: account?.balance ?? 0n, unlocked: services.wallet.isUnlocked(addressBytes) };
+        }),
+      );
+    },
     async stop() {
       await server.stop();
       await services.close();

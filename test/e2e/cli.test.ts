@@ -93,6 +93,24 @@ describe("chain-node command", () => {
     expect(counts?.byWorker, "recoveries on the worker").to.be.greaterThan(0);
   });
 
+  it("greets a person at a terminal with the URL and the development accounts with their keys; piped, writes JSON lines only", async () => {
+    const command = [process.execPath, ...commandRuntimeFlags(), cliPath, "--port", "0", "--in-memory"].map((part) => `'${part}'`).join(" ");
+    // `script` gives the command a pseudo-terminal; the node stops itself after 3 s.
+    const onTerminal = spawnSync("script", ["-q", "-e", "-c", `timeout -s INT 3 ${command}`, "/dev/null"], { encoding: "utf8", timeout: 20_000 });
+    const text = onTerminal.stdout.replace(/\r/g, "");
+    expect(text).to.match(/JSON-RPC {9}http:\/\/127\.0\.0\.1:\d+/);
+    expect(text).to.include("Network          regtest (network id 33, chain id 33, 0x21)");
+    for (const seed of ["cow", "cow1", "cow9"]) expect(text).to.include(keccak256(toUtf8Bytes(seed)));
+    expect(text).to.include("(0) 0xcd2a3d9f938e13cd947ec05abc7fe734df8dd826 (1000000000000.000000000000000000 ETH)");
+    expect(text).to.include("WARNING: these keys are public");
+    expect(text).to.match(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}JSON-RPC server listening {2}url=http/m);
+
+    const piped = await startNodeProcess(["--port", "0", "--in-memory"]);
+    await piped.stop();
+    expect(piped.lines.length).to.be.above(2);
+    for (const line of piped.lines) expect(() => JSON.parse(line), line).to.not.throw();
+  });
+
   it("prints help and version", () => {
     const help = runCli(["--help"]);
     expect(help.status).to.equal(0);

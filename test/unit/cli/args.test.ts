@@ -100,6 +100,9 @@ describe("cli/args", () => {
       [["--port", "abc"], /--port takes a non-negative integer/],
       [["--port", "70000"], /at most 65535/],
       [["--log-level", "loud"], /--log-level must be one of/],
+      [["--log-format", "xml"], /--log-format must be one of json, pretty, got "xml"/],
+      [["verify", "--port", "1"], /port/],
+      [["verify", "--data-dir", ""], /--data-dir must not be empty/],
       [["--in-memory", "--data-dir", "x"], /exclude each other/],
       [["--data-dir", ""], /--data-dir must not be empty/],
       [["--rpc-batch-limit", "0"], /positive integer/],
@@ -109,5 +112,13 @@ describe("cli/args", () => {
       [["stray"], /positional/i],
     ];
     for (const [argv, message] of cases) expect(() => parseCommandLine(argv), argv.join(" ")).to.throw(UsageError, message);
+  });
+
+  it("takes the log format, left to the terminal when not given, and the verify command with its data dir", () => {
+    expect(parseCommandLine(["--log-format", "json"])).to.include({ kind: "run", logFormat: "json" });
+    expect(parseCommandLine([])).to.include({ kind: "run", logFormat: undefined });
+    expect(parseCommandLine(["verify", "--data-dir", "/some/dir"])).to.deep.equal({ kind: "verify", dataDir: "/some/dir" });
+    expect(parseCommandLine(["verify", "--network", "31"])).to.deep.equal({ kind: "verify", dataDir: ".chain-node/testnet" });
+    expect((parseCommandLine(["verify", "--help"]) as { text: string }).text).to.match(/^Usage: chain-node verify/);
   });
 });
