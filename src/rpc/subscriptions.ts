@@ -63,11 +63,12 @@ export interface SubscriptionScope {
 export class SubscriberConnection {
   readonly subscriptions = new Map<string, Subscription>();
   private closed = false;
+  /** Characters of the notifications held for subscriptions whose answer is not sent yet. */
+  private heldChars = 0;
 
   constructor(
     private readonly hub: SubscriptionHub,
-    /** Writes a notification; the transport bounds what it buffers. */
-    readonly send: (text: string) => void,
+    private readonly transport: SubscriberTransport,
     private readonly maxSubscriptions: number,
   ) {}
 
@@ -99,8 +100,11 @@ export class SubscriberConnection {
   /** Delivers a notification's result (JSON text) to a subscription. */
   deliver(subscription: Subscription, resultJson: string): void {
     const text = notification(subscription.id, resultJson);
-    if (subscription.active) this.send(text);
-    else subscription.held.push(text);
+    if (subscription.active) return this.transport.send(text);
+    subscription.held.push(text);
+    // Held while a batch runs on (at most its time limit), and bounded as what waits to be sent.
+    this.heldChars += text.length;
+    if (this.heldChars > this.transport.heldLimitChars) this.transport.overflow(this.heldChars);
   }
 
   private add(request: SubscriptionRequest): Subscription {
@@ -127,10 +131,23 @@ export class SubscriberConnection {
     subscription.active = true;
     const held = subscription.held;
     subscription.held = [];
-    for (const text of held) this.send(text);
+    for (const text of held) {
+      this.heldChars -= text.length;
+      this.transport.send(text);
+    }
     // The node does not sync: a syncing subscription says so once.
-    if (subscription.request.kind === "syncing") this.send(notification(subscription.id, "false"));
+    if (subscription.request.kind === "syncing") this.transport.send(notification(subscription.id, "false"));
   }
+}
+
+/** Where a connection's notifications go. */
+export interface SubscriberTransport {
+  /** Writes a notification; the transport bounds what it buffers. */
+  send(text: string): void;
+  /** Most characters of notifications held before their subscription's answer is sent. */
+  readonly heldLimitChars: number;
+  /** Called when more are held: the transport closes the connection. */
+  overflow(heldChars: number): void;
 }
 
 export interface SubscriptionHubOptions {
@@ -159,8 +176,8 @@ export class SubscriptionHub implements ChainHeadListener {
     ];
   }
 
-  openConnection(send: (text: string) => void): SubscriberConnection {
-    const connection = new SubscriberConnection(this, send, this.options.maxSubscriptionsPerConnection);
+  openConnection(transport: SubscriberTransport): SubscriberConnection {
+    const connection = new SubscriberConnection(this, transport, this.options.maxSubscriptionsPerConnection);
     this.connections.add(connection);
     return connection;
   }

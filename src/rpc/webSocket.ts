@@ -71,17 +71,24 @@ export class WebSocketEndpoint {
     this.open.add(ws);
     const remote = `${request.socket.remoteAddress ?? "?"}:${request.socket.remotePort ?? "?"}`;
     let closedForSlowReading = false;
+    const closeForSlowReading = (buffered: number) => {
+      if (closedForSlowReading) return;
+      closedForSlowReading = true;
+      log.warn({ remote, buffered, limit: sendBufferLimitBytes }, "WebSocket client does not read what it is sent: more than the send buffer limit waits for it; connection closed");
+      subscriber?.close();
+      ws.terminate();
+    };
     const send = (text: string) => {
       if (ws.readyState !== ws.OPEN) return;
       ws.send(text);
-      if (ws.bufferedAmount > sendBufferLimitBytes && !closedForSlowReading) {
-        closedForSlowReading = true;
-        log.warn({ remote, buffered: ws.bufferedAmount, limit: sendBufferLimitBytes }, "WebSocket client does not read what it is sent: more than the send buffer limit waits for it; connection closed");
-        subscriber?.close();
-        ws.terminate();
-      }
+      if (ws.bufferedAmount > sendBufferLimitBytes) closeForSlowReading(ws.bufferedAmount);
     };
-    const subscriber: SubscriberConnection | undefined = this.options.subscriptions?.openConnection(send);
+    const subscriber: SubscriberConnection | undefined = this.options.subscriptions?.openConnection({
+      send,
+      // Characters, not bytes: notifications are ASCII but for a log's data, which is hex.
+      heldLimitChars: sendBufferLimitBytes,
+      overflow: closeForSlowReading,
+    });
     // As geth: a ping every 30 s; a client that has not answered the previous one by then is gone.
     let answeredPing = true;
     ws.on("pong", () => (answeredPing = true));
