@@ -101,6 +101,10 @@ import type {
   EthGetFilterLogsResult,
   EthGetLogsParams,
   EthGetLogsResult,
+  EthSubscribeParams,
+  EthSubscribeResult,
+  EthUnsubscribeParams,
+  EthUnsubscribeResult,
   EthBridgeStateParams,
   EthBridgeStateResult,
   EthNetHashrateParams,
@@ -610,6 +614,16 @@ export class RpcClient {
   /** Returns the logs matching a filter. */
   eth_getLogs(...params: EthGetLogsParams): Promise<EthGetLogsResult> {
     return this.call("eth_getLogs", ...params);
+  }
+
+  /** Subscribes to notifications (WebSocket only). */
+  eth_subscribe(...params: EthSubscribeParams): Promise<EthSubscribeResult> {
+    return this.call("eth_subscribe", ...params);
+  }
+
+  /** Ends a subscription (WebSocket only). */
+  eth_unsubscribe(...params: EthUnsubscribeParams): Promise<EthUnsubscribeResult> {
+    return this.call("eth_unsubscribe", ...params);
   }
 
   /** Returns the state of the two-way-peg bridge. */

@@ -94,6 +94,8 @@ export const rpcMethodTable: ReadonlyMap<string, RpcMethodEntry> = new Map([
   entry("eth_getFilterChanges", "eth", ["filterId"], 1, ["validateFilterId"], true),
   entry("eth_getFilterLogs", "eth", ["filterId"], 1, ["validateFilterId"], true),
   entry("eth_getLogs", "eth", ["filter"], 1, ["validateLogFilterOptions"], true),
+  entry("eth_subscribe", "eth", ["subscriptionType","options"], 1, ["validateSubscriptionType","validateSubscriptionOptions"], true),
+  entry("eth_unsubscribe", "eth", ["subscriptionId"], 1, ["validateSubscriptionId"], true),
   entry("eth_bridgeState", "eth", [], 0, [], false),
   entry("eth_netHashrate", "eth", [], 0, [], false),
   entry("eth_getWork", "eth", [], 0, [], false),

@@ -25,6 +25,7 @@ export declare const validateEthPendingTransactionsResult: ParamValidator;
 export declare const validateFilterId: ParamValidator;
 export declare const validateFilterChanges: ParamValidator;
 export declare const validateEthGetFilterLogsResult: ParamValidator;
+export declare const validateSubscriptionId: ParamValidator;
 export declare const validateBridgeState: ParamValidator;
 export declare const validateEthNetHashrateResult: ParamValidator;
 export declare const validateEthGetWorkResult: ParamValidator;

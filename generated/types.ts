@@ -191,6 +191,18 @@ export type UnlockDuration = Uint64 | "";
  * An IPv4 or IPv6 literal or a host name, optionally followed by /bits (1..32 for IPv4, 1..128 for IPv6) to name an address block.
  */
 export type BanTarget = string;
+/**
+ * Identifier of a subscription made with eth_subscribe on a WebSocket connection, written as a QUANTITY (128 random bits). Opaque to clients: pass it back unchanged.
+ */
+export type SubscriptionId = string;
+/**
+ * newHeads: each new block's header (as eth_getBlockByNumber's block, with transaction hashes); logs: each matching log of new blocks, and again with removed = true when its block leaves the chain (evm_revert); newPendingTransactions: the hash (or, with true, the whole transaction) of each transaction that becomes pending; syncing: one false (the node does not sync).
+ */
+export type SubscriptionType = "newHeads" | "logs" | "newPendingTransactions" | "syncing";
+/**
+ * For logs, the filter (address, topics); for newPendingTransactions, true to receive whole transactions instead of hashes.
+ */
+export type SubscriptionOptions = LogSubscriptionFilter | boolean;
 export type Web3ClientVersionResult = string;
 export type NetVersionResult = string;
 export type NetListeningResult = boolean;
@@ -235,6 +247,7 @@ export type EthGetUncleByBlockHashAndIndexResult = Block | null;
 export type EthUninstallFilterResult = boolean;
 export type EthGetFilterLogsResult = Log[];
 export type EthGetLogsResult = Log[];
+export type EthUnsubscribeResult = boolean;
 export type EthNetHashrateResult = number;
 /**
  * @minItems 3
@@ -1018,6 +1031,13 @@ export interface ReputationSummary {
   punishments: number;
   goodReputationCount: number;
   badReputationCount: number;
+}
+/**
+ * Which logs a logs subscription delivers: address and topics as in eth_newFilter (no block range: logs of new blocks only).
+ */
+export interface LogSubscriptionFilter {
+  address?: FilterAddress;
+  topics?: Topics;
 }
 export interface EthFeeHistoryResult {
   oldestBlock: Quantity;

@@ -7,7 +7,7 @@ import { bytesToHex, hexToBytes } from "../common/hex.js";
 import type { Logger } from "../common/logger.js";
 import { clientVersionString } from "../common/version.js";
 import { createStandaloneNetwork } from "../p2p/index.js";
-import { createDispatcher, createRpcMethods, createRpcServer, ModuleSelectionError, resolveEnabledModules } from "../rpc/index.js";
+import { createDispatcher, createRpcMethods, createRpcServer, ModuleSelectionError, resolveEnabledModules, SubscriptionHub } from "../rpc/index.js";
 import { ChainOpeningError, openChainServices } from "./chainServices.js";
 import { keyExportAllowedOn, reportKeyExposure, unlockAllowedOn } from "./keyExposure.js";
 import type { NodeOptions } from "./options.js";
@@ -78,11 +78,17 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
     discoverDocumentJson: openRpcDocumentJson,
     log: log.child({ module: "rpc" }),
   });
-  const server = createRpcServer(options.rpc, dispatcher, log.child({ module: "http" }));
+  const subscriptionsLog = log.child({ module: "subscriptions" });
+  const subscriptions = new SubscriptionHub(services.chain, services.pool, {
+    maxSubscriptionsPerConnection: options.rpc.wsMaxSubscriptions,
+    reportError: (error) => subscriptionsLog.error({ err: error }, "delivering notifications failed"),
+  });
+  const server = createRpcServer(options.rpc, dispatcher, log.child({ module: "http" }), subscriptions);
   let address;
   try {
     address = await server.start();
   } catch (error) {
+    subscriptions.close();
     await services.close();
     throw error;
   }
@@ -108,6 +114,7 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
     },
     async stop() {
       await server.stop();
+      subscriptions.close();
       await services.close();
       log.info("node stopped");
     },

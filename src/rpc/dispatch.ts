@@ -20,11 +20,14 @@ import {
 import { jsonShapeExcess, type JsonShapeLimits } from "./jsonShape.js";
 import { PartedAnswer } from "./partedAnswer.js";
 import { describeParamError } from "./paramErrors.js";
+import type { SubscriptionScope } from "./subscriptions.js";
 
 /** What a handler learns about the call it serves. */
 export interface RpcCallContext {
   readonly method: string;
   readonly log: Logger;
+  /** Subscriptions of the request's connection: only on a connection that carries notifications (WebSocket). */
+  readonly subscriptions?: SubscriptionScope;
 }
 
 export type RpcHandlerSet = RpcHandlers<RpcCallContext>;
@@ -84,7 +87,7 @@ export interface Dispatcher {
    * Answers a request body; undefined when nothing is to be sent back (notifications only).
    * Synchronous when every handler involved is: the common case pays for no promise.
    */
-  handle(body: string): MaybePromise<Answer | undefined>;
+  handle(body: string, subscriptions?: SubscriptionScope): MaybePromise<Answer | undefined>;
 }
 
 type MaybePromise<T> = T | Promise<T>;
@@ -197,7 +200,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   }
 
   /** Runs one call: a value, a promise of one, or a thrown error. */
-  function call(method: string, params: unknown[]): unknown {
+  function call(method: string, params: unknown[], subscriptions: SubscriptionScope | undefined): unknown {
     if (method === discoverMethod) {
       if (params.length > 0) throw invalidParamsError("too many arguments, want at most 0");
       return discoverResult;
@@ -212,14 +215,15 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const checked = params.length === 0 && entry.requiredParamCount === 0 ? noParams : checkParams(entry, params);
     const handler = handlers.get(method);
     if (handler === undefined) throw methodNotImplementedError(method);
-    return handler(checked, contexts.get(method)!);
+    const context = contexts.get(method)!;
+    return handler(checked, subscriptions === undefined ? context : { ...context, subscriptions });
   }
 
   /**
    * Answers one request object; undefined for a notification. Only a request that came `alone`
    * (not in a batch) may be answered in parts.
    */
-  function handleMessage(message: unknown, alone: boolean): MaybePromise<Answer | undefined> {
+  function handleMessage(message: unknown, alone: boolean, subscriptions: SubscriptionScope | undefined): MaybePromise<Answer | undefined> {
     if (message === null || typeof message !== "object" || Array.isArray(message)) {
       return errorResponse(null, invalidRequestError("expected a JSON object"));
     }
@@ -272,7 +276,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       if (params !== undefined && !Array.isArray(params)) {
         throw invalidParamsError("named parameters are not supported: send params as an array");
       }
-      outcome = call(method, (params as unknown[] | undefined) ?? noParams);
+      outcome = call(method, (params as unknown[] | undefined) ?? noParams, subscriptions);
     } catch (error) {
       return fail(error);
     }
@@ -283,7 +287,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
    * Runs a batch in order; once the answer passes the size limit, or the batch its time limit,
    * the rest do not run.
    */
-  async function handleBatch(messages: unknown[]): Promise<string | undefined> {
+  async function handleBatch(messages: unknown[], subscriptions: SubscriptionScope | undefined): Promise<string | undefined> {
     let finishPreparation: (() => void) | undefined;
     try {
       finishPreparation = options.prepareBatch?.(preparableRequests(messages));
@@ -292,7 +296,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       log.error({ err: error }, "preparing a batch failed");
     }
     try {
-      return await runBatch(messages);
+      return await runBatch(messages, subscriptions);
     } finally {
       finishPreparation?.();
     }
@@ -312,7 +316,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     return requests;
   }
 
-  async function runBatch(messages: unknown[]): Promise<string | undefined> {
+  async function runBatch(messages: unknown[], subscriptions: SubscriptionScope | undefined): Promise<string | undefined> {
     const responses: string[] = [];
     let size = 2; // the brackets
     let overLimit = false;
@@ -328,7 +332,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         if (id !== undefined) responses.push(errorResponse(id, executionTimeoutError));
         continue;
       }
-      const answer = await handleMessage(item, false);
+      const answer = await handleMessage(item, false, subscriptions);
       if (answer === undefined) continue;
       // Not alone: never in parts (see handleMessage).
       const response = answer instanceof PartedAnswer ? answer.text() : answer;
@@ -354,7 +358,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   }
 
   return {
-    handle(body: string): MaybePromise<Answer | undefined> {
+    handle(body: string, subscriptions?: SubscriptionScope): MaybePromise<Answer | undefined> {
       // Before JSON.parse, whose time grows with nesting and members, not only with bytes (jsonShape.ts).
       const excess = jsonShapeExcess(body, jsonShapeLimits);
       if (excess === "depth") return errorResponse(null, invalidRequestError(`JSON nested deeper than ${jsonShapeLimits.maxDepth} levels`));
@@ -366,7 +370,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         const reason = error instanceof SyntaxError ? error.message : "invalid JSON";
         return errorResponse(null, new RpcError(RpcErrorCode.ParseError, `parse error: ${reason}`));
       }
-      if (!Array.isArray(message)) return handleMessage(message, true);
+      if (!Array.isArray(message)) return handleMessage(message, true, subscriptions);
       if (message.length === 0) return errorResponse(null, invalidRequestError("empty batch"));
       if (message.length > batchLimit) {
         // One error, in an array, under the first request's id: batch clients can match it.
@@ -375,7 +379,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         const error = invalidRequestError(`batch of ${message.length} requests exceeds the limit of ${batchLimit}`);
         return `[${errorResponse(firstId, error)}]`;
       }
-      return handleBatch(message);
+      return handleBatch(message, subscriptions);
     },
   };
 }

@@ -202,6 +202,14 @@ export function filterNotFoundError(): RpcError {
   return new RpcError(RpcErrorCode.FilterNotFound, "filter not found");
 }
 
+/** eth_subscribe or eth_unsubscribe on a connection without notifications (HTTP), in geth's words and code. */
+export const notificationsNotSupportedError = new RpcError(RpcErrorCode.MethodNotFound, "notifications not supported");
+
+/** One subscription more than a connection may hold (openrpc TooManySubscriptions). */
+export function tooManySubscriptionsError(message: string): RpcError {
+  return new RpcError(RpcErrorCode.TooManyFilters, message);
+}
+
 /** Log query errors of the logs module -> their JSON-RPC errors; anything else passes through. */
 export function logQueryErrorToRpc(error: unknown): unknown {
   if (error instanceof LogBlockRangeExceededError || error instanceof LogResultLimitExceededError) {

@@ -6,3 +6,4 @@ export { createRpcMethods, type HandlerDependencies } from "./methods/index.js";
 export { isLoopbackHost, loopbackOnlyModules, ModuleSelectionError, resolveEnabledModules } from "./modules.js";
 export { defaultRpcOptions, type RpcOptions } from "./options.js";
 export { createRpcServer, type RpcServer } from "./server.js";
+export { SubscriptionHub, type SubscriptionHubOptions } from "./subscriptions.js";

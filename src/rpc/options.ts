@@ -28,6 +28,12 @@ export interface RpcOptions {
   overrideAccountsLimit: number;
   /** Most storage slots one state override set may write, over all its accounts. */
   overrideSlotsLimit: number;
+  /** Most WebSocket connections open at once. */
+  wsMaxConnections: number;
+  /** Most eth_subscribe subscriptions one WebSocket connection may hold. */
+  wsMaxSubscriptions: number;
+  /** Most bytes waiting to be sent to one WebSocket client; past it the connection is closed. */
+  wsSendBufferLimitBytes: number;
 }
 
 export const defaultRpcOptions: RpcOptions = {
@@ -52,6 +58,14 @@ export const defaultRpcOptions: RpcOptions = {
   proofKeysLimit: 1_024,
   overrideAccountsLimit: 1_000,
   overrideSlotsLimit: 10_000,
+  // Each connection costs a socket and its buffers. geth sets no cap; Besu allows 80 WebSocket
+  // connections (shared/reference/reliability.md): a development node serves more test clients.
+  wsMaxConnections: 1_000,
+  // Each subscription is matched against every block; Besu's uncapped ones were an advisory.
+  wsMaxSubscriptions: 1_000,
+  // A client that stops reading holds at most this much of the node's memory (reliability note,
+  // rows 81: bounded, then close).
+  wsSendBufferLimitBytes: 16 * 1024 * 1024,
 };
 
 /**

@@ -12,6 +12,8 @@ import { createHostCheck, hostnameOf } from "./hostCheck.js";
 import type { RpcOptions } from "./options.js";
 import { PartedAnswer, writeInTurns } from "./partedAnswer.js";
 import { PlainPostConnections } from "./plainPostConnections.js";
+import type { SubscriptionHub } from "./subscriptions.js";
+import { WebSocketEndpoint } from "./webSocket.js";
 
 const acceptedContentTypes = new Set(["application/json", "application/json-rpc", "application/jsonrequest"]);
 
@@ -132,7 +134,17 @@ function writeRefusal(response: ServerResponse, status: number, code: number, me
   response.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body), ...extraHeaders }).end(body);
 }
 
-export function createRpcServer(options: RpcOptions, dispatcher: Dispatcher, log: Logger): RpcServer {
+/** Writes an HTTP refusal on a socket whose request asked for an upgrade (no response object exists). */
+function refuseUpgrade(socket: Socket, status: number, reason: string, code: number, message: string): void {
+  const body = refusalBody(code, message);
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+}
+
+/**
+ * `subscriptions`: where WebSocket connections keep eth_subscribe's subscriptions; without it
+ * WebSocket requests are answered but eth_subscribe answers "notifications not supported".
+ */
+export function createRpcServer(options: RpcOptions, dispatcher: Dispatcher, log: Logger, subscriptions?: SubscriptionHub): RpcServer {
   const tooLargeMessage = `request body larger than the limit of ${options.bodyLimitBytes} bytes`;
   const anyOrigin = options.corsOrigins.includes("*");
   const allowedOrigins = new Set(options.corsOrigins);
@@ -304,6 +316,33 @@ export function createRpcServer(options: RpcOptions, dispatcher: Dispatcher, log
     return plainPosts;
   }
 
+  const webSockets = new WebSocketEndpoint({
+    dispatcher,
+    subscriptions,
+    log: log.child({ transport: "ws" }),
+    maxConnections: options.wsMaxConnections,
+    maxMessageBytes: options.bodyLimitBytes,
+    sendBufferLimitBytes: options.wsSendBufferLimitBytes,
+  });
+  /** A WebSocket upgrade: the HTTP path's Host and Origin rules, then the connection limit. */
+  const handleUpgrade = (request: IncomingMessage, socket: Socket, head: Buffer): void => {
+    socket.on("error", reportConnectionError);
+    if ((request.headersDistinct.host?.length ?? 0) > 1) return refuseUpgrade(socket, 400, "Bad Request", RpcErrorCode.InvalidRequest, "more than one Host header");
+    const host = request.headers.host;
+    if (!hostAllowed(host)) {
+      return refuseUpgrade(socket, 403, "Forbidden", RpcErrorCode.InvalidRequest, `invalid host specified: ${hostnameOf(host!)} (names the node answers are set with --vhosts)`);
+    }
+    const origin = request.headers.origin;
+    if (origin !== undefined && !anyOrigin && !allowedOrigins.has(origin)) {
+      return refuseUpgrade(socket, 403, "Forbidden", RpcErrorCode.InvalidRequest, `origin ${origin} is not allowed (see --cors)`);
+    }
+    if (webSockets.full) {
+      log.warn({ limit: options.wsMaxConnections }, "WebSocket connection refused: the connection limit is reached");
+      return refuseUpgrade(socket, 503, "Service Unavailable", RpcErrorCode.InvalidRequest, `too many WebSocket connections (limit ${options.wsMaxConnections}, see --ws-max-connections)`);
+    }
+    webSockets.upgrade(request, socket, head);
+  };
+
   let server: Server | undefined;
   let plainPosts: PlainPostConnections | undefined;
   return {
@@ -317,6 +356,7 @@ export function createRpcServer(options: RpcOptions, dispatcher: Dispatcher, log
       listening.timeout = socketIdleTimeoutMs;
       // After the limits above: the plain path applies the same ones.
       plainPosts = servePlainPostsFirst(listening);
+      listening.on("upgrade", handleUpgrade);
       // "Expect: 100-continue": refuse an oversized body before the client sends it.
       listening.on("checkContinue", (request: IncomingMessage, response: ServerResponse) => {
         if (Number(request.headers["content-length"] ?? 0) > options.bodyLimitBytes) {
@@ -341,9 +381,11 @@ export function createRpcServer(options: RpcOptions, dispatcher: Dispatcher, log
       const closed = new Promise<void>((resolve) => current.close(() => resolve()));
       current.closeIdleConnections();
       plain?.closeWhenIdle();
+      webSockets.closeAll(false);
       const grace = setTimeout(() => {
         current.closeAllConnections();
         plain?.closeAll();
+        webSockets.closeAll(true);
       }, shutdownGraceMs);
       await closed;
       clearTimeout(grace);

@@ -12,7 +12,7 @@ import {
   type NodeOptions,
   type RunningNode,
 } from "../../src/node/index.js";
-import { createDispatcher, createRpcMethods, createRpcServer, type RpcHandlerSet, type RpcOptions } from "../../src/rpc/index.js";
+import { createDispatcher, createRpcMethods, createRpcServer, SubscriptionHub, type RpcHandlerSet, type RpcOptions } from "../../src/rpc/index.js";
 import { createStandaloneNetwork } from "../../src/p2p/index.js";
 import { openRpcDocumentJson } from "../../generated/discover.js";
 import { rpcNamespaces } from "../../generated/methods.js";
@@ -74,7 +74,7 @@ export async function startTestNode(overrides: TestNodeOverrides = {}): Promise<
 export async function startServerWithHandlers(
   overrides: Partial<RpcHandlerSet>,
   options: { rpc?: Partial<RpcOptions>; chain?: Partial<ChainOptions> } = {},
-): Promise<{ url: string; logs: Record<string, unknown>[]; services: ChainServices; stop(): Promise<void> }> {
+): Promise<{ url: string; logs: Record<string, unknown>[]; services: ChainServices; subscriptions: SubscriptionHub; stop(): Promise<void> }> {
   const rpc: RpcOptions = { ...defaultNodeOptions.rpc, port: 0, ...options.rpc };
   const capture = createLogCapture();
   const log = createLogger("info", capture.stream);
@@ -93,14 +93,17 @@ export async function startServerWithHandlers(
     discoverDocumentJson: openRpcDocumentJson,
     log,
   });
-  const server = createRpcServer(rpc, dispatcher, log);
+  const subscriptions = new SubscriptionHub(services.chain, services.pool, { maxSubscriptionsPerConnection: rpc.wsMaxSubscriptions, reportError: (error) => log.error({ err: error }, "delivering notifications failed") });
+  const server = createRpcServer(rpc, dispatcher, log, subscriptions);
   const address = await server.start();
   return {
     url: `http://127.0.0.1:${address.port}`,
     logs: capture.records,
     services,
+    subscriptions,
     async stop() {
       await server.stop();
+      subscriptions.close();
       await services.close();
     },
   };

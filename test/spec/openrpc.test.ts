@@ -36,6 +36,8 @@ eth_getWork eth_submitWork eth_submitHashrate eth_getProof`.split(/\s+/);
 
 /** Methods beyond the spec's table that issue 36 adds: fees (item 2), signing (item 3) and reads (item 5). */
 const addedByIssue36Signing = "personal_sign eth_signTypedData_v4 eth_getBlockReceipts eth_createAccessList debug_traceCall eth_feeHistory eth_maxPriorityFeePerGas".split(" ");
+/** Issue 36, item 1: subscriptions over WebSocket. */
+const subscriptionMethods = ["eth_subscribe", "eth_unsubscribe"];
 /** Issue 36, item 4: the test helpers under the names Anvil's, Hardhat's and viem's tools call. */
 const devHelperMethods = ["evm_setNextBlockTimestamp", "evm_setAutomine", "evm_setIntervalMining"].concat(
   ..."mine setBalance setCode setStorageAt setNonce impersonateAccount stopImpersonatingAccount getAutomine setCoinbase dropTransaction"
@@ -62,7 +64,7 @@ describe("openrpc.json", () => {
   });
 
   it("documents every supported method of the spec, the methods issue 36 adds, and nothing else", () => {
-    expect(document.methods.map((method) => method.name).sort()).to.deep.equal([...supportedBySpec, ...addedByIssue36Signing, ...devHelperMethods].sort());
+    expect(document.methods.map((method) => method.name).sort()).to.deep.equal([...supportedBySpec, ...addedByIssue36Signing, ...devHelperMethods, ...subscriptionMethods].sort());
   });
 
   it("lists every unsupported method of the spec, with a reason", () => {

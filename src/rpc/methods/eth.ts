@@ -24,6 +24,7 @@ import { formatBlock, formatReceipt, formatTransaction } from "../format.js";
 import { createEthCallHandlers, type EthCallDependencies } from "./ethCalls.js";
 import { createEthFeeHandlers } from "./ethFees.js";
 import { createEthFilterHandlers, type EthFilterDependencies } from "./ethFilters.js";
+import { createEthSubscriptionHandlers } from "./ethSubscriptions.js";
 import type { TransactionSending } from "./transactionSending.js";
 
 /** Version of the peer protocol this node speaks (62, as the reference node). */
@@ -96,6 +97,7 @@ export function createEthHandlers(deps: EthDependencies): NamespaceHandlers<"eth
     ...createEthAccountHandlers(deps),
     ...createAccessListHandlers(deps),
     ...createEthFilterHandlers(deps),
+    ...createEthSubscriptionHandlers(),
     eth_chainId: () => chainIdQuantity,
     eth_protocolVersion: () => toQuantity(protocolVersion),
     eth_accounts: () => withErrorsMapped(async () => (await wallet.listAccounts()).map(bytesToHex), walletErrorToRpc),

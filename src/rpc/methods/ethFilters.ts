@@ -89,7 +89,7 @@ function topicPositions(topics: Topics | undefined): (Uint8Array[] | null)[] {
   });
 }
 
-function matcherOf(options: Pick<FilterOptions, "address" | "topics">): LogMatcher {
+export function matcherOf(options: Pick<FilterOptions, "address" | "topics">): LogMatcher {
   return new LogMatcher({ addresses: addressList(options.address), topics: topicPositions(options.topics) });
 }
 

@@ -20,6 +20,7 @@ describe("cli/args", () => {
     expect(options.rpc.responseLimitBytes).to.equal(10 * 1024 * 1024);
     expect(options.rpc.corsOrigins).to.deep.equal([]);
     expect(options.rpc.allowedHosts).to.deep.equal(["localhost"]);
+    expect(options.rpc).to.include({ wsMaxConnections: 1_000, wsMaxSubscriptions: 1_000, wsSendBufferLimitBytes: 16 * 1024 * 1024 });
     expect(options).to.deep.equal({ ...defaultNodeOptions, storage: { dataDir: undefined, inMemory: false } });
   });
 
@@ -28,10 +29,12 @@ describe("cli/args", () => {
       "--host", "0.0.0.0", "--port", "8545", "--network", "31", "--data-dir", "/tmp/x", "--rpc-modules", "eth,net",
       "--cors", "http://a.test, http://b.test", "--vhosts", "chain.test,node.test", "--log-level", "debug", "--rpc-batch-limit", "7", "--rpc-body-limit", "2048",
       "--rpc-response-limit", "4096", "--call-gas-cap", "1000000", "--call-timeout", "250", "--allow-insecure-unlock",
+      "--ws-max-connections", "5", "--ws-max-subscriptions", "6", "--ws-send-buffer-limit", "65536",
     ]);
     expect(options.rpc).to.deep.equal({
       host: "0.0.0.0", port: 8545, modules: "eth,net", corsOrigins: ["http://a.test", "http://b.test"], allowedHosts: ["chain.test", "node.test"], batchLimit: 7, bodyLimitBytes: 2048, responseLimitBytes: 4096,
       allowInsecureUnlock: true, jsonDepthLimit: 128, jsonValueLimit: 20_000, proofKeysLimit: 1_024, overrideAccountsLimit: 1_000, overrideSlotsLimit: 10_000,
+      wsMaxConnections: 5, wsMaxSubscriptions: 6, wsSendBufferLimitBytes: 65_536,
     });
     expect(options.networkId).to.equal(31);
     expect(options.storage).to.deep.equal({ dataDir: "/tmp/x", inMemory: false });
@@ -46,7 +49,7 @@ describe("cli/args", () => {
     expect(options.rpc).to.include({ jsonDepthLimit: 16, jsonValueLimit: 500, proofKeysLimit: 8, overrideAccountsLimit: 3, overrideSlotsLimit: 9 });
     expect(options.chain.tracesAtOnce).to.equal(2);
     expect(runOptions([]).chain.tracesAtOnce).to.equal(1);
-    for (const flag of ["--rpc-json-depth-limit", "--rpc-json-value-limit", "--proof-keys-limit", "--override-accounts-limit", "--override-slots-limit", "--traces-at-once"]) {
+    for (const flag of ["--rpc-json-depth-limit", "--rpc-json-value-limit", "--proof-keys-limit", "--override-accounts-limit", "--override-slots-limit", "--traces-at-once", "--ws-max-connections", "--ws-max-subscriptions", "--ws-send-buffer-limit"]) {
       expect(() => parseCommandLine([flag, "0"]), flag).to.throw(UsageError, /positive integer/);
     }
   });
