@@ -24,6 +24,7 @@ export async function formatBanner(node: RunningNode, details: { version: string
     "",
     `Network          ${node.network.name} (network id ${node.network.networkId}, chain id ${node.network.chainId}, 0x${node.network.chainId.toString(16)})`,
     `JSON-RPC         ${node.url}`,
+    `WebSocket        ${node.url.replace(/^http:/, "ws:")} (the same port)`,
     `Mining           ${miningDescription(details.mining)}`,
     `Chain            ${node.location}`,
     "",

@@ -98,7 +98,7 @@ describe("chain-node command", () => {
     // `script` gives the command a pseudo-terminal; the node stops itself after 3 s.
     const onTerminal = spawnSync("script", ["-q", "-e", "-c", `timeout -s INT 3 ${command}`, "/dev/null"], { encoding: "utf8", timeout: 20_000 });
     const text = onTerminal.stdout.replace(/\r/g, "");
-    expect(text).to.match(/JSON-RPC {9}http:\/\/127\.0\.0\.1:\d+/);
+    expect(text).to.match(/JSON-RPC {9}http:\/\/127\.0\.0\.1:(\d+)\nWebSocket {8}ws:\/\/127\.0\.0\.1:\1 \(the same port\)/);
     expect(text).to.include("Network          regtest (network id 33, chain id 33, 0x21)");
     for (const seed of ["cow", "cow1", "cow9"]) expect(text).to.include(keccak256(toUtf8Bytes(seed)));
     expect(text).to.include("(0) 0xcd2a3d9f938e13cd947ec05abc7fe734df8dd826 (1000000000000.000000000000000000 ETH)");
