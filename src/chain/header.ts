@@ -4,7 +4,7 @@ import { RLP } from "@ethereumjs/rlp";
 import { bytesToBigInt } from "@ethereumjs/util";
 import { keccak256 } from "../common/crypto.js";
 import { bigIntToMinimalBytes } from "../common/hex.js";
-import { encodeRlpListOfEncoded, rlpListItems } from "../common/rlp.js";
+import { appendToRlpList, encodeRlpListOfEncoded, rlpListItems } from "../common/rlp.js";
 
 export interface HeaderFields {
   parentHash: Uint8Array;
@@ -101,15 +101,22 @@ function hasMergedMiningFields(fields: Readonly<HeaderFields>): boolean {
  * of the header, and the parent-chain header already commits to them.
  */
 export class BlockHeader {
-  readonly encoded: Uint8Array;
   /** What the block hash is keccak-256 of (ext_getRawBlockHeaderBy* answer it). */
   readonly encodedForHash: Uint8Array;
   readonly hash: Uint8Array;
   private mergedMiningHash: Uint8Array | undefined;
+  private fullEncoding: Uint8Array | undefined;
 
-  constructor(readonly fields: Readonly<HeaderFields>) {
+  constructor(
+    readonly fields: Readonly<HeaderFields>,
+    /** Encodings and hashes already known (withMergedMining), else computed from the fields. */
+    known?: { encoded: Uint8Array; encodedForHash: Uint8Array; hash: Uint8Array; mergedMiningHash: Uint8Array },
+  ) {
+    if (known !== undefined) {
+      ({ encoded: this.fullEncoding, encodedForHash: this.encodedForHash, hash: this.hash, mergedMiningHash: this.mergedMiningHash } = known);
+      return;
+    }
     const base = fieldsWithoutMergedMining(fields);
-    this.encoded = RLP.encode([...base, fields.mergedMiningHeader, fields.mergedMiningMerkleProof, fields.mergedMiningCoinbaseTransaction]);
     if (hasMergedMiningFields(fields)) {
       this.encodedForHash = RLP.encode([...base, fields.mergedMiningHeader]);
       this.hash = keccak256(this.encodedForHash);
@@ -120,6 +127,19 @@ export class BlockHeader {
     }
   }
 
+  /**
+   * The full encoding (19 fields), which the store and the wire keep. Made when first read: the
+   * miner's header before its proof of work is only hashed.
+   */
+  get encoded(): Uint8Array {
+    if (this.fullEncoding === undefined) {
+      const { mergedMiningHeader, mergedMiningMerkleProof, mergedMiningCoinbaseTransaction } = this.fields;
+      const rest = hasMergedMiningFields(this.fields) ? [mergedMiningMerkleProof, mergedMiningCoinbaseTransaction] : [mergedMiningHeader, mergedMiningMerkleProof, mergedMiningCoinbaseTransaction];
+      this.fullEncoding = appendToRlpList(this.encodedForHash, rest.map((field) => RLP.encode(field)));
+    }
+    return this.fullEncoding;
+  }
+
   get number(): bigint {
     return this.fields.number;
   }
@@ -128,6 +148,19 @@ export class BlockHeader {
   get hashForMergedMining(): Uint8Array {
     this.mergedMiningHash ??= keccak256(RLP.encode(fieldsWithoutMergedMining(this.fields)));
     return this.mergedMiningHash;
+  }
+
+  /**
+   * This header (without merged-mining fields) with the three set: the miner's proof of work. The
+   * 16 base fields' encodings are taken from this header's, not encoded again.
+   */
+  withMergedMining(merged: Pick<HeaderFields, "mergedMiningHeader" | "mergedMiningMerkleProof" | "mergedMiningCoinbaseTransaction">): BlockHeader {
+    const fields = { ...this.fields, ...merged };
+    if (hasMergedMiningFields(this.fields) || !hasMergedMiningFields(fields)) return new BlockHeader(fields);
+    const parentHeader = RLP.encode(merged.mergedMiningHeader);
+    const encodedForHash = appendToRlpList(this.encodedForHash, [parentHeader]);
+    const encoded = appendToRlpList(encodedForHash, [RLP.encode(merged.mergedMiningMerkleProof), RLP.encode(merged.mergedMiningCoinbaseTransaction)]);
+    return new BlockHeader(fields, { encoded, encodedForHash, hash: keccak256(encodedForHash), mergedMiningHash: this.hashForMergedMining });
   }
 
   static decode(encoded: Uint8Array): BlockHeader {

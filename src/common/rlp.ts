@@ -255,15 +255,33 @@ function forEachRlpListItem(encoded: Uint8Array, visit: (start: number, end: num
 
 /** The RLP list whose items are `items`, each already an RLP encoding (as rlpListItems answers them). */
 export function encodeRlpListOfEncoded(items: readonly Uint8Array[]): Uint8Array {
-  const payloadLength = items.reduce((sum, item) => sum + item.length, 0);
-  const lengthBytes = payloadLength < 56 ? [] : [...bigIntToMinimalBytes(BigInt(payloadLength))];
-  const prefix = payloadLength < 56 ? [0xc0 + payloadLength] : [0xf7 + lengthBytes.length, ...lengthBytes];
-  const encoded = new Uint8Array(prefix.length + payloadLength);
-  encoded.set(prefix, 0);
-  let offset = prefix.length;
+  let payloadLength = 0;
+  for (const item of items) payloadLength += item.length;
+  let lengthByteCount = 0;
+  if (payloadLength >= 56) for (let rest = payloadLength; rest > 0; rest = Math.floor(rest / 256)) lengthByteCount++;
+  const prefixLength = 1 + lengthByteCount;
+  const encoded = new Uint8Array(prefixLength + payloadLength);
+  if (lengthByteCount === 0) encoded[0] = 0xc0 + payloadLength;
+  else {
+    encoded[0] = 0xf7 + lengthByteCount;
+    for (let index = lengthByteCount, rest = payloadLength; index >= 1; index--, rest = Math.floor(rest / 256)) encoded[index] = rest % 256;
+  }
+  let offset = prefixLength;
   for (const item of items) {
     encoded.set(item, offset);
     offset += item.length;
   }
   return encoded;
+}
+
+/**
+ * The RLP list `list` with `items` (each already an RLP encoding) appended, its items copied as
+ * they are, not itemized: a header's base fields followed by its merged-mining fields.
+ */
+export function appendToRlpList(list: Uint8Array, items: readonly Uint8Array[]): Uint8Array {
+  const first = list[0]!;
+  if (first < 0xc0) throw new Error("RLP: not a list");
+  const payloadStart = first <= 0xf7 ? 1 : 1 + first - 0xf7;
+  const payload = list.subarray(payloadStart);
+  return encodeRlpListOfEncoded([payload, ...items]);
 }

@@ -40,9 +40,24 @@ export function compressCoinbase(coinbase: Uint8Array): Uint8Array {
   const cut = tagPosition < 0 ? 0 : tagPosition - (tagPosition % 64);
   return encodeCompressedCoinbase({
     byteCountBefore: BigInt(cut),
-    midstate: sha256MidstateAfter(coinbase.subarray(0, cut)),
+    midstate: midstateAfter(coinbase.subarray(0, cut)),
     tail: coinbase.subarray(cut),
   });
+}
+
+/**
+ * The last midstate and the bytes it was computed from: the built-in miner's coinbases all begin
+ * with the same 64 bytes, so comparing them costs less than hashing them again.
+ */
+let lastMidstate: { prefix: Uint8Array; midstate: Sha256Words } | undefined;
+
+function midstateAfter(prefix: Uint8Array): Sha256Words {
+  if (lastMidstate !== undefined && lastMidstate.prefix.length === prefix.length && lastMidstate.prefix.every((byte, index) => byte === prefix[index])) {
+    return [...lastMidstate.midstate] as Sha256Words;
+  }
+  const midstate = sha256MidstateAfter(prefix);
+  lastMidstate = { prefix: prefix.slice(), midstate: [...midstate] as Sha256Words };
+  return midstate;
 }
 
 export function encodeCompressedCoinbase(compressed: CompressedCoinbase): Uint8Array {

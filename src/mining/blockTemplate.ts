@@ -1,5 +1,6 @@
 // The next block's template, and the refusals of a time a block cannot take.
 import type { Block } from "../chain/block.js";
+import { calculateDifficulty, type DifficultyConstants } from "../consensus/difficulty.js";
 import type { BlockTemplate } from "../execution/blockBuilder.js";
 import { maxBlockTimestamp } from "./clock.js";
 
@@ -26,25 +27,34 @@ export class BlockTimeExhaustedError extends Error {
   }
 }
 
+/** The network's rules a template follows (consensus/constants.ts). */
+export interface TemplateRules {
+  /** Whether a block may share its parent's timestamp (regtest). */
+  sameTimestampAllowed?: boolean;
+  /** The difficulty rule's constants; without them the block copies its parent's difficulty. */
+  difficulty?: DifficultyConstants;
+}
+
 /**
  * The next block on `parent`: `now` (at most the largest block timestamp), the parent's limits, our
- * miner fields. The time is at least the parent's where the network's rules let a block share its
+ * miner fields, the difficulty the rule gives for that time (calculateDifficulty: no uncles). The time is at least the parent's where the network's rules let a block share its
  * parent's timestamp (regtest: a burst of blocks then stays on the clock instead of running ahead
  * of it one second a block), else at least parent + 1. After a parent at the largest timestamp
  * the template's time is past it: the miner refuses to build such a block (a simulation of the
  * pending state may run it).
  */
-export function nextBlockTemplate(parent: Block, fields: BlockFields, now: bigint, sameTimestampAllowed = false): BlockTemplate {
+export function nextBlockTemplate(parent: Block, fields: BlockFields, now: bigint, rules: TemplateRules = {}): BlockTemplate {
   const parentFields = parent.header.fields;
   const clockTime = now < maxBlockTimestamp ? now : maxBlockTimestamp;
-  const earliest = sameTimestampAllowed && parentFields.timestamp < maxBlockTimestamp ? parentFields.timestamp : parentFields.timestamp + 1n;
+  const earliest = rules.sameTimestampAllowed === true && parentFields.timestamp < maxBlockTimestamp ? parentFields.timestamp : parentFields.timestamp + 1n;
+  const timestamp = clockTime > earliest ? clockTime : earliest;
   return {
     parent,
     coinbase: fields.coinbase,
-    timestamp: clockTime > earliest ? clockTime : earliest,
+    timestamp,
     gasLimit: parentFields.gasLimit,
     minimumGasPrice: parentFields.minimumGasPrice,
-    difficulty: parentFields.difficulty,
+    difficulty: rules.difficulty === undefined ? parentFields.difficulty : calculateDifficulty({ timestamp, uncleCount: 0 }, parentFields, rules.difficulty),
     extraData: fields.extraData,
   };
 }

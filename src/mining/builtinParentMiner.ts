@@ -29,6 +29,8 @@ export interface ParentMinerRandom {
 export interface BuiltinParentMinerOptions {
   random: ParentMinerRandom;
   nowSeconds: () => number;
+  /** The random prefix is shorter than this many bytes (default: the reference's 1000). */
+  prefixLengthBound?: number;
 }
 
 export const defaultBuiltinParentMinerOptions: BuiltinParentMinerOptions = {
@@ -69,18 +71,26 @@ export interface BuiltinParentMiner {
 }
 
 /** The reference's prefix is 0 to 999 random bytes (MinerUtils.generateRandomPrefix). */
-const prefixLengthBound = 1000;
+const referencePrefixLengthBound = 1000;
 /** BIP9's base version; the rule reads no field of the header but its merkle root. */
 const parentBlockVersion = 0x20000000;
 const regtestBits = targetToCompact(parentRegtestMaxTarget);
 const nonceCount = 2 ** 32;
+
+/** The last difficulty's target: a chain's blocks mostly share one (a division of 256-bit numbers a block). */
+let lastTarget: { difficulty: bigint; target: Uint8Array } | undefined;
+
+function targetFor(difficulty: bigint): Uint8Array {
+  if (lastTarget?.difficulty !== difficulty) lastTarget = { difficulty, target: targetToLittleEndian(difficultyToParentTarget(difficulty)) };
+  return lastTarget.target;
+}
 
 export function createBuiltinParentMiner(options: BuiltinParentMinerOptions = defaultBuiltinParentMinerOptions): BuiltinParentMiner {
   // One counter for all blocks, as the reference's nextNonceToUse: a new search goes on from it.
   let nextNonce = 0;
 
   function startSearch(hashForMergedMining: Uint8Array, difficulty: bigint): ParentBlockSearch {
-    const target = targetToLittleEndian(difficultyToParentTarget(difficulty));
+    const target = targetFor(difficulty);
     let attempts = 0;
     let coinbase: Uint8Array = new Uint8Array(0);
     let header: Uint8Array = new Uint8Array(0);
@@ -90,7 +100,7 @@ export function createBuiltinParentMiner(options: BuiltinParentMinerOptions = de
 
     // A new coinbase (new prefix, so a new merkle root) once all 2^32 nonces of one have failed.
     function takeNewCoinbase(): void {
-      const prefix = options.random.bytes(options.random.integerBelow(prefixLengthBound));
+      const prefix = options.random.bytes(options.random.integerBelow(options.prefixLengthBound ?? referencePrefixLengthBound));
       coinbase = createParentCoinbase(prefix, hashForMergedMining);
       header = encodeParentHeader({ version: parentBlockVersion, prevHash: new Uint8Array(32), merkleRoot: sha256d(coinbase), time: options.nowSeconds(), bits: regtestBits, nonce: 0 });
       headerView = new DataView(header.buffer);

@@ -16,7 +16,8 @@ import { nextEventLoopTurn } from "../common/eventLoop.js";
 import type { Logger } from "../common/logger.js";
 import type { BlockBuilder, BuiltBlock, StateEdit } from "../execution/blockBuilder.js";
 import type { TransactionPool } from "../txpool/transactionPool.js";
-import { BlockTimeExhaustedError, nextBlockTemplate, TimestampNotAfterParentError } from "./blockTemplate.js";
+import { proveBlock, seededFromBlock, type ParentMinerRandomSource } from "./blockProof.js";
+import { BlockTimeExhaustedError, nextBlockTemplate, TimestampNotAfterParentError, type TemplateRules } from "./blockTemplate.js";
 import { maxBlockTimestamp, type BlockClock } from "./clock.js";
 
 export { BlockTimeExhaustedError, nextBlockTemplate, TimestampNotAfterParentError } from "./blockTemplate.js";
@@ -31,8 +32,13 @@ export interface MinerOptions {
   now?: () => bigint;
   /** The dev clock, whose scheduled timestamp (evm_setNextBlockTimestamp) the next block takes; wins over `now`. */
   clock?: BlockClock;
-  /** Whether a block may share its parent's timestamp (the network's rules: regtest does). */
-  sameTimestampAllowed?: boolean;
+  /**
+   * The network's rules for the next block: whether it may share its parent's timestamp (regtest
+   * does), and the difficulty rule's constants (without them a block copies its parent's difficulty).
+   */
+  rules?: TemplateRules;
+  /** The random prefix of each block's parent-chain coinbase (blockProof.ts); default: seeded from the block. */
+  parentMinerRandom?: ParentMinerRandomSource;
   /** Longest the miner builds blocks in a row before the event loop gets a turn (default 10 ms). */
   buildSliceMs?: number;
 }
@@ -337,12 +343,13 @@ export class Miner {
       await this.builder.resetTo(parentRoot);
       this.builderRoot = bytesToUnprefixedHex(parentRoot);
     }
-    const template = nextBlockTemplate(parent, { coinbase: this.coinbaseAddress, extraData: this.options.extraData }, clockTime, this.options.sameTimestampAllowed);
+    const template = nextBlockTemplate(parent, { coinbase: this.coinbaseAddress, extraData: this.options.extraData }, clockTime, this.options.rules);
     if (template.timestamp > maxBlockTimestamp) throw new BlockTimeExhaustedError(parent.header.fields.timestamp);
     try {
       const built = await this.builder.build(template, candidates, edit);
       this.builderRoot = bytesToUnprefixedHex(built.block.header.fields.stateRoot);
-      return built;
+      // The block is complete but for its proof of work, which its hash then covers.
+      return { ...built, block: proveBlock(built.block, this.options.parentMinerRandom ?? seededFromBlock) };
     } catch (error) {
       await this.builder.resetTo(parentRoot);
       throw error;

@@ -9,7 +9,7 @@ import type { BlockBuilder, BlockTemplate } from "../execution/blockBuilder.js";
 import { ExecutionTimeoutError, type ExecutionBlockContext, type ExecutionEngine } from "../execution/engine.js";
 import type { StateDatabase } from "../state/stateDatabase.js";
 import type { TransactionPool } from "../txpool/transactionPool.js";
-import { nextBlockTemplate, type BlockFields } from "./blockTemplate.js";
+import { nextBlockTemplate, type BlockFields, type TemplateRules } from "./blockTemplate.js";
 
 export class PendingState {
   private simulation: { key: string; state: MerkleStateManager } | undefined;
@@ -27,8 +27,8 @@ export class PendingState {
     private readonly blockOptions: BlockFields,
     /** Seconds for the next block: the miner's clock, so "pending" sees moved time too. */
     private readonly now: () => bigint = () => BigInt(Math.floor(Date.now() / 1000)),
-    /** As the miner's (MinerOptions.sameTimestampAllowed). */
-    private readonly sameTimestampAllowed = false,
+    /** As the miner's (MinerOptions.rules): the pending block's timestamp and difficulty. */
+    private readonly rules: TemplateRules = {},
   ) {}
 
   /** Runs `read` on the pending state (no other simulation replaces it meanwhile). */
@@ -66,7 +66,7 @@ export class PendingState {
     const pending = this.pool.pending();
     const key = [tip.hash, ...pending.map((transaction) => transaction.hash)].map(bytesToUnprefixedHex).join(":");
     const run = this.queue.then(async () => {
-      const template = nextBlockTemplate(tip, this.blockOptions, this.now(), this.sameTimestampAllowed);
+      const template = nextBlockTemplate(tip, this.blockOptions, this.now(), this.rules);
       this.builder ??= this.createBuilder();
       const builder = await this.builder;
       if (this.simulation?.key !== key) {

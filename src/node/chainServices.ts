@@ -207,9 +207,10 @@ export async function openChainServices(
     if (chain.head.header.fields.timestamp > clock.now()) clock.continueFrom(chain.head.header.fields.timestamp);
     // Where the rules let a block share its parent's timestamp (regtest), blocks take the clock
     // even in a burst, instead of running ahead of it one second a block.
-    const sameTimestampAllowed = consensusConstantsFor(network).newBlockMaxSecondsInTheFuture === 0n;
+    const consensus = consensusConstantsFor(network);
+    const rules = { sameTimestampAllowed: consensus.newBlockMaxSecondsInTheFuture === 0n, difficulty: consensus };
     const minerLog = log.child({ module: "miner" });
-    const miner = new Miner(chain, pool, builder, { mode: options.mining, coinbase: options.coinbase, extraData: options.extraData, clock, sameTimestampAllowed }, minerLog);
+    const miner = new Miner(chain, pool, builder, { mode: options.mining, coinbase: options.coinbase, extraData: options.extraData, clock, rules }, minerLog);
     miner.start();
     // Under automine, transactions the pool took back are mined now, as if they had just arrived:
     // in the background (10,000 of them take seconds), while the node already answers; a stop ends
@@ -222,7 +223,7 @@ export async function openChainServices(
       },
       extraData: options.extraData,
     };
-    const pendingState = new PendingState(chain, pool, state, createBuilder, blockFields, () => clock.nextBlockTime(), sameTimestampAllowed);
+    const pendingState = new PendingState(chain, pool, state, createBuilder, blockFields, () => clock.nextBlockTime(), rules);
     const calls = new CallService(common, state, canonicalHashFromTip, pendingState, options.calls);
     // A chain on disk can be read by a second thread: calls on stored blocks run there (node/callWorkers.ts), and so do trace replays.
     const callWorkers = options.callWorker && store instanceof LevelStore ? new CallWorkers({ directory: store.location, chainId: network.chainId, limits: options.calls }, store, log.child({ module: "calls" })) : undefined;

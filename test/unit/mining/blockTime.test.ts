@@ -13,7 +13,7 @@ const start = 1_800_000_000n;
 async function clockedChain(sameTimestampAllowed: boolean) {
   let wall = start;
   const clock = new MinerClock(() => wall);
-  const harness = await minerOn({ kind: "auto" }, { clock, sameTimestampAllowed });
+  const harness = await minerOn({ kind: "auto" }, { clock, rules: { sameTimestampAllowed } });
   const devChain = new DevChain(harness.chain, harness.pool, harness.miner, clock, createLogger("silent"));
   const timestampOfHead = () => harness.chain.head.header.fields.timestamp;
   return { ...harness, clock, devChain, timestampOfHead, advanceWall: (seconds: bigint) => (wall += seconds) };

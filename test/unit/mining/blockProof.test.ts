@@ -1,0 +1,98 @@
+// The proof of work of the blocks the miner makes (blockProof.ts): every block passes the
+// merged-mining rule at its difficulty, its hash covers the parent-chain header, the same chain
+// mined twice has the same hashes, and the next block's difficulty follows the difficulty rule.
+import { expect } from "chai";
+import { Block } from "../../../src/chain/block.js";
+import { BlockHeader } from "../../../src/chain/header.js";
+import { consensusConstantsFor } from "../../../src/consensus/constants.js";
+import { calculateDifficulty } from "../../../src/consensus/difficulty.js";
+import { checkMergedMiningProof } from "../../../src/consensus/mergedMiningProof.js";
+import { createSeededParentMinerRandom } from "../../../src/mining/builtinParentMiner.js";
+import { MinerClock } from "../../../src/mining/clock.js";
+import { nextBlockTemplate } from "../../../src/mining/blockTemplate.js";
+import type { MinerOptions } from "../../../src/mining/miner.js";
+import { minerOn } from "../../helpers/minerHarness.js";
+
+const start = 1_800_000_000n;
+const regtest = consensusConstantsFor({ networkId: 33 });
+
+function checkBlock(block: Block) {
+  const { fields } = block.header;
+  return checkMergedMiningProof({
+    hashForMergedMining: block.header.hashForMergedMining,
+    difficulty: fields.difficulty,
+    parentHeader: fields.mergedMiningHeader,
+    merkleProof: fields.mergedMiningMerkleProof,
+    compressedCoinbase: fields.mergedMiningCoinbaseTransaction,
+  });
+}
+
+/** Mines three automine transfers, an empty block and a dev block on a clock that moves 3 s a block; answers the chain's blocks. */
+async function mineSample(options: Pick<MinerOptions, "parentMinerRandom"> = {}): Promise<Block[]> {
+  let wall = start;
+  const harness = await minerOn({ kind: "auto" }, { clock: new MinerClock(() => wall), rules: { sameTimestampAllowed: true, difficulty: regtest }, ...options });
+  for (let nonce = 0; nonce < 3; nonce++) {
+    wall += 3n;
+    const transaction = await harness.transfer(nonce);
+    await harness.pool.add(transaction);
+    expect((await harness.miner.mineUntilIncluded(transaction)).kind).to.equal("mined");
+  }
+  wall += 3n;
+  await harness.miner.mineBlock([]);
+  await harness.miner.mineStateChange(async () => undefined);
+  const blocks: Block[] = [];
+  for (let number = 1n; number <= harness.chain.head.number; number++) blocks.push((await harness.chain.getBlockByNumber(number))!);
+  return blocks;
+}
+
+/** The parent fields nextBlockTemplate reads. */
+function parentOf(difficulty: bigint, timestamp: bigint): Block {
+  return { header: { fields: { difficulty, timestamp, gasLimit: 6_800_000n, minimumGasPrice: 0n } } } as unknown as Block;
+}
+
+describe("mining/blockProof", () => {
+  it("every block the miner makes carries a proof of work that passes the merged-mining rule", async () => {
+    const blocks = await mineSample();
+    expect(blocks).to.have.length(5);
+    for (const block of blocks) {
+      const check = checkBlock(block);
+      expect(check.ok, `block ${block.number}: ${JSON.stringify(check)}`).to.equal(true);
+      expect(block.header.fields.mergedMiningHeader).to.have.length(80);
+      expect(block.header.fields.mergedMiningCoinbaseTransaction.length).to.be.greaterThan(40);
+      // RSKIP92: the block hash covers the parent header, so it is not the hash for merged mining.
+      expect(Buffer.from(block.hash).equals(Buffer.from(block.header.hashForMergedMining))).to.equal(false);
+      // The header the store keeps decodes to the same hashes.
+      const decoded = BlockHeader.decode(block.header.encoded);
+      expect(Buffer.from(decoded.hash).equals(Buffer.from(block.hash))).to.equal(true);
+      expect(Buffer.from(decoded.hashForMergedMining).equals(Buffer.from(block.header.hashForMergedMining))).to.equal(true);
+      expect(Buffer.from(decoded.encodedForHash).equals(Buffer.from(block.header.encodedForHash))).to.equal(true);
+    }
+  });
+
+  it("gives the same block hashes when the same chain is mined twice, other hashes with another random source", async () => {
+    const hashes = (blocks: Block[]) => blocks.map((block) => Buffer.from(block.hash).toString("hex"));
+    const first = await mineSample();
+    const second = await mineSample();
+    expect(hashes(second)).to.deep.equal(hashes(first));
+    const other = await mineSample({ parentMinerRandom: () => createSeededParentMinerRandom(Uint8Array.of(7)) });
+    for (const block of other) expect(checkBlock(block).ok).to.equal(true);
+    expect(hashes(other)[0]).to.not.equal(hashes(first)[0]);
+  });
+
+  it("takes the next block's difficulty from the difficulty rule (regtest: divisor 2048, 10 s, reset after 600 s)", () => {
+    const fields = { coinbase: new Uint8Array(20), extraData: new Uint8Array(0) };
+    const rules = { sameTimestampAllowed: true, difficulty: regtest };
+    const parent = parentOf(4096n, start);
+    const difficultyAt = (seconds: bigint) => nextBlockTemplate(parent, fields, start + seconds, rules).difficulty;
+    expect(difficultyAt(0n)).to.equal(4098n); // sooner than 10 s: up by 4096 / 2048
+    expect(difficultyAt(1n)).to.equal(4098n);
+    expect(difficultyAt(10n)).to.equal(4096n); // on time: unchanged
+    expect(difficultyAt(11n)).to.equal(4094n); // later: down by as much
+    expect(difficultyAt(600n)).to.equal(1n); // ten minutes: back to the minimum
+    for (const seconds of [0n, 5n, 10n, 30n, 599n, 600n]) {
+      expect(difficultyAt(seconds)).to.equal(calculateDifficulty({ timestamp: start + seconds, uncleCount: 0 }, { difficulty: 4096n, timestamp: start }, regtest));
+    }
+    // Without the rule's constants the block copies its parent's difficulty.
+    expect(nextBlockTemplate(parent, fields, start + 1n, { sameTimestampAllowed: true }).difficulty).to.equal(4096n);
+  });
+});
