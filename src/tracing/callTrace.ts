@@ -8,10 +8,10 @@ import { runTx, type RunTxResult } from "@ethereumjs/vm";
 import type { Block } from "../chain/block.js";
 import type { ChainTransaction } from "../chain/transactions.js";
 import { engineErrorMessage } from "../common/engineErrors.js";
-import { createExecutionBlock, createExecutionEngine, ExecutionClock, ExecutionTimeoutError, type CanonicalHashLookup } from "../execution/engine.js";
+import { createExecutionEngine, ExecutionClock, ExecutionTimeoutError, type CanonicalHashLookup } from "../execution/engine.js";
 import { applyStateOverrides, CallNotExecutableError, unsignedCallTransaction, type MessageCall, type StateOverrides } from "../execution/messageCall.js";
 import type { StateDatabase } from "../state/stateDatabase.js";
-import { ReplayStateMissingError, type ReplayContext, type TransactionTracer } from "./replay.js";
+import { executionBlockOf, ReplayStateMissingError, type ReplayContext, type TransactionTracer } from "./replay.js";
 
 export interface CallTraceDependencies {
   common: Common;
@@ -40,15 +40,8 @@ export async function traceCall<T>(deps: CallTraceDependencies, block: Block, ca
   clock.startUntil(deadline);
   const context: ReplayContext = { countStorageSlots: (address) => deps.state.countStorageSlots(stateRoot, address, () => clock.check()) };
   const engine = await createExecutionEngine(deps.common, deps.state.overlayAt(stateRoot), deps.canonicalHash);
-  const fields = block.header.fields;
-  const executionBlock = createExecutionBlock(deps.common, {
-    number: fields.number,
-    coinbase: fields.coinbase,
-    timestamp: fields.timestamp,
-    gasLimit: fields.gasLimit,
-    baseFee: call.gasPrice === 0n ? 0n : fields.minimumGasPrice,
-    difficulty: fields.difficulty,
-  });
+  // A call that pays no gas price runs with a base fee of zero, as eth_call.
+  const executionBlock = executionBlockOf(deps.common, block, call.gasPrice === 0n ? 0n : block.header.fields.minimumGasPrice);
   await engine.state.checkpoint();
   try {
     if (overrides !== undefined) await applyStateOverrides(engine.state, overrides);

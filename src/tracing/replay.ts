@@ -68,6 +68,12 @@ export interface ReplayDependencies {
  * tracer for each: the traces come back in transaction order. Engine events are only subscribed
  * around traced transactions, so the ones before run at full speed.
  */
+/** The engine's view of a stored block (its number, coinbase, time, gas limit and difficulty), with the base fee given. */
+export function executionBlockOf(common: Common, block: Block, baseFee: bigint) {
+  const { number, coinbase, timestamp, gasLimit, difficulty } = block.header.fields;
+  return createExecutionBlock(common, { number, coinbase, timestamp, gasLimit, baseFee, difficulty });
+}
+
 export async function replayBlock<T>(
   deps: ReplayDependencies,
   block: Block,
@@ -89,14 +95,7 @@ export async function replayBlock<T>(
   // The overlay state: a replay's changes are thrown away, so none is encoded or hashed.
   const engine = await createExecutionEngine(deps.common, deps.state.overlayAt(parentRoot), deps.canonicalHash);
   const fields = block.header.fields;
-  const executionBlock = createExecutionBlock(deps.common, {
-    number: fields.number,
-    coinbase: fields.coinbase,
-    timestamp: fields.timestamp,
-    gasLimit: fields.gasLimit,
-    baseFee: fields.minimumGasPrice,
-    difficulty: fields.difficulty,
-  });
+  const executionBlock = executionBlockOf(deps.common, block, fields.minimumGasPrice);
   const coinbase = new Address(fields.coinbase);
   let blockGasUsed = 0n;
   const last = Math.min(lastIndex, block.transactions.length - 1);
