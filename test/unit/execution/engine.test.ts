@@ -6,6 +6,7 @@ import { runMessageCall } from "../../../src/execution/messageCall.js";
 import { createExecutionRules } from "../../../src/execution/rules.js";
 import { StateDatabase } from "../../../src/state/stateDatabase.js";
 import { createMemoryStore } from "../../../src/storage/keyValueStore.js";
+import { countEventLoopTurns } from "../../helpers/eventLoopTurns.js";
 
 describe("execution/engine", () => {
   it("engines made for calls and traces leave nothing attached to the node's rules", async () => {
@@ -58,26 +59,18 @@ describe("execution/engine", () => {
       const until = performance.now() + 0.04;
       while (performance.now() < until);
     };
-    let turns = 0;
-    let counting = true;
-    const countTurns = () => {
-      if (!counting) return;
-      turns++;
-      setImmediate(countTurns);
-    };
     engine.vm.evm.events!.on("step", slowTracer);
-    setImmediate(countTurns);
-    const turnsBefore = turns;
+    const turnCounter = countEventLoopTurns();
     try {
       const result = await runMessageCall(engine, block, { from: new Uint8Array(20).fill(1), to: contract, gasLimit: 1_000_000n, gasPrice: 0n, value: 0n, data: new Uint8Array(0) }, [[contract, { code: loop }]], 5_000);
       expect(result.kind).to.equal("success");
     } finally {
-      counting = false;
       engine.vm.evm.events!.off("step", slowTracer);
     }
+    const turns = turnCounter.stop();
     expect(steps).to.equal(7_002);
     // A turn at least every 5 ms slice: about 56 in 0.28 s. Without them the run gives none.
-    expect(turns - turnsBefore).to.be.greaterThan(10);
+    expect(turns).to.be.greaterThan(10);
   });
 
   it("a state override of many slots gives the event loop turns while it is written", async () => {
@@ -88,14 +81,8 @@ describe("execution/engine", () => {
     const contract = new Uint8Array(20).fill(0xc0);
     // 20,000 slots: a few microseconds each, tens of milliseconds in all, several 5 ms slices.
     const slots = new Map(Array.from({ length: 20_000 }, (_, index) => [Uint8Array.of(index >> 8, index & 0xff), Uint8Array.of(1)] as const));
+    const turnCounter = countEventLoopTurns();
     let turns = 0;
-    let counting = true;
-    const countTurns = () => {
-      if (!counting) return;
-      turns++;
-      setImmediate(countTurns);
-    };
-    setImmediate(countTurns);
     try {
       // SLOAD of slot 0x4e1f (the last one written), returned: PUSH2 0x4e1f, SLOAD, PUSH1 0, MSTORE, PUSH1 32, PUSH1 0, RETURN.
       const code = Uint8Array.from([0x61, 0x4e, 0x1f, 0x54, 0x60, 0x00, 0x52, 0x60, 0x20, 0x60, 0x00, 0xf3]);
@@ -103,7 +90,7 @@ describe("execution/engine", () => {
       expect(result.kind).to.equal("success");
       expect(bytesToHex((result as { returnData: Uint8Array }).returnData)).to.equal(`0x${"00".repeat(31)}01`);
     } finally {
-      counting = false;
+      turns = turnCounter.stop();
     }
     expect(turns).to.be.greaterThan(1);
   });

@@ -5,6 +5,7 @@ import { Address } from "@ethereumjs/util";
 import { BlockWriteError } from "../../../src/chain/chain.js";
 import { hexToBytes } from "../../../src/common/hex.js";
 import type { InclusionOutcome } from "../../../src/mining/miner.js";
+import { countEventLoopTurns } from "../../helpers/eventLoopTurns.js";
 import { minerOn, transferRecipient } from "../../helpers/minerHarness.js";
 
 describe("mining/miner: a block the disk refuses", () => {
@@ -66,17 +67,10 @@ describe("mining/miner: pausing automine", () => {
 describe("mining/miner: long runs of blocks", () => {
   it("give the event loop a turn once a slice of building has passed (here every block: a 0 ms slice)", async () => {
     const { chain, miner } = await minerOn({ kind: "off" }, { buildSliceMs: 0 });
-    let turnsWhileBuilding = 0;
-    let building = true;
-    const countTurns = () => {
-      if (!building) return;
-      turnsWhileBuilding++;
-      setImmediate(countTurns);
-    };
-    setImmediate(countTurns);
+    const turnCounter = countEventLoopTurns();
     // 300 blocks asked for at once, as evm_mine {blocks} or a long automine run build them.
     await Promise.all(Array.from({ length: 300 }, () => miner.mineBlock([])));
-    building = false;
+    const turnsWhileBuilding = turnCounter.stop();
     expect(chain.head.number).to.equal(300n);
     expect(turnsWhileBuilding, "turns of the event loop during 300 blocks").to.be.at.least(299);
   });

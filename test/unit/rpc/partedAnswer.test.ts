@@ -7,6 +7,7 @@ import { createLogger } from "../../../src/common/logger.js";
 import { createDispatcher, EncodedJson, type Answer, type RpcHandlerSet } from "../../../src/rpc/dispatch.js";
 import { PartedAnswer, writeInTurns } from "../../../src/rpc/partedAnswer.js";
 import { PlainPostConnections } from "../../../src/rpc/plainPostConnections.js";
+import { countEventLoopTurns } from "../../helpers/eventLoopTurns.js";
 import { exchange } from "../../helpers/rawHttp.js";
 
 /** A result of about 1.2 million characters in 3,000 parts, one of them not ASCII. */
@@ -61,16 +62,9 @@ describe("rpc/partedAnswer", () => {
   it("writes the parts joined in pieces, a turn of the event loop between two, and stops once abandoned", async () => {
     const answer = new PartedAnswer(resultParts, Buffer.byteLength(resultParts.join("")));
     const written: string[] = [];
-    let turns = 0;
-    let counting = true;
-    const countTurns = () => {
-      if (!counting) return;
-      turns++;
-      setImmediate(countTurns);
-    };
-    setImmediate(countTurns);
+    const turnCounter = countEventLoopTurns();
     await new Promise<void>((resolve) => writeInTurns(answer, (text) => written.push(text), resolve, () => false));
-    counting = false;
+    const turns = turnCounter.stop();
     expect(written.join("")).to.equal(resultParts.join(""));
     // About 1.2 million characters in pieces of at most 256 Ki characters (or one longer part).
     expect(written.length).to.be.within(5, 6);
