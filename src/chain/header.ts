@@ -82,8 +82,18 @@ const emptyStringItem = 0x80;
  * integrity checks hash thousands of stored headers. Throws on bytes that are not a header's list.
  */
 export function blockHashOfStoredHeader(encoded: Uint8Array): Uint8Array {
+  return blockHashOfHeaderItems(splitStoredHeader(encoded));
+}
+
+/** A stored header's 19 fields, each still RLP-encoded; throws on bytes that are not a header's list. */
+export function splitStoredHeader(encoded: Uint8Array): Uint8Array[] {
   const items = rlpListItems(encoded);
   if (items.length !== headerFieldCount) throw new Error("malformed block header");
+  return items;
+}
+
+/** The block hash of a header split by splitStoredHeader. */
+export function blockHashOfHeaderItems(items: readonly Uint8Array[]): Uint8Array {
   const merged = items.slice(baseFieldCount).some((item) => item.length !== 1 || item[0] !== emptyStringItem);
   return keccak256(encodeRlpListOfEncoded(items.slice(0, merged ? baseFieldCount + 1 : baseFieldCount)));
 }

@@ -13,7 +13,7 @@ import { bytesToHex } from "../common/hex.js";
 import { rlpListItems, rlpListLength } from "../common/rlp.js";
 import type { KeyValueStore } from "../storage/keyValueStore.js";
 import { storeKeys } from "../storage/keys.js";
-import { BlockHeader, blockHashOfStoredHeader, unclesHashOf } from "./header.js";
+import { BlockHeader, blockHashOfHeaderItems, splitStoredHeader, unclesHashOf } from "./header.js";
 import { indexedTrieRoot } from "./indexedTrie.js";
 import { decodeBlockReceipts, encodeReceiptForTrie } from "./receipts.js";
 
@@ -124,9 +124,10 @@ function checkBlock(store: KeyValueStore, number: bigint, hash: Uint8Array, chil
   // The stored bytes themselves must hash to the key.
   let fields: Uint8Array[];
   try {
-    const storedHash = blockHashOfStoredHeader(encodedHeader);
+    const items = splitStoredHeader(encodedHeader);
+    const storedHash = blockHashOfHeaderItems(items);
     if (!equalsBytes(storedHash, hash)) problems.push(`its header, stored under ${bytesToHex(hash)}, hashes to ${bytesToHex(storedHash)}`);
-    fields = rlpListItems(encodedHeader).map(payloadOf);
+    fields = items.map(payloadOf);
   } catch {
     return { problems: [...problems, `its header ${bytesToHex(hash)} does not decode`], link: undefined };
   }
