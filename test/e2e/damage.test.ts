@@ -45,9 +45,9 @@ function flipByte(path: string, offset: number, mask = 0x40): void {
   writeFileSync(path, bytes);
 }
 
-/** A LevelDB file of `suffix` in `dir`: the one of the highest number (the live log, the newest table). */
-function levelFile(dir: string, suffix: string): string {
-  const names = readdirSync(dir).filter((name) => name.endsWith(suffix)).sort();
+/** The LevelDB file of `dir` whose name matches `pattern`, of the highest number (the live log, the newest table, the manifest). */
+function levelFile(dir: string, pattern: RegExp): string {
+  const names = readdirSync(dir).filter((name) => pattern.test(name)).sort();
   return join(dir, names.at(-1)!);
 }
 
@@ -88,20 +88,20 @@ const kinds: DamageKind[] = [
     outcome: { start: true, warning: "a write the last stop cut short was dropped from the end of the write-ahead log (it had not been acknowledged)" },
     verify: /CHAIN-NODE-WAL ends with the write of batch \d+ cut short \(30 bytes\)/,
   },
-  { name: "LevelDB log: a byte of a record", damage: (dir) => flipByte(levelFile(dir, ".log"), 100), outcome: { refuse: /LevelDB's files in .* are damaged: \d+\.log: the record at byte 0 does not match its checksum/ }, verify: /\d+\.log: the record at byte 0 does not match its checksum/ },
+  { name: "LevelDB log: a byte of a record", damage: (dir) => flipByte(levelFile(dir, /\.log$/), 100), outcome: { refuse: /LevelDB's files in .* are damaged: \d+\.log: the record at byte 0 does not match its checksum/ }, verify: /\d+\.log: the record at byte 0 does not match its checksum/ },
   {
     name: "LevelDB log: cut inside its last record",
     damage: (dir) => {
-      const path = levelFile(dir, ".log");
+      const path = levelFile(dir, /\.log$/);
       const bytes = readFileSync(path);
       writeFileSync(path, bytes.subarray(0, bytes.length - 20));
     },
     outcome: { start: true },
     verify: /\d+\.log: its last record, at byte \d+, runs past the end of the file: a write a crash interrupted/,
   },
-  { name: "table file: a byte", damage: (dir) => flipByte(levelFile(dir, ".ldb"), 1000), outcome: { refuse: /\d+\.ldb: the block at byte 0 does not match its checksum/ }, verify: /\d+\.ldb: the block at byte 0 does not match its checksum/ },
-  { name: "table file: missing", damage: (dir) => unlinkSync(levelFile(dir, ".ldb")), outcome: { refuse: /table \d+\.ldb is missing/ }, verify: /table \d+\.ldb is missing/ },
-  { name: "MANIFEST: a byte", damage: (dir) => flipByte(levelFile(dir, "").replace(/[^/]*$/, readdirSync(dir).find((name) => name.startsWith("MANIFEST-"))!), 20), outcome: { refuse: /MANIFEST-\d+: the record at byte 0 does not match its checksum/ }, verify: /MANIFEST-\d+: the record at byte 0/ },
+  { name: "table file: a byte", damage: (dir) => flipByte(levelFile(dir, /\.ldb$/), 1000), outcome: { refuse: /\d+\.ldb: the block at byte 0 does not match its checksum/ }, verify: /\d+\.ldb: the block at byte 0 does not match its checksum/ },
+  { name: "table file: missing", damage: (dir) => unlinkSync(levelFile(dir, /\.ldb$/)), outcome: { refuse: /table \d+\.ldb is missing/ }, verify: /table \d+\.ldb is missing/ },
+  { name: "MANIFEST: a byte", damage: (dir) => flipByte(levelFile(dir, /^MANIFEST-/), 20), outcome: { refuse: /MANIFEST-\d+: the record at byte 0 does not match its checksum/ }, verify: /MANIFEST-\d+: the record at byte 0/ },
   { name: "CURRENT: names another manifest", damage: (dir) => writeFileSync(join(dir, "CURRENT"), "MANIFEST-000001\n"), outcome: { refuse: /CURRENT names MANIFEST-000001, which is missing/ }, verify: /CURRENT names MANIFEST-000001/ },
   {
     name: "key file: a byte of its JSON",
