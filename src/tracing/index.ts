@@ -1,4 +1,6 @@
-// Tracing: transactions of stored blocks replayed with a struct logger, a call tracer or flat traces.
+// Tracing: transactions of stored blocks (and calls: debug_traceCall, eth_createAccessList) replayed
+// with a struct logger, a call tracer, flat traces or an access-list recorder. Replays of stored
+// blocks are plans (replayPlan.ts) that the call worker runs when the chain is on disk. Writes no state.
 export { ReplayFailedError, ReplayStateMissingError, type ReplayDependencies } from "./replay.js";
 export { replayOutputsFromWire, replayOutputsToWire, runReplayPlan, type ReplayOutput, type ReplayOutputOnWire, type ReplayPlan, type TracerChoice } from "./replayPlan.js";
 export {
