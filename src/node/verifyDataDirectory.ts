@@ -109,17 +109,18 @@ export async function verifyDataDirectory(directory: string, onProgress: (progre
     const common = createExecutionRules(BigInt(chainId));
     const total = head.number + 1n;
     let blocksChecked = 0n;
+    const signerOf = (raw: Uint8Array): Uint8Array | undefined => {
+      try {
+        return decodeRawTransaction(raw, common).sender;
+      } catch {
+        return undefined;
+      }
+    };
     const recoverSenders = (raws: readonly Uint8Array[], senders: readonly Uint8Array[]) => {
       for (const [index, raw] of raws.entries()) {
-        let recovered: Uint8Array | undefined;
-        try {
-          recovered = decodeRawTransaction(raw, common).sender;
-        } catch {
-          recovered = undefined;
-        }
+        const isStored = (sender: Uint8Array | undefined) => sender !== undefined && Buffer.compare(sender, senders[index]!) === 0;
         // A transaction sent from an impersonated account names its sender in its stand-in signature.
-        recovered = recovered !== undefined && Buffer.compare(recovered, senders[index]!) === 0 ? recovered : impersonatedSenderOf(raw);
-        if (recovered === undefined || Buffer.compare(recovered, senders[index]!) !== 0) return `the stored sender of its transaction ${index} is not the one its signature gives`;
+        if (!isStored(signerOf(raw)) && !isStored(impersonatedSenderOf(raw))) return `the stored sender of its transaction ${index} is not the one its signature gives`;
       }
       return undefined;
     };
