@@ -135,4 +135,18 @@ describe("chain: integrity of the stored chain", function () {
     expect(stateDamage).to.have.length(1);
     expect(stateDamage[0]).to.match(/^the state of head block 4 \(root 0x[0-9a-f]{64}\): trie node 0x[0-9a-f]{64} \(referred to by 0x[0-9a-f]{64}\) is missing$/);
   });
+
+  it("chain-node verify takes a transaction sent from an impersonated account as signed by it (its stand-in signature names it)", async () => {
+    const impersonated = "0x00000000000000000000000000000000000000aa";
+    const node = await startTestNode({ dataDir: directory });
+    try {
+      await node.client.anvil_setBalance(impersonated, "0xde0b6b3a7640000");
+      await node.client.anvil_impersonateAccount(impersonated);
+      const hash = await node.client.eth_sendTransaction({ from: impersonated, to: "0x00000000000000000000000000000000000000bb", value: "0x1" });
+      expect((await node.client.eth_getTransactionReceipt(hash))!.from).to.equal(impersonated);
+    } finally {
+      await node.stop();
+    }
+    expect((await verifyDataDirectory(directory)).problems).to.deep.equal([]);
+  });
 });
