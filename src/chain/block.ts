@@ -3,7 +3,10 @@
 import type { Common } from "@ethereumjs/common";
 import { RLP } from "@ethereumjs/rlp";
 import { BlockHeader } from "./header.js";
-import { restoreTransaction, type ChainTransaction } from "./transactions.js";
+import { decodeRawTransaction, restoreTransaction, type ChainTransaction } from "./transactions.js";
+
+/** Bytes that are not a block in the wire form (wrong shape, a malformed header or transaction). */
+export class MalformedBlockError extends Error {}
 
 export class Block {
   private encodedSize: number | undefined;
@@ -40,6 +43,43 @@ export class Block {
     return this.encodedSize;
   }
 
+  /**
+   * The wire and export form, RLP([header, [signed transaction...], [uncle header...]]) with the
+   * full 19-field headers: what `decode` reads back.
+   */
+  encode(): Uint8Array {
+    // Signed legacy transactions and headers are RLP lists already: only the list prefixes are added.
+    return rlpListOfEncoded([this.header.encoded, rlpListOfEncoded(this.transactions.map((transaction) => transaction.raw)), rlpListOfEncoded(this.uncles.map((uncle) => uncle.encoded))]);
+  }
+
+  /**
+   * A block from outside (a file, a peer): every transaction's sender is recovered from its
+   * signature, never taken on trust. Throws MalformedBlockError naming what does not decode.
+   */
+  static decode(encoded: Uint8Array, common: Common): Block {
+    let items: unknown;
+    try {
+      items = RLP.decode(encoded);
+    } catch (error) {
+      throw new MalformedBlockError(`not RLP: ${(error as Error).message}`);
+    }
+    if (!Array.isArray(items) || items.length !== 3 || !Array.isArray(items[0]) || !Array.isArray(items[1]) || !Array.isArray(items[2])) {
+      throw new MalformedBlockError("a block is an RLP list of a header, a list of transactions and a list of uncle headers");
+    }
+    const [headerItems, transactionItems, uncleItems] = items as [unknown[], unknown[], unknown[]];
+    const header = decodeHeaderItems(headerItems, "header");
+    const transactions = transactionItems.map((item, index) => {
+      if (!Array.isArray(item)) throw new MalformedBlockError(`transaction ${index} is not an RLP list (typed transactions are not accepted)`);
+      try {
+        return decodeRawTransaction(RLP.encode(item as Uint8Array[]), common);
+      } catch (error) {
+        throw new MalformedBlockError(`transaction ${index}: ${(error as Error).message}`);
+      }
+    });
+    const uncles = uncleItems.map((item, index) => decodeHeaderItems(item, `uncle ${index}`));
+    return new Block(header, transactions, uncles);
+  }
+
   /** Stored body: RLP([[raw transaction...], [sender...], [uncle header...]]). */
   encodeBody(): Uint8Array {
     return RLP.encode([this.transactions.map((transaction) => transaction.raw), this.transactions.map((transaction) => transaction.sender), this.uncles.map((uncle) => uncle.encoded)]);
@@ -52,10 +92,38 @@ export class Block {
   }
 }
 
+/** RLP list whose items are already encoded. */
+function rlpListOfEncoded(items: readonly Uint8Array[]): Uint8Array {
+  const payloadLength = items.reduce((sum, item) => sum + item.length, 0);
+  const length = lengthOfList(payloadLength);
+  const out = new Uint8Array(length);
+  const prefixLength = length - payloadLength;
+  if (prefixLength === 1) out[0] = 0xc0 + payloadLength;
+  else {
+    out[0] = 0xf7 + prefixLength - 1;
+    for (let index = prefixLength - 1, rest = payloadLength; index >= 1; index--, rest = Math.floor(rest / 256)) out[index] = rest % 256;
+  }
+  let offset = prefixLength;
+  for (const item of items) {
+    out.set(item, offset);
+    offset += item.length;
+  }
+  return out;
+}
+
 /** Length of an RLP list whose items take `payloadLength` bytes. */
 function lengthOfList(payloadLength: number): number {
   if (payloadLength < 56) return 1 + payloadLength;
   let lengthBytes = 0;
   for (let rest = payloadLength; rest > 0; rest = Math.floor(rest / 256)) lengthBytes++;
   return 1 + lengthBytes + payloadLength;
+}
+
+function decodeHeaderItems(items: unknown, what: string): BlockHeader {
+  if (!Array.isArray(items)) throw new MalformedBlockError(`the ${what} is not an RLP list`);
+  try {
+    return BlockHeader.decode(RLP.encode(items as Uint8Array[]));
+  } catch (error) {
+    throw new MalformedBlockError(`the ${what}: ${(error as Error).message}`);
+  }
 }
