@@ -223,6 +223,9 @@ export async function openChainServices(
       now: () => clock.now(),
       writeQueue,
       createBuilder: (canonicalHash) => BlockBuilder.create(common, state.at(chain.tip.header.fields.stateRoot), canonicalHash),
+      createReferenceBuilder: options.verifyImportsWithReferenceEngine
+        ? (canonicalHash) => BlockBuilder.create(common, state.at(chain.tip.header.fields.stateRoot), canonicalHash, { plainTransfers: false, leanCalls: false })
+        : undefined,
     });
     const unfollowChain = chain.subscribeHead(new PoolChainFollower(pool, poolLog), (error) => poolLog.error({ err: error }, "following the chain failed"));
     miner.start();
