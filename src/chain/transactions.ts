@@ -11,7 +11,9 @@
 //
 // A block's base fee is its minimum gas price (execution/rules.ts): a type 2 transaction pays
 // min(maxFeePerGas, minimum gas price + maxPriorityFeePerGas) per gas (effectiveGasPrice), the
-// others their gasPrice.
+// others their gasPrice. Their receipts keep the chain's receipt layout, without an EIP-2718 type
+// prefix (chain/receipts.ts): the reference has no typed receipts, and a stored receipt then
+// checks against its block's receipts root without its transaction's type.
 import type { Common } from "@ethereumjs/common";
 import { RLP } from "@ethereumjs/rlp";
 import {

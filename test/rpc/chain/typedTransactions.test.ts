@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { JsonRpcProvider, SigningKey, Transaction, Wallet, concat, encodeRlp, keccak256, toBeArray, toUtf8Bytes } from "ethers";
 import { createPublicClient, createWalletClient, defineChain, http, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
+import { verifyDataDirectory } from "../../../src/node/verifyDataDirectory.js";
 import { expectValidResult } from "../../helpers/results.js";
 import { expectRpcError } from "../../helpers/rpcErrors.js";
 import { startTestNode, type TestNode } from "../../helpers/testNode.js";
@@ -258,5 +259,57 @@ describe("chain: typed transactions", function () {
         await node.stop();
       }
     }
+  });
+
+  it("keeps typed transactions waiting in the pool across a restart with the flag; without it drops them with the refusal a send gets", async () => {
+    const dataDir = join(directory, "pool");
+    const paused = { genesisFile, mining: { kind: "off" as const } };
+    let node = await startTestNode({ dataDir, chain: { ...paused, typedTransactions: true } });
+    let hash: string;
+    try {
+      hash = await node.client.eth_sendRawTransaction(await signed({ type: 2, nonce: 0, maxFeePerGas: 5n * gwei, maxPriorityFeePerGas: 2n * gwei }));
+    } finally {
+      await node.stop();
+    }
+    node = await startTestNode({ dataDir, chain: { ...paused, typedTransactions: true } });
+    try {
+      const pending = (await node.client.eth_getTransactionByHash(hash))!;
+      expect(pending).to.include({ type: "0x2", blockNumber: null, from: cow, gasPrice: `0x${(5n * gwei).toString(16)}` });
+      expect(await node.client.txpool_status()).to.deep.equal({ pending: 1, queued: 0 });
+    } finally {
+      await node.stop();
+    }
+    node = await startTestNode({ dataDir, chain: paused });
+    try {
+      expect(await node.client.eth_getTransactionByHash(hash)).to.equal(null);
+      const dropped = node.logs.find((record) => record.msg === "unreadable entry of the pool's journal deleted");
+      expect(dropped?.reason).to.match(/^typed transactions are not supported \(type 0x02\)/);
+    } finally {
+      await node.stop();
+    }
+  });
+
+  it("sends typed transactions from an impersonated account, traces and verifies them", async () => {
+    const dataDir = join(directory, "impersonated");
+    const node = await startTestNode({ dataDir, chain: { genesisFile, typedTransactions: true } });
+    try {
+      const impersonated = "0x00000000000000000000000000000000000000ee";
+      await node.client.anvil_setBalance(impersonated, `0x${(10n ** 18n).toString(16)}`);
+      await node.client.anvil_impersonateAccount(impersonated);
+      const hash = await node.client.eth_sendTransaction({ from: impersonated, to: stranger, value: "0x5", maxFeePerGas: `0x${(5n * gwei).toString(16)}`, maxPriorityFeePerGas: `0x${gwei.toString(16)}` });
+      const transaction = (await node.client.eth_getTransactionByHash(hash))!;
+      expect(transaction).to.include({ type: "0x2", from: impersonated, gasPrice: `0x${(2n * gwei).toString(16)}` });
+      expect(await balance(node, impersonated)).to.equal(10n ** 18n - 21_000n * 2n * gwei - 5n);
+      // A replay of the block reaches the same outcome as its execution.
+      const trace = (await node.client.debug_traceTransaction(hash, { tracer: "callTracer" })) as { from: string; gasUsed: string; value: string };
+      expect(trace).to.include({ from: impersonated, gasUsed: "0x5208", value: "0x5" });
+      await node.client.eth_sendRawTransaction(await signed({ type: 1, nonce: 0, gasPrice: gwei, gasLimit: 30_000n, accessList: [{ address: slotReader, storageKeys: [slotZero] }] }));
+    } finally {
+      await node.stop();
+    }
+    // chain-node verify recovers the typed transactions' senders (or reads the stand-in signature's).
+    const report = await verifyDataDirectory(dataDir);
+    expect(report.problems).to.deep.equal([]);
+    expect(report.blocksChecked).to.equal(4n);
   });
 });
