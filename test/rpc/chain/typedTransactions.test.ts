@@ -224,6 +224,24 @@ describe("chain: typed transactions", function () {
     });
   });
 
+  it("holds a type 2 transaction to the price cap and the replacement bump by what it would pay (its effective gas price)", async () => {
+    const node = await startTestNode({ chain: { genesisFile, typedTransactions: true, mining: { kind: "off" } } });
+    try {
+      // A fee cap of 100 × the minimum pays 1 × it without a priority fee: under the 80 × cap.
+      const first = await node.client.eth_sendRawTransaction(await signed({ type: 2, nonce: 0, maxFeePerGas: 100n * gwei, maxPriorityFeePerGas: 0n }));
+      await expectRpcError(node.client.eth_sendRawTransaction(await signed({ type: 2, nonce: 1, maxFeePerGas: 100n * gwei, maxPriorityFeePerGas: 80n * gwei })), -32010, "transaction's gas price exceeds cap");
+      // Replacing it: 1.3 × is not the 40 % bump, 1.4 × is (a legacy replacement is held to the same).
+      await expectRpcError(node.client.eth_sendRawTransaction(await signed({ type: 2, nonce: 0, maxFeePerGas: 100n * gwei, maxPriorityFeePerGas: (3n * gwei) / 10n })), -32010, "gas price not enough to bump transaction");
+      const replacement = await node.client.eth_sendRawTransaction(await signed({ type: 2, nonce: 0, maxFeePerGas: 100n * gwei, maxPriorityFeePerGas: (4n * gwei) / 10n }));
+      expect(await node.client.eth_getTransactionByHash(first)).to.equal(null);
+      await expectRpcError(node.client.eth_sendRawTransaction(await signed({ type: 0, nonce: 0, gasPrice: (19n * gwei) / 10n })), -32010, "gas price not enough to bump transaction");
+      await node.client.eth_sendRawTransaction(await signed({ type: 0, nonce: 0, gasPrice: 2n * gwei }));
+      expect(await node.client.eth_getTransactionByHash(replacement)).to.equal(null);
+    } finally {
+      await node.stop();
+    }
+  });
+
   it("reads typed transactions back after a restart on LevelDB, with or without the flag", async () => {
     const dataDir = join(directory, "chain");
     let node = await startTestNode({ dataDir, chain: { genesisFile, typedTransactions: true } });
