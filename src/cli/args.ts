@@ -49,6 +49,10 @@ export const flagTable: readonly FlagSpec[] = [
   { flag: "--logs-block-range-limit", value: "N", help: `Most blocks one eth_getLogs or eth_getFilterLogs query may cover (default ${defaultNodeOptions.chain.logs.blockRangeLimit}); past it -32012.` },
   { flag: "--logs-result-limit", value: "N", help: `Most logs one eth_getLogs or eth_getFilterLogs query may answer (default ${defaultNodeOptions.chain.logs.resultLimit}); past it -32012.` },
   { flag: "--filter-timeout", value: "SECONDS", help: `A filter not polled with eth_getFilterChanges for SECONDS is removed (default ${defaultNodeOptions.chain.logs.filterTimeoutMs / 1000}).` },
+  {
+    flag: "--typed-transactions",
+    help: "Also take EIP-2930 and EIP-1559 (type 1 and 2) transactions, so that tools' default sends work; blocks then show baseFeePerGas (their minimum gas price). Off by default: the reference network is legacy-only.",
+  },
   { flag: "--keystore-kdf", value: "COST", help: `scrypt cost of the key files this node writes: light (n=2^14, about 0.1 s per unlock) or standard (geth's n=2^18, about 2 s); default ${defaultNodeOptions.chain.keyStoreKdf}. Files of any cost are read.` },
   { flag: "--cors", value: "ORIGINS", help: "Comma-separated origins allowed to call from a browser, or * for any (default: none)." },
   {
@@ -188,6 +192,7 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
         "logs-result-limit": { type: "string" },
         "filter-timeout": { type: "string" },
         "keystore-kdf": { type: "string" },
+        "typed-transactions": { type: "boolean" },
         cors: { type: "string" },
         vhosts: { type: "string" },
         "allow-insecure-unlock": { type: "boolean" },
@@ -249,6 +254,7 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
         logs: logOptionsFrom(flags, defaults.chain.logs),
         tracesAtOnce: positiveIntegerFlag(flags, "traces-at-once", defaults.chain.tracesAtOnce),
         keyStoreKdf,
+        typedTransactions: flags["typed-transactions"] ?? false,
       },
       logLevel,
       storage: { dataDir: flags["data-dir"], inMemory: flags["in-memory"] ?? false },

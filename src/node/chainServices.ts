@@ -62,6 +62,8 @@ export interface ChainServices {
    */
   readonly senderRecovery: SenderRecovery | undefined;
   readonly location: string;
+  /** Whether clients may send typed transactions (ChainOptions.typedTransactions). */
+  readonly typedTransactions: boolean;
   close(): Promise<void>;
 }
 
@@ -170,7 +172,7 @@ export async function openChainServices(
 
     // The pool judges transactions against the block the next block builds on: the tip. What it
     // held at the last stop (or crash) comes back from its journal, checked against the tip again.
-    const journal = new PoolJournal(store, common);
+    const journal = new PoolJournal(store, common, options.typedTransactions);
     const pool = new TransactionPool({
       observer: journal,
       async readAccount(address) {
@@ -277,6 +279,7 @@ export async function openChainServices(
       callWorkers,
       senderRecovery: recoveryOffload,
       location: store.location,
+      typedTransactions: options.typedTransactions,
       async close() {
         filters.close();
         logIndex.close();

@@ -43,6 +43,11 @@ export interface ChainOptions {
    * any cost are read.
    */
   keyStoreKdf: KeyStoreKdf;
+  /**
+   * Whether clients may send EIP-2930 and EIP-1559 transactions (--typed-transactions); blocks then
+   * show baseFeePerGas. Off: legacy only, as the reference network.
+   */
+  typedTransactions: boolean;
 }
 
 export type KeyStoreKdf = "light" | "standard";
@@ -71,6 +76,7 @@ export const defaultChainOptions: ChainOptions = {
   logs: defaultLogOptions,
   tracesAtOnce: defaultTraceServiceOptions.maxConcurrent,
   keyStoreKdf: "light",
+  typedTransactions: false,
 };
 
 export const defaultNodeOptions: NodeOptions = {

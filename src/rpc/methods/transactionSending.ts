@@ -13,7 +13,7 @@ import type { Common } from "@ethereumjs/common";
 import { rpcMethodTable } from "../../../generated/methodTable.js";
 import type { TransactionSubmission } from "../../../generated/types.js";
 import type { UnsignedTransaction } from "../../accounts/wallet.js";
-import { BlockWriteError } from "../../chain/chain.js";
+import { BlockWriteError, type Chain } from "../../chain/chain.js";
 import {
   checkTransactionFields,
   decodeOwnTransaction,
@@ -25,7 +25,7 @@ import {
   type ChainTransaction,
   type SignedTransaction,
 } from "../../chain/transactions.js";
-import { bytesToHex, hexToBytes } from "../../common/hex.js";
+import { bytesToHex, hexToBytes, toQuantity } from "../../common/hex.js";
 import { recoverSignerKey, SignatureRecoveryError, type RecoveryAhead, type SenderRecovery } from "../../common/signatures.js";
 import { BlockTimeExhaustedError, type InclusionOutcome, type Miner } from "../../mining/miner.js";
 import { TransactionRejectedError, type TransactionPool } from "../../txpool/transactionPool.js";
@@ -70,6 +70,10 @@ export const defaultSendGasPrice = 0n;
 
 export interface TransactionSendingDependencies {
   common: Common;
+  /** Its tip's minimum gas price is the base fee a type 2 submission's default fee cap covers. */
+  chain: Chain;
+  /** Whether the node takes typed transactions (--typed-transactions). */
+  typedTransactions: boolean;
   pool: TransactionPool;
   miner: Miner;
   /**
@@ -95,8 +99,33 @@ export interface TransactionSending {
   submitImpersonated(unsigned: UnsignedTransaction, sender: Uint8Array): Promise<string>;
 }
 
+/**
+ * The type a submission asks the node to sign (with --typed-transactions): its `type`, else 2 when
+ * it names a fee cap, 1 when it names an access list, else 0. Refuses another type, and a gas price
+ * beside a fee cap.
+ */
+function submissionType(submission: TransactionSubmission): 0 | 1 | 2 {
+  const feeCaps = submission.maxFeePerGas !== undefined || submission.maxPriorityFeePerGas !== undefined;
+  let type: 0 | 1 | 2;
+  if (submission.type !== undefined) {
+    const named = BigInt(submission.type);
+    if (named !== 0n && named !== 1n && named !== 2n) {
+      throw invalidParamsError(`invalid argument 0: transaction type ${submission.type} is not supported; this node signs legacy (0x0), EIP-2930 (0x1) and EIP-1559 (0x2) transactions`);
+    }
+    type = Number(named) as 0 | 1 | 2;
+  } else type = feeCaps ? 2 : submission.accessList !== undefined ? 1 : 0;
+  if (type === 2 ? submission.gasPrice !== undefined : feeCaps) {
+    throw invalidParamsError(
+      type === 2
+        ? "invalid argument 0: both gasPrice and (maxFeePerGas or maxPriorityFeePerGas) specified"
+        : `invalid argument 0: maxFeePerGas and maxPriorityFeePerGas belong to a type 0x2 transaction, not to type ${toQuantity(type)}`,
+    );
+  }
+  return type;
+}
+
 export function createTransactionSending(deps: TransactionSendingDependencies): TransactionSending {
-  const { common, pool, miner, senderRecovery } = deps;
+  const { common, chain, pool, miner, senderRecovery, typedTransactions } = deps;
   /** Received transactions whose senders are being recovered ahead of their send, by their hex. */
   const recoveringAhead = new Map<string, RecoveringAhead>();
 
@@ -163,7 +192,7 @@ export function createTransactionSending(deps: TransactionSendingDependencies): 
       batch.underWay--;
       handOverMore(batch);
     }
-    const signed = ahead?.signed ?? checked(() => decodeSignedTransaction(hexToBytes(raw), common));
+    const signed = ahead?.signed ?? checked(() => decodeSignedTransaction(hexToBytes(raw), common, typedTransactions));
     let signerKey: Uint8Array;
     try {
       if (ahead !== undefined) signerKey = ahead.recovery.key();
@@ -202,7 +231,7 @@ export function createTransactionSending(deps: TransactionSendingDependencies): 
       let signed: SignedTransaction | undefined;
       if (!recoveringAhead.has(raw) && isRawTransactionParam(raw)) {
         try {
-          signed = decodeSignedTransaction(hexToBytes(raw), common);
+          signed = decodeSignedTransaction(hexToBytes(raw), common, typedTransactions);
         } catch {
           // refused when its turn comes, as any other
         }
@@ -225,6 +254,7 @@ export function createTransactionSending(deps: TransactionSendingDependencies): 
         throw invalidParamsError('invalid argument 0: "data" and "input" are both given and differ');
       }
       const from = hexToBytes(submission.from);
+      const type = typedTransactions ? submissionType(submission) : 0;
       const unsigned: UnsignedTransaction = {
         nonce: submission.nonce === undefined ? await pool.nextNonce(from) : BigInt(submission.nonce),
         gasPrice: submission.gasPrice === undefined ? defaultSendGasPrice : BigInt(submission.gasPrice),
@@ -233,13 +263,23 @@ export function createTransactionSending(deps: TransactionSendingDependencies): 
         value: submission.value === undefined ? 0n : BigInt(submission.value),
         data: hexToBytes(submission.input ?? submission.data ?? "0x"),
       };
+      if (type !== 0) {
+        unsigned.type = type;
+        unsigned.accessList = (submission.accessList ?? []).map(({ address, storageKeys }) => ({ address: hexToBytes(address), storageKeys: storageKeys.map(hexToBytes) }));
+      }
+      if (type === 2) {
+        const maxPriorityFeePerGas = submission.maxPriorityFeePerGas === undefined ? 0n : BigInt(submission.maxPriorityFeePerGas);
+        unsigned.maxPriorityFeePerGas = maxPriorityFeePerGas;
+        unsigned.maxFeePerGas = submission.maxFeePerGas === undefined ? chain.tip.header.fields.minimumGasPrice + maxPriorityFeePerGas : BigInt(submission.maxFeePerGas);
+        unsigned.gasPrice = 0n;
+      }
       // What signing would refuse is refused as a received transaction would be.
       checked(() => checkTransactionFields(unsigned, common));
       return unsigned;
     },
     submitRaw: async (raw) => submit(await decodeReceived(raw)),
     recoverAhead,
-    submitOwn: (raw, signer) => submit(checked(() => decodeOwnTransaction(raw, signer, common))),
+    submitOwn: (raw, signer) => submit(checked(() => decodeOwnTransaction(raw, signer, common, typedTransactions))),
     submitImpersonated: (unsigned, sender) => submit(checked(() => impersonatedTransaction(unsigned, sender, common))),
   };
 }

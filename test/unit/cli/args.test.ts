@@ -76,6 +76,11 @@ describe("cli/args", () => {
     expect(runOptions(["--keystore-kdf", "light"]).chain.keyStoreKdf).to.equal("light");
   });
 
+  it("maps --typed-transactions onto the chain options (default: legacy only)", () => {
+    expect(runOptions([]).chain.typedTransactions).to.equal(false);
+    expect(runOptions(["--typed-transactions"]).chain.typedTransactions).to.equal(true);
+  });
+
   it("accepts network names", () => {
     const cases: [string, number][] = [["mainnet", 30], ["main", 30], ["test", 31], ["dev", 32], ["regtest", 33], ["local", 33]];
     for (const [name, id] of cases) expect(runOptions(["--network", name]).networkId, name).to.equal(id);
