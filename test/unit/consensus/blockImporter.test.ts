@@ -2,7 +2,7 @@
 // names, a refusal for every checked field and proof-of-work rule with nothing stored changing,
 // and the switch to a heavier branch.
 import { expect } from "chai";
-import { Block } from "../../../src/chain/block.js";
+import { Block, MalformedBlockError } from "../../../src/chain/block.js";
 import { BlockHeader, unclesHashOf, type HeaderFields } from "../../../src/chain/header.js";
 import { bytesToHex } from "../../../src/common/hex.js";
 import { compressCoinbase, encodeCompressedCoinbase, lastIndexOfBytes, mergedMiningTag } from "../../../src/consensus/compressedCoinbase.js";
@@ -202,6 +202,25 @@ describe("consensus/blockImporter", function () {
       const block = await withProof((hash, difficulty) => proofOf(coinbaseCommitting(hash), difficulty));
       expectStatus(await target.importer.importBlock(asReceived(block, target), "mergedMiner"), "IMPORTED_BEST");
     });
+  });
+
+  it("takes typed transactions in a block only where --typed-transactions is on, as a send", async () => {
+    const typedSource = await openTestChain({ typedTransactions: true });
+    const typedTarget = await openTestChain({ typedTransactions: true });
+    try {
+      const wallet = new Wallet(keccak256(toUtf8Bytes("cow")));
+      const raw = await wallet.signTransaction({ type: 2, chainId: 33n, nonce: 0, gasLimit: 21_000n, maxFeePerGas: 10n, maxPriorityFeePerGas: 1n, to: recipient, value: 3n });
+      const [block] = await mineBlocks(typedSource, 1, async () => [decodeRawTransaction(hexToBytes(raw), typedSource.common, true)]);
+      expect(block!.transactions.length).to.equal(1);
+      expect(() => Block.decode(block!.encode(), target.common)).to.throw(MalformedBlockError, /transaction 0: typed transactions/);
+      const received = asReceived(block!, typedTarget);
+      expect(received.size).to.equal(block!.encode().length);
+      expectStatus(await typedTarget.importer.importBlock(received, "peer"), "IMPORTED_BEST");
+      expect(bytesToHex(typedTarget.chain.tip.header.fields.stateRoot)).to.equal(bytesToHex(block!.header.fields.stateRoot));
+    } finally {
+      await typedSource.close();
+      await typedTarget.close();
+    }
   });
 
   describe("--verify-imports-with-reference-engine", () => {
