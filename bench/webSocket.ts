@@ -61,9 +61,11 @@ export async function benchWebSocketCalls(durationMs: number): Promise<void> {
     await runWebSocketLoad({ url: wsUrl(node), body, connections, durationMs: 3_000 });
     const http: LoadResult[] = [];
     const ws: LoadResult[] = [];
-    for (let round = 0; round < 2; round++) {
-      http.push(await runLoad({ url: node.url, body, connections, durationMs: durationMs / 2 }));
-      ws.push(await runWebSocketLoad({ url: wsUrl(node), body, connections, durationMs: durationMs / 2 }));
+    // Short alternating blocks, so that the host's changes of speed fall on both.
+    const rounds = 4;
+    for (let round = 0; round < rounds; round++) {
+      http.push(await runLoad({ url: node.url, body, connections, durationMs: durationMs / rounds }));
+      ws.push(await runWebSocketLoad({ url: wsUrl(node), body, connections, durationMs: durationMs / rounds }));
     }
     const overHttp = combined(http);
     const overWs = combined(ws);
