@@ -84,6 +84,17 @@ describe("Foundry's cast", function () {
     expect(await node.client.eth_getBalance(stranger, "latest")).to.equal("0x0");
   });
 
+  it("with --typed-transactions, cast's default send (EIP-1559, fees estimated) works", async () => {
+    const typedNode = await startTestNode({ chain: { typedTransactions: true } });
+    try {
+      const sent = JSON.parse(await castOk(["send", "--json", "--private-key", cowKey, "--rpc-url", typedNode.url, stranger, "--value", "3"])) as Record<string, unknown>;
+      expect(sent).to.deep.include({ status: "0x1", type: "0x2", from: cow, to: stranger });
+      expect(await typedNode.client.eth_getBalance(stranger, "latest")).to.equal("0x3");
+    } finally {
+      await typedNode.stop();
+    }
+  });
+
   it("cast reads over ws://: block-number, balance, chain-id, block", async () => {
     await node.client.evm_mine();
     await node.client.evm_mine();
