@@ -66,8 +66,9 @@ export function transferablesOf(outputs: readonly ReplayOutputOnWire[]): ArrayBu
   for (const output of outputs) {
     if (!("parts" in output)) continue;
     for (const part of output.parts) {
-      // Only a chunk that has its memory to itself (not a slice of a shared pool) can move.
-      if (typeof part !== "string" && part.byteOffset === 0 && part.byteLength === part.buffer.byteLength && part.buffer instanceof ArrayBuffer) buffers.push(part.buffer);
+      // Only a chunk that has its memory to itself can move: Buffer's shared pool serves only
+      // allocations under half its size, and the struct logger allocates none of them.
+      if (typeof part !== "string" && part.buffer instanceof ArrayBuffer && part.buffer.byteLength > Buffer.poolSize >>> 1) buffers.push(part.buffer);
     }
   }
   return buffers;

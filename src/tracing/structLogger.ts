@@ -60,7 +60,7 @@ export interface StructLogTrace {
 
 /**
  * A StructLogTrace already written as JSON text, in parts: short texts, and the steps as bytes
- * (ASCII, so their UTF-8) in chunks of about `chunkChars`. `byteLength` is the whole text's.
+ * (ASCII, so their UTF-8) in chunks of about `chunkBytes`. `byteLength` is the whole text's.
  */
 export class StructLogTraceJson {
   constructor(
@@ -157,10 +157,17 @@ export class StructLogTooLargeError extends Error {
 }
 
 /**
- * Steps are written into one text until it is about this long, then kept as its bytes: texts of
- * this size die young, and a trace of a gigabyte is 8,000 chunks.
+ * Each step's text is written at once into a chunk of this many bytes (a longer step gets a chunk
+ * of its own): the texts die young, no long text is ever joined, and a trace of a gigabyte is
+ * 8,000 chunks. A chunk has its memory to itself (never Buffer's pool), so it can move to another
+ * thread.
  */
-const chunkChars = 128 * 1024;
+const chunkBytes = 128 * 1024;
+
+/** Buffer's own latin1 writer: without Buffer.write's checks of its arguments, a third of the cost of writing a step. */
+interface LatinWritable {
+  latin1Write(text: string, offset: number): number;
+}
 
 /** A frame's return data as the steps show it: the output of its last call or creation. */
 interface Frame {
@@ -170,10 +177,11 @@ interface Frame {
 const noBytes = new Uint8Array(0);
 
 export class StructLogger implements TransactionTracer<StructLogTraceJson> {
-  /** The steps written so far as bytes, `chunkChars` at a time. */
+  /** The steps written so far, comma-separated, in full chunks. */
   private readonly chunks: Uint8Array[] = [];
-  /** The latest steps' text, comma-separated, until it passes chunkChars. */
-  private chunk = "";
+  /** The chunk being written, and how much of it is. */
+  private chunk: (Buffer & LatinWritable) | undefined;
+  private chunkUsed = 0;
   private steps = 0;
   private readonly storages = new Map<string, KnownStorage>();
   /** Values before the transaction of the slots it touched, by account. */
@@ -185,6 +193,9 @@ export class StructLogger implements TransactionTracer<StructLogTraceJson> {
   private previousMemory: { bytes: Uint8Array; json: string } = { bytes: new Uint8Array(0), json: "[]" };
   /** The account of the last step and its hex: steps of one frame share the Address object. */
   private lastAccount: { address: Address | undefined; hex: string } = { address: undefined, hex: "" };
+  /** The previous step's stack words by position, and their text (see stackJson). */
+  private readonly stackValues: bigint[] = [];
+  private readonly stackTexts: string[] = [];
   /** enableReturnData: the frames running, innermost last. */
   private readonly frames: Frame[] = [];
 
@@ -249,11 +260,11 @@ export class StructLogger implements TransactionTracer<StructLogTraceJson> {
       reverted: error === "revert",
     };
     const tail = `],${JSON.stringify(summary).slice(1)}`;
-    const parts: (string | Uint8Array)[] = [head, ...this.chunks, this.chunk, tail];
-    let byteLength = Buffer.byteLength(head) + this.chunk.length + Buffer.byteLength(tail);
+    this.closeChunk();
+    const parts: (string | Uint8Array)[] = [head, ...this.chunks, tail];
+    let byteLength = Buffer.byteLength(head) + Buffer.byteLength(tail);
     for (const chunk of this.chunks) byteLength += chunk.byteLength;
     this.chunks.length = 0;
-    this.chunk = "";
     return new StructLogTraceJson(parts, byteLength);
   }
 
@@ -271,12 +282,7 @@ export class StructLogger implements TransactionTracer<StructLogTraceJson> {
     }
     let text = `${this.steps === 0 ? "" : ","}{"pc":${step.pc},"op":"${step.opcode.name}","gas":${step.gasLeft},"gasCost":${step.opcode.dynamicFee},"depth":${step.depth + 1}`;
     // The engine copies the stack (and the memory) only when they are read: read them only when needed.
-    if (!options.disableStack) {
-      const stack = step.stack;
-      text += ',"stack":[';
-      for (let index = 0; index < stack.length; index++) text += index === 0 ? `"0x${stack[index]!.toString(16)}"` : `,"0x${stack[index]!.toString(16)}"`;
-      text += "]";
-    }
+    if (!options.disableStack) text += this.stackJson(step.stack);
     if (options.enableReturnData) {
       const returnData = this.frames[this.frames.length - 1]?.returnData ?? noBytes;
       if (returnData.length > 0) text += `,"returnData":"0x${bytesToUnprefixedHex(returnData)}"`;
@@ -317,14 +323,27 @@ export class StructLogger implements TransactionTracer<StructLogTraceJson> {
       // A throw here would not stop the engine (it awaits its listeners); stop recording instead.
       this.overflowed = true;
       this.chunks.length = 0;
-      this.chunk = "";
+      this.chunk = undefined;
       return;
     }
-    this.chunk += text;
-    if (this.chunk.length >= chunkChars) {
-      this.chunks.push(Buffer.from(this.chunk, "latin1"));
-      this.chunk = "";
+    if (this.chunk !== undefined && this.chunkUsed + text.length <= chunkBytes) {
+      this.chunkUsed += this.chunk.latin1Write(text, this.chunkUsed);
+      return;
     }
+    this.closeChunk();
+    if (text.length > chunkBytes) {
+      this.chunks.push(Buffer.from(text, "latin1"));
+      return;
+    }
+    this.chunk = Buffer.allocUnsafeSlow(chunkBytes) as Buffer & LatinWritable;
+    this.chunkUsed = this.chunk.latin1Write(text, 0);
+  }
+
+  /** Keeps the written part of the chunk being written; the next step starts a new one. */
+  private closeChunk(): void {
+    if (this.chunk !== undefined && this.chunkUsed > 0) this.chunks.push(this.chunk.subarray(0, this.chunkUsed));
+    this.chunk = undefined;
+    this.chunkUsed = 0;
   }
 
   /** Sets each slot of `known` (the contract's) to its value in the engine's state. */
@@ -402,6 +421,27 @@ export class StructLogger implements TransactionTracer<StructLogTraceJson> {
     const { returnValue, exceptionError } = result.execResult;
     caller.returnData = result.createdAddress !== undefined && exceptionError?.error !== "revert" ? noBytes : returnValue;
   };
+
+  /**
+   * The stack member's text. A step changes the top of the stack only: the words below are the
+   * same values as at the previous step, and their text is reused.
+   */
+  private stackJson(stack: readonly bigint[]): string {
+    const values = this.stackValues;
+    const texts = this.stackTexts;
+    let text = ',"stack":[';
+    for (let index = 0; index < stack.length; index++) {
+      const value = stack[index]!;
+      let word = texts[index];
+      if (word === undefined || values[index] !== value) {
+        word = `"0x${value.toString(16)}"`;
+        texts[index] = word;
+        values[index] = value;
+      }
+      text += index === 0 ? word : `,${word}`;
+    }
+    return `${text}]`;
+  }
 
   /** Memory in 32-byte chunks as JSON text; unchanged memory reuses the previous step's text. */
   private memoryJson(memory: Uint8Array): string {
