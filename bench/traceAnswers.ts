@@ -154,7 +154,7 @@ async function rssCheck(workDir: string): Promise<void> {
   try {
     const wallet = new Wallet(keccak256(toUtf8Bytes("cow")));
     const deployment = await sendAndWait(node.url, wallet, { data: memoryLoopInit(loopRounds), gasLimit: 500_000n });
-    const loop = await sendAndWait(node.url, wallet, { to: deployment.contractAddress!, gasLimit: 10_000_000n + BigInt(loopRounds) * 30n });
+    const loop = await sendAndWait(node.url, wallet, { to: deployment.contractAddress!, gasLimit: 500_000n + BigInt(loopRounds) * 30n });
     // A small trace first: the worker started, the code compiled.
     await rpc(node.url, "debug_traceTransaction", [loop.hash, { limit: 10 }]);
     const pid = node.child.pid!;

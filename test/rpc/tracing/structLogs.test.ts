@@ -132,6 +132,29 @@ describe("tracing: struct logs", function () {
     await expectRpcError(node.client.debug_traceTransaction(traced.hash, { limit: "10" } as never), -32602, /limit/);
   });
 
+  it("adds the frame's last return data with enableReturnData, from the step after the call on", async () => {
+    const deployRuntime = async (runtimeHex: string) => {
+      const length = (runtimeHex.length / 2).toString(16).padStart(2, "0");
+      const deployment = await signer.sendTransaction({ data: `0x60${length}600c60003960${length}6000f3${runtimeHex}`, gasLimit: 200_000, gasPrice: 0, type: 0 });
+      return (await deployment.wait())!.contractAddress!.toLowerCase();
+    };
+    // The child returns the word 0x2a; the parent calls it (keeping none of the output), pops the flag and stops.
+    const child = await deployRuntime("602a60005260206000f3");
+    const parent = await deployRuntime(`60006000600060006000${"73" + child.slice(2)}5af15000`);
+    const run = await signer.sendTransaction({ to: parent, gasLimit, gasPrice: 0, type: 0 });
+    await run.wait();
+    const trace = (await node.client.debug_traceTransaction(run.hash, { enableReturnData: true, disableStack: true, disableStorage: true })) as { structLogs: { op: string; depth: number; returnData?: string }[] };
+    expectValidResult("debug_traceTransaction", trace);
+    const shown = trace.structLogs.map((step) => [step.op, step.depth, step.returnData]);
+    expect(shown.slice(-2)).to.deep.equal([
+      ["POP", 1, `0x${word(0x2a)}`],
+      ["STOP", 1, `0x${word(0x2a)}`],
+    ]);
+    expect(shown.slice(0, -2).every(([, , returnData]) => returnData === undefined)).to.equal(true);
+    const plain = (await node.client.debug_traceTransaction(run.hash)) as unknown as { structLogs: Record<string, unknown>[] };
+    expect(plain.structLogs.every((step) => !("returnData" in step))).to.equal(true);
+  });
+
   it("lists the hundreds of steps of a loop in order, each step's gas its predecessor's less its cost", async () => {
     // PUSH1 100 | JUMPDEST PUSH1 1 SWAP1 SUB DUP1 PUSH1 2 JUMPI (counter - 1, back while non-zero) | STOP
     const loopRuntime = "6064" + "5b" + "6001" + "90" + "03" + "80" + "6002" + "57" + "00";
