@@ -4,12 +4,13 @@ import type { NamespaceHandlers } from "../../../generated/methods.js";
 import type { DebugTraceBlockByHashResult, DebugTransactionTrace, DebugTraceCallTraceConfigParam, DebugTraceTransactionResult, TraceOptions } from "../../../generated/types.js";
 import type { Chain } from "../../chain/chain.js";
 import type { CallService } from "../../execution/callService.js";
+import { ExecutionTimeoutError } from "../../execution/engine.js";
 import type { StateDatabase } from "../../state/stateDatabase.js";
 import { hexToBytes, toQuantity } from "../../common/hex.js";
 import type { PeerNetwork } from "../../p2p/interface.js";
 import { StructLogTraceJson, type DebugTracerOptions, type StructLogLimit, type TraceService } from "../../tracing/index.js";
 import { EncodedJson, type RpcCallContext } from "../dispatch.js";
-import { invalidParamsError, traceTransactionNotFoundError, tracingErrorToRpc, withErrorsMapped } from "../errors.js";
+import { executionTimeoutError, invalidParamsError, RpcError, traceTransactionNotFoundError, tracingErrorToRpc, withErrorsMapped } from "../errors.js";
 import { defaultRpcOptions, type RequestWorkLimits } from "../options.js";
 import { tracedCallBlock, tracedCallErrorToRpc, tracedMessageCall } from "./callTracing.js";
 import { checkedStateOverrides } from "./ethCalls.js";
@@ -80,10 +81,13 @@ export function createDebugHandlers(deps: DebugDependencies): NamespaceHandlers<
   const traceAnswerLimit: StructLogLimit = { bytes: deps.traceAnswerLimitBytes ?? defaultRpcOptions.traceAnswerLimitBytes, flag: "--trace-answer-limit" };
   /** In a batch (or over WebSocket) the answer must fit the response limit; alone, the trace answer limit. */
   const limitFor = (context: RpcCallContext): StructLogLimit => (context.boundedAnswer === true ? responseLimit : traceAnswerLimit);
+  /** The reference's words for a trace past its time limit, with the limit named in the data (a long trace meets it first). */
+  const timedOut = new RpcError(executionTimeoutError.code, executionTimeoutError.message, `the trace passed its time limit of ${tracer.options.timeLimitMs} ms (--call-timeout)`);
+  const traceErrors = (mapErrors: (error: unknown) => unknown) => (error: unknown) => (error instanceof ExecutionTimeoutError ? timedOut : mapErrors(error));
   return {
     debug_traceTransaction: async ([transactionHash, options], context) => {
       const tracerOptions = debugTracerOptions(options);
-      const trace = await withErrorsMapped(() => tracer.debugTraceTransaction(hexToBytes(transactionHash), tracerOptions, limitFor(context)), tracingErrorToRpc);
+      const trace = await withErrorsMapped(() => tracer.debugTraceTransaction(hexToBytes(transactionHash), tracerOptions, limitFor(context)), traceErrors(tracingErrorToRpc));
       if (trace === undefined) {
         if (tracerOptions.tracer === "callTracer") throw traceTransactionNotFoundError(transactionHash);
         return null;
@@ -95,7 +99,7 @@ export function createDebugHandlers(deps: DebugDependencies): NamespaceHandlers<
       const tracerOptions = debugTracerOptions(options);
       const block = await chain.getBlockByHash(hexToBytes(blockHash));
       if (block === undefined) return null;
-      const traces = await withErrorsMapped(() => tracer.debugTraceBlock(block, tracerOptions, limitFor(context)), tracingErrorToRpc);
+      const traces = await withErrorsMapped(() => tracer.debugTraceBlock(block, tracerOptions, limitFor(context)), traceErrors(tracingErrorToRpc));
       return asResult<DebugTraceBlockByHashResult>(traces);
     },
 
@@ -104,7 +108,7 @@ export function createDebugHandlers(deps: DebugDependencies): NamespaceHandlers<
       const overrides = await stateOverridesOf(traceConfig, deps.requestLimits);
       const call = tracedMessageCall(callObject, deps.calls.limits.gasCap);
       const selected = await tracedCallBlock(chain, deps.state, block);
-      const trace = await withErrorsMapped(() => tracer.debugTraceCall(selected, call, overrides, tracerOptions, limitFor(context)), tracedCallErrorToRpc);
+      const trace = await withErrorsMapped(() => tracer.debugTraceCall(selected, call, overrides, tracerOptions, limitFor(context)), traceErrors(tracedCallErrorToRpc));
       return asResult<DebugTransactionTrace>(trace);
     },
 
