@@ -193,6 +193,8 @@ export class StructLogger implements TransactionTracer<StructLogTraceJson> {
   private previousMemory: { bytes: Uint8Array; json: string } = { bytes: new Uint8Array(0), json: "[]" };
   /** The account of the last step and its hex: steps of one frame share the Address object. */
   private lastAccount: { address: Address | undefined; hex: string } = { address: undefined, hex: "" };
+  /** Step heads by position and opcode (see stepHead). */
+  private readonly stepHeads = new Map<number, string>();
   /** The previous step's stack words by position, and their text (see stackJson). */
   private readonly stackValues: bigint[] = [];
   private readonly stackTexts: string[] = [];
@@ -280,7 +282,8 @@ export class StructLogger implements TransactionTracer<StructLogTraceJson> {
       if (storageStep) this.followStorage(step, code, undefined, "", false);
       return;
     }
-    let text = `${this.steps === 0 ? "" : ","}{"pc":${step.pc},"op":"${step.opcode.name}","gas":${step.gasLeft},"gasCost":${step.opcode.dynamicFee},"depth":${step.depth + 1}`;
+    // Gas figures as numbers: they are below 2^53, and a number's text is cheaper to make than a BigInt's.
+    let text = `${this.stepHead(step.pc, step.opcode.code, step.opcode.name)}${Number(step.gasLeft)},"gasCost":${Number(step.opcode.dynamicFee)},"depth":${step.depth + 1}`;
     // The engine copies the stack (and the memory) only when they are read: read them only when needed.
     if (!options.disableStack) text += this.stackJson(step.stack);
     if (options.enableReturnData) {
@@ -421,6 +424,21 @@ export class StructLogger implements TransactionTracer<StructLogTraceJson> {
     const { returnValue, exceptionError } = result.execResult;
     caller.returnData = result.createdAddress !== undefined && exceptionError?.error !== "revert" ? noBytes : returnValue;
   };
+
+  /**
+   * The text a step starts with, up to its gas: the same for every step at the same position and
+   * opcode, so a loop's steps share it.
+   */
+  private stepHead(pc: number, code: number, name: string): string {
+    const key = pc * 256 + code;
+    let head = this.stepHeads.get(key);
+    if (head === undefined) {
+      head = `,{"pc":${pc},"op":"${name}","gas":`;
+      this.stepHeads.set(key, head);
+    }
+    // The first step has no comma before it.
+    return this.steps === 0 ? head.slice(1) : head;
+  }
 
   /**
    * The stack member's text. A step changes the top of the stack only: the words below are the
