@@ -130,6 +130,10 @@ export type BlockNumberTagOrHash = Uint64 | BlockTag | Hash32;
  */
 export type TracerSwitch = boolean | ("true" | "false");
 /**
+ * Most steps the struct-log tracer records (the transaction still runs to its end, as geth's limit); 0 or absent: every step.
+ */
+export type TracerStepLimit = number;
+/**
  * StructLogTrace for the default tracer, CallFrame (the top frame) for callTracer.
  */
 export type DebugTransactionTrace = StructLogTrace | CallFrame;
@@ -642,13 +646,16 @@ export interface BridgeState {
 export interface TracerConfig {
   disableStack?: TracerSwitch;
   disableMemory?: TracerSwitch;
+  enableMemory?: TracerSwitch;
   disableStorage?: TracerSwitch;
+  enableReturnData?: TracerSwitch;
+  limit?: TracerStepLimit;
   onlyTopCall?: TracerSwitch;
   withLog?: TracerSwitch;
   [k: string]: unknown;
 }
 /**
- * Options of debug_traceTransaction and debug_traceBlockByHash. Keys a tracer does not use are ignored. Other keys that tools send (enableMemory, enableReturnData, timeout, ...) are accepted and ignored, as the reference node does; the listed keys are checked.
+ * Options of debug_traceTransaction and debug_traceBlockByHash. Keys a tracer does not use are ignored. Other keys that tools send (timeout, ...) are accepted and ignored, as the reference node does; the listed keys are checked.
  */
 export interface TraceOptions {
   /**
@@ -658,7 +665,10 @@ export interface TraceOptions {
   tracerConfig?: TracerConfig;
   disableStack?: TracerSwitch;
   disableMemory?: TracerSwitch;
+  enableMemory?: TracerSwitch;
   disableStorage?: TracerSwitch;
+  enableReturnData?: TracerSwitch;
+  limit?: TracerStepLimit;
   onlyTopCall?: TracerSwitch;
   withLog?: TracerSwitch;
   [k: string]: unknown;
@@ -670,21 +680,17 @@ export interface StructLogStorage {
   [k: string]: UnprefixedWord;
 }
 /**
- * State just before one opcode is executed. stack, memory and storage are absent when disabled by the options.
+ * State just before one opcode is executed, as geth's struct logger writes it. stack is absent when disabled, memory unless enabled (and while memory is empty), storage but at SLOAD and SSTORE steps, refund while the refund counter is zero, returnData unless enabled.
  */
 export interface StructLog {
-  /**
-   * Opcode mnemonic, e.g. PUSH1, SSTORE.
-   */
-  op: string;
   /**
    * Program counter.
    */
   pc: number;
   /**
-   * Call depth; 1 for the transaction's own frame.
+   * Opcode mnemonic, e.g. PUSH1, SSTORE.
    */
-  depth: number;
+  op: string;
   /**
    * Gas left before the opcode.
    */
@@ -694,19 +700,41 @@ export interface StructLog {
    */
   gasCost: number;
   /**
-   * Stack, bottom first.
+   * Call depth; 1 for the transaction's own frame.
    */
-  stack?: UnprefixedWord[];
+  depth: number;
   /**
-   * Memory in 32-byte chunks.
+   * Stack, bottom first, each word a compact 0x number ("0x0", "0x2a").
+   */
+  stack?: Quantity[];
+  returnData?: Data;
+  /**
+   * Memory in 32-byte words (enableMemory).
    */
   memory?: UnprefixedWord[];
   storage?: StructLogStorage;
+  /**
+   * Refund counter, when not zero.
+   */
+  refund?: number;
 }
 /**
- * Result of the default tracer for one transaction.
+ * Result of the default tracer for one transaction: geth's (gas, failed, returnValue, structLogs) and the reference node's summary of the contract's storage.
  */
 export interface StructLogTrace {
+  /**
+   * Gas used by the transaction (as its receipt's gasUsed).
+   */
+  gas: number;
+  /**
+   * true when the top-level execution failed (reverted included).
+   */
+  failed: boolean;
+  returnValue: UnprefixedHex;
+  /**
+   * One entry per executed opcode, across all call depths, in execution order (the first `limit` only when a limit is given); empty for a plain value transfer (no code runs).
+   */
+  structLogs: StructLog[];
   contractAddress: UnprefixedAddress;
   initStorage: StructLogStorage;
   currentStorage: StructLogStorage;
@@ -714,10 +742,6 @@ export interface StructLogTrace {
    * Number of non-zero storage slots of the contract: its slot count in the parent block's state, updated with the slots the transaction wrote.
    */
   storageSize: number;
-  /**
-   * One entry per executed opcode, across all call depths, in execution order. Absent for a plain value transfer (no code runs).
-   */
-  structLogs?: StructLog[];
   result: UnprefixedHex;
   /**
    * Error of the top-level execution; empty string when none.
@@ -1082,7 +1106,10 @@ export interface DebugTraceCallTraceConfigParam {
   tracerConfig?: TracerConfig;
   disableStack?: TracerSwitch;
   disableMemory?: TracerSwitch;
+  enableMemory?: TracerSwitch;
   disableStorage?: TracerSwitch;
+  enableReturnData?: TracerSwitch;
+  limit?: TracerStepLimit;
   onlyTopCall?: TracerSwitch;
   withLog?: TracerSwitch;
   stateOverrides?: StateOverrideSet;

@@ -28,6 +28,11 @@ export const flagTable: readonly FlagSpec[] = [
   { flag: "--rpc-batch-limit", value: "N", help: `Most requests in one batch (default ${defaultNodeOptions.rpc.batchLimit}).` },
   { flag: "--rpc-body-limit", value: "BYTES", help: `Largest request body (default ${defaultNodeOptions.rpc.bodyLimitBytes}, 5 MiB).` },
   { flag: "--rpc-response-limit", value: "BYTES", help: `Largest answer, a whole batch included (default ${defaultNodeOptions.rpc.responseLimitBytes}, 10 MiB); calls past it answer -32011.` },
+  {
+    flag: "--trace-answer-limit",
+    value: "BYTES",
+    help: `Largest struct-log trace (debug_trace*) answered alone over HTTP, written as the client reads it and not held to --rpc-response-limit (default ${defaultNodeOptions.rpc.traceAnswerLimitBytes}, 1 GiB); past it -32011.`,
+  },
   { flag: "--rpc-json-depth-limit", value: "N", help: `Deepest nesting of arrays and objects in a request body (default ${defaultNodeOptions.rpc.jsonDepthLimit}); deeper answers -32600 unparsed.` },
   { flag: "--rpc-json-value-limit", value: "N", help: `Most array elements and object members in a request body, all levels together (default ${defaultNodeOptions.rpc.jsonValueLimit}); more answers -32600 unparsed.` },
   { flag: "--ws-max-connections", value: "N", help: `Most WebSocket connections open at once (default ${defaultNodeOptions.rpc.wsMaxConnections}); more get HTTP 503.` },
@@ -174,6 +179,7 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
         "rpc-batch-limit": { type: "string" },
         "rpc-body-limit": { type: "string" },
         "rpc-response-limit": { type: "string" },
+        "trace-answer-limit": { type: "string" },
         "rpc-json-depth-limit": { type: "string" },
         "rpc-json-value-limit": { type: "string" },
         "ws-max-connections": { type: "string" },
@@ -269,6 +275,7 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
         bodyLimitBytes: flags["rpc-body-limit"] === undefined ? defaults.rpc.bodyLimitBytes : parsePositiveInteger("--rpc-body-limit", flags["rpc-body-limit"]),
         responseLimitBytes:
           flags["rpc-response-limit"] === undefined ? defaults.rpc.responseLimitBytes : parsePositiveInteger("--rpc-response-limit", flags["rpc-response-limit"]),
+        traceAnswerLimitBytes: positiveIntegerFlag(flags, "trace-answer-limit", defaults.rpc.traceAnswerLimitBytes),
         jsonDepthLimit: positiveIntegerFlag(flags, "rpc-json-depth-limit", defaults.rpc.jsonDepthLimit),
         jsonValueLimit: positiveIntegerFlag(flags, "rpc-json-value-limit", defaults.rpc.jsonValueLimit),
         proofKeysLimit: positiveIntegerFlag(flags, "proof-keys-limit", defaults.rpc.proofKeysLimit),

@@ -63,6 +63,7 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
     network,
     peers,
     responseLimitBytes: options.rpc.responseLimitBytes,
+    traceAnswerLimitBytes: options.rpc.traceAnswerLimitBytes,
     keyExportAllowed: keyExportAllowedOn(options.rpc.host),
     requestLimits: options.rpc,
     ...services,
