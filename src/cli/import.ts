@@ -40,7 +40,7 @@ function summary(report: ImportReport, seconds: number, importingSeconds: number
   const side = report.sideBranch > 0 ? ` (${report.sideBranch} on a side branch)` : "";
   return (
     `imported ${report.imported} blocks${side}, ${report.existing} already present; ${head("head before", report.headBefore)}, ${head("after", report.headAfter)}; ` +
-    `${seconds.toFixed(1)} s in all, ${importingSeconds.toFixed(1)} s importing: ${rates(report.imported, report.gasUsed, importingSeconds)}\n`
+    `${seconds.toFixed(1)} s (${importingSeconds.toFixed(1)} s importing, ${rates(report.imported, report.gasUsed, importingSeconds)}, ${(Number(report.gasUsed) / 1e6).toFixed(1)} Mgas)\n`
   );
 }
 
