@@ -17,7 +17,7 @@ import type { KeyValueStore, StoreOperation } from "../storage/keyValueStore.js"
 import { DataDirectoryError } from "../storage/keyValueStore.js";
 import { metadataNames, storeKeys } from "../storage/keys.js";
 import { Block } from "./block.js";
-import { ChainHeadListeners, type BlockWithReceipts, type ChainHeadListener, type ListenerErrorReporter } from "./events.js";
+import { ChainHeadListeners, type BlockWithReceipts, type ChainHeadListener, type ListenerErrorReporter, type Reorganisation } from "./events.js";
 import { buildGenesisBlock, type GenesisSpec } from "./genesis.js";
 import { findCanonicalDamage, startupCheckedBlocks, startupCheckedBytes } from "./integrity.js";
 import { BlockHeader } from "./header.js";
@@ -84,6 +84,9 @@ export class BlockWriteError extends Error {}
 /** A revert the chain cannot do (the target is not a canonical block, or blocks are still being appended). */
 export class ChainRevertError extends Error {}
 
+/** A block the chain cannot store or switch to (its parent or a block of its branch is not stored). */
+export class ChainBranchError extends Error {}
+
 export class Chain {
   private headBlock: Block;
   private headTotalDifficulty: bigint;
@@ -101,6 +104,8 @@ export class Chain {
   private readonly blocks = new RecentCache<Block>(recentBlockCacheSize);
   private readonly receipts = new RecentCache<ChainReceipt[]>(recentBlockCacheSize);
   private readonly headListeners = new ChainHeadListeners();
+  /** The highest number with a side block stored (the miner looks for uncles only near it). */
+  private highestSideBlock: bigint | undefined;
 
   private constructor(
     private readonly store: KeyValueStore,
@@ -176,6 +181,10 @@ export class Chain {
     }
     chain.headBlock = chain.tipBlock = head;
     chain.headTotalDifficulty = chain.tipTotalDifficulty = headTotalDifficulty;
+    for (const { key } of await store.entries(storeKeys.sideBlocksAt(0n).subarray(0, 1))) {
+      const blockNumber = new DataView(key.buffer, key.byteOffset + 1, 8).getBigUint64(0);
+      if (chain.highestSideBlock === undefined || blockNumber > chain.highestSideBlock) chain.highestSideBlock = blockNumber;
+    }
     return chain;
   }
 
@@ -292,6 +301,165 @@ export class Chain {
     return this.tipWritten;
   }
 
+  /** Whether a block with this hash is stored (on any branch) with its total difficulty. */
+  hasBlock(hash: Uint8Array): boolean {
+    if (this.blocks.get(bytesToUnprefixedHex(hash)) !== undefined) return true;
+    for (const staged of [...this.writing, ...this.staged]) if (Buffer.compare(staged.block.hash, hash) === 0) return true;
+    return this.store.getSync(storeKeys.totalDifficulty(hash)) !== undefined;
+  }
+
+  /**
+   * Every stored header at `blockNumber`, on any branch: the canonical block's and those of side
+   * blocks (the miner picks uncles among them).
+   */
+  async headersAt(blockNumber: bigint): Promise<BlockHeader[]> {
+    const hashes = [...this.sideBlockHashesAt(blockNumber)];
+    const canonical = await this.getCanonicalHashFromTip(blockNumber);
+    if (canonical !== undefined) hashes.unshift(canonical);
+    const headers: BlockHeader[] = [];
+    const seen = new Set<string>();
+    for (const hash of hashes) {
+      const key = bytesToUnprefixedHex(hash);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const block = await this.getBlockFromTip(hash);
+      if (block !== undefined) headers.push(block.header);
+    }
+    return headers;
+  }
+
+  /** A block by hash, those still on their way to disk included (the importer reads parents there). */
+  async getBlockFromTip(hash: Uint8Array): Promise<Block | undefined> {
+    for (const staged of [...this.staged, ...this.writing]) if (Buffer.compare(staged.block.hash, hash) === 0) return staged.block;
+    return this.getBlockByHash(hash);
+  }
+
+  /** Total difficulty of a stored block, or of one still on its way to disk. */
+  async getTotalDifficultyFromTip(hash: Uint8Array): Promise<bigint | undefined> {
+    if (Buffer.compare(hash, this.tipBlock.hash) === 0) return this.tipTotalDifficulty;
+    for (const staged of [...this.staged, ...this.writing]) if (Buffer.compare(staged.block.hash, hash) === 0) return staged.totalDifficulty;
+    return this.getTotalDifficulty(hash);
+  }
+
+  /** The total difficulty of the tip: the weight a new block's chain must beat. */
+  get tipWeight(): bigint {
+    return this.tipTotalDifficulty;
+  }
+
+  /** Whether a side block is stored at `blockNumber` or above (a dev chain that never imported has none). */
+  hasSideBlocksFrom(blockNumber: bigint): boolean {
+    return this.highestSideBlock !== undefined && this.highestSideBlock >= blockNumber;
+  }
+
+  private sideBlockHashesAt(blockNumber: bigint): Uint8Array[] {
+    const stored = this.store.getSync(storeKeys.sideBlocksAt(blockNumber));
+    return stored === undefined ? [] : (RLP.decode(stored) as Uint8Array[]);
+  }
+
+  /** The operation that adds `hashes` to the side-block list at `blockNumber` (given the list `pending` ops already wrote). */
+  private sideBlocksPut(blockNumber: bigint, hashes: readonly Uint8Array[]): StoreOperation {
+    if (this.highestSideBlock === undefined || blockNumber > this.highestSideBlock) this.highestSideBlock = blockNumber;
+    const known = this.sideBlockHashesAt(blockNumber);
+    const added = hashes.filter((hash) => !known.some((existing) => Buffer.compare(existing, hash) === 0));
+    return { type: "put", key: storeKeys.sideBlocksAt(blockNumber), value: RLP.encode([...known, ...added]) };
+  }
+
+  /** Header, body, receipts and total difficulty of a block: what every stored block has, canonical or not. */
+  private blockOperations(block: Block, receipts: readonly ChainReceipt[], totalDifficulty: bigint): StoreOperation[] {
+    const hash = block.hash;
+    return [
+      { type: "put", key: storeKeys.header(hash), value: block.header.encoded },
+      { type: "put", key: storeKeys.body(hash), value: block.encodeBody() },
+      { type: "put", key: storeKeys.totalDifficulty(hash), value: bigIntToMinimalBytes(totalDifficulty) },
+      { type: "put", key: storeKeys.receipts(hash), value: encodeBlockReceipts(receipts) },
+    ];
+  }
+
+  /**
+   * Stores a valid block that does not become the head (a side branch), with the state-trie nodes
+   * its execution wrote, in one batch. The head does not move and no listener hears of it.
+   */
+  async storeSideBlock(block: Block, receipts: readonly ChainReceipt[], totalDifficulty: bigint): Promise<void> {
+    const operations = this.blockOperations(block, receipts, totalDifficulty);
+    operations.push(this.sideBlocksPut(block.number, [block.hash]));
+    const trieNodes = this.state.takeWrites(operations);
+    try {
+      await this.store.write(operations);
+    } catch (error) {
+      this.state.writeAbandoned(trieNodes);
+      throw new BlockWriteError(`block ${block.number} could not be written: ${(error as Error).message}`);
+    }
+    this.state.writeFinished(trieNodes);
+  }
+
+  /**
+   * Makes `block`, whose parent is stored but is not the tip, the head: its branch is heavier
+   * (the caller's fork choice). In one atomic batch: the block itself (as storeSideBlock), the
+   * canonical index and transaction locations rewritten from the branch point up, the blocks that
+   * leave the canonical chain listed as side blocks (none is deleted: either branch may be best
+   * again, or give uncles), and the head pointer. Listeners then hear of the removed blocks
+   * (newest first), the added ones (oldest first) and the reorganisation, whose handlers are
+   * awaited. Blocks still on their way to disk are waited for first; the caller keeps others from
+   * being appended meanwhile (the write queue).
+   */
+  async switchHead(block: Block, receipts: readonly ChainReceipt[], totalDifficulty: bigint): Promise<Reorganisation> {
+    await this.whenTipWritten().catch(() => undefined);
+    if (this.staged.length > 0 || this.writing.length > 0) throw new ChainBranchError("blocks are still being appended; switch branches from the write queue");
+    // The new branch, newest first, down to the block both branches share.
+    const branch: BlockWithReceipts[] = [{ block, receipts }];
+    let cursor = await this.getBlockByHash(block.header.fields.parentHash);
+    while (cursor !== undefined && !(await this.isCanonical(cursor))) {
+      const cursorReceipts = await this.getReceipts(cursor.hash);
+      if (cursorReceipts === undefined) throw new ChainBranchError(`block ${cursor.number} of the new branch has no receipts in the store`);
+      branch.push({ block: cursor, receipts: cursorReceipts });
+      cursor = await this.getBlockByHash(cursor.header.fields.parentHash);
+    }
+    if (cursor === undefined) throw new ChainBranchError(`block ${block.number}'s branch reaches a block that is not stored`);
+    const ancestor = cursor;
+    const added = branch.reverse();
+    const removed: BlockWithReceipts[] = [];
+    for (let number = this.headBlock.number; number > ancestor.number; number--) {
+      const old = await this.getBlockByNumber(number);
+      const oldReceipts = old === undefined ? undefined : await this.getReceipts(old.hash);
+      if (old === undefined || oldReceipts === undefined) throw new ChainBranchError(`canonical block ${number} is missing from the store`);
+      removed.push({ block: old, receipts: oldReceipts });
+    }
+
+    const operations = this.blockOperations(block, receipts, totalDifficulty);
+    for (const { block: old } of removed) {
+      operations.push(this.sideBlocksPut(old.number, [old.hash]));
+      if (old.number > block.number) operations.push({ type: "del", key: storeKeys.canonicalHash(old.number) });
+      for (const transaction of old.transactions) operations.push({ type: "del", key: storeKeys.transactionLocation(transaction.hash) });
+    }
+    // The new branch's entries come after the deletions: a transaction in both branches keeps a location, its new one.
+    for (const { block: joining } of added) {
+      operations.push({ type: "put", key: storeKeys.canonicalHash(joining.number), value: joining.hash });
+      joining.transactions.forEach((transaction, index) => {
+        operations.push({ type: "put", key: storeKeys.transactionLocation(transaction.hash), value: RLP.encode([joining.hash, bigIntToMinimalBytes(BigInt(index))]) });
+      });
+    }
+    operations.push({ type: "put", key: storeKeys.metadata(metadataNames.head), value: block.hash });
+    const trieNodes = this.state.takeWrites(operations);
+    try {
+      await this.store.write(operations);
+    } catch (error) {
+      this.state.writeAbandoned(trieNodes);
+      throw new BlockWriteError(`the switch to block ${block.number} could not be written: ${(error as Error).message}`);
+    }
+    this.state.writeFinished(trieNodes);
+    const key = bytesToUnprefixedHex(block.hash);
+    this.blocks.set(key, block);
+    this.receipts.set(key, [...receipts]);
+    this.headBlock = this.tipBlock = block;
+    this.headTotalDifficulty = this.tipTotalDifficulty = totalDifficulty;
+    this.tipWritten = Promise.resolve();
+    const change: Reorganisation = { ancestor, removed, added };
+    this.headListeners.notifyBlocksRemoved(removed);
+    this.headListeners.notifyBlocksAdded(added);
+    await this.headListeners.notifyReorganised(change);
+    return change;
+  }
+
   /**
    * Makes `target`, a canonical block at or below the head, the head and the tip again. The blocks
    * above it are removed in one atomic batch with the new head pointer: their canonical-index
@@ -348,13 +516,7 @@ export class Chain {
 
   private stage(block: Block, receipts: readonly ChainReceipt[], totalDifficulty: bigint, operations: StoreOperation[]): Promise<void> {
     const hash = block.hash;
-    operations.push(
-      { type: "put", key: storeKeys.header(hash), value: block.header.encoded },
-      { type: "put", key: storeKeys.body(hash), value: block.encodeBody() },
-      { type: "put", key: storeKeys.canonicalHash(block.number), value: hash },
-      { type: "put", key: storeKeys.totalDifficulty(hash), value: bigIntToMinimalBytes(totalDifficulty) },
-      { type: "put", key: storeKeys.receipts(hash), value: encodeBlockReceipts(receipts) },
-    );
+    operations.push(...this.blockOperations(block, receipts, totalDifficulty), { type: "put", key: storeKeys.canonicalHash(block.number), value: hash });
     block.transactions.forEach((transaction, index) => {
       operations.push({ type: "put", key: storeKeys.transactionLocation(transaction.hash), value: RLP.encode([hash, bigIntToMinimalBytes(BigInt(index))]) });
     });

@@ -9,7 +9,7 @@ import type { MerkleStateManager } from "@ethereumjs/statemanager";
 import { Address } from "@ethereumjs/util";
 import { runTx, type VM } from "@ethereumjs/vm";
 import { Block } from "../chain/block.js";
-import { BlockHeader, emptyBloom, emptyBytes, emptyListHash } from "../chain/header.js";
+import { BlockHeader, emptyBloom, emptyBytes, emptyListHash, unclesHashOf } from "../chain/header.js";
 import { indexedTrieRoot } from "../chain/indexedTrie.js";
 import { encodeReceiptForTrie, type ChainReceipt } from "../chain/receipts.js";
 import type { ChainTransaction } from "../chain/transactions.js";
@@ -27,6 +27,8 @@ export interface BlockTemplate {
   minimumGasPrice: bigint;
   difficulty: bigint;
   extraData: Uint8Array;
+  /** Uncle headers the block includes (none by default): they change no state, only the header. */
+  uncles?: readonly BlockHeader[];
 }
 
 /**
@@ -144,7 +146,7 @@ export class BlockBuilder {
     const stateRoot = await this.state.getStateRoot();
     const header = new BlockHeader({
       parentHash: template.parent.hash,
-      unclesHash: emptyListHash,
+      unclesHash: template.uncles === undefined || template.uncles.length === 0 ? emptyListHash : unclesHashOf(template.uncles),
       coinbase: template.coinbase,
       stateRoot,
       transactionsRoot: indexedTrieRoot(included.map((transaction) => transaction.raw)),
@@ -158,12 +160,12 @@ export class BlockBuilder {
       extraData: template.extraData,
       paidFees,
       minimumGasPrice: template.minimumGasPrice,
-      uncleCount: 0,
+      uncleCount: template.uncles?.length ?? 0,
       mergedMiningHeader: emptyBytes,
       mergedMiningMerkleProof: emptyBytes,
       mergedMiningCoinbaseTransaction: emptyBytes,
     });
-    return { block: new Block(header, included), receipts, skipped };
+    return { block: new Block(header, included, template.uncles), receipts, skipped };
   }
 
   /**

@@ -10,9 +10,12 @@
 // needs the block to be durable (the send call, a dev method) waits for that afterwards.
 import type { Block } from "../chain/block.js";
 import type { Chain } from "../chain/chain.js";
+import type { BlockHeader } from "../chain/header.js";
+import { collectAncestors, oldestFamilyNumber } from "../consensus/familyView.js";
+import { selectUncles } from "../consensus/uncleSelection.js";
+import { ChainWriteQueue } from "../chain/writeQueue.js";
 import type { ChainTransaction } from "../chain/transactions.js";
 import { bytesToHex, bytesToUnprefixedHex } from "../common/hex.js";
-import { nextEventLoopTurn } from "../common/eventLoop.js";
 import type { Logger } from "../common/logger.js";
 import type { BlockBuilder, BuiltBlock, StateEdit } from "../execution/blockBuilder.js";
 import type { TransactionPool } from "../txpool/transactionPool.js";
@@ -39,28 +42,20 @@ export interface MinerOptions {
   rules?: TemplateRules;
   /** The random prefix of each block's parent-chain coinbase (blockProof.ts); default: seeded from the block. */
   parentMinerRandom?: ParentMinerRandomSource;
-  /** Longest the miner builds blocks in a row before the event loop gets a turn (default 10 ms). */
-  buildSliceMs?: number;
+  /**
+   * The queue every change of the chain goes through (chain/writeQueue.ts), shared with the
+   * importer and the dev methods; default: a queue of the miner's own.
+   */
+  writeQueue?: ChainWriteQueue;
 }
 
 /** What happened to a transaction handed to automine. */
 export type InclusionOutcome = { kind: "mined"; block: Block } | { kind: "dropped"; reason: string } | { kind: "waiting" };
 
-/**
- * Block after block without a turn of the event loop would hold every request and signal until
- * the run ends (10,000 blocks: about 13 s): building gives the event loop a turn once it has
- * run this long (MinerOptions.buildSliceMs).
- */
-const defaultBuildSliceMs = 10;
-
 export class Miner {
-  private queue: Promise<unknown> = Promise.resolve();
-  /** When building last gave the event loop a turn. */
-  private sliceStartedMs = performance.now();
+  private readonly writeQueue: ChainWriteQueue;
   /** Set by stop(): a run of automine blocks ends after the block it is building. */
   private stopping = false;
-  /** Jobs in the queue, the running one included. */
-  private jobsQueued = 0;
   /** State root the block builder's working state is on (hex). */
   private builderRoot: string;
   private timer: NodeJS.Timeout | undefined;
@@ -79,6 +74,7 @@ export class Miner {
     private readonly options: MinerOptions,
     private readonly log: Logger,
   ) {
+    this.writeQueue = options.writeQueue ?? new ChainWriteQueue();
     const now = options.now ?? (() => BigInt(Math.floor(Date.now() / 1000)));
     this.clock = options.clock ?? { now, scheduled: () => undefined, stamped: () => undefined };
     this.automine = options.mode.kind === "auto";
@@ -181,7 +177,7 @@ export class Miner {
     if (this.timer !== undefined) clearInterval(this.timer);
     this.timer = undefined;
     this.stopping = true;
-    await this.queue.catch(() => undefined);
+    await this.writeQueue.whenIdle();
   }
 
   /**
@@ -269,28 +265,12 @@ export class Miner {
   }
 
   private enqueue<T>(work: () => Promise<T>): Promise<T> {
-    this.jobsQueued++;
-    const start = () => {
-      // The first job after an idle spell came from a request: the event loop just had its turn.
-      if (this.jobsQueued === 1) this.sliceStartedMs = performance.now();
-      let running: Promise<T>;
-      try {
-        running = work();
-      } catch (error) {
-        running = Promise.reject(error);
-      }
-      return running.finally(() => this.jobsQueued--);
-    };
-    const run = this.queue.then(start, start);
-    this.queue = run.catch(() => undefined);
-    return run;
+    return this.writeQueue.run(work);
   }
 
   /** Gives the event loop a turn once blocks have been built for a slice without one. */
-  private async giveTurnIfDue(): Promise<void> {
-    if (performance.now() - this.sliceStartedMs < (this.options.buildSliceMs ?? defaultBuildSliceMs)) return;
-    await nextEventLoopTurn();
-    this.sliceStartedMs = performance.now();
+  private giveTurnIfDue(): Promise<void> {
+    return this.writeQueue.yieldIfDue();
   }
 
   /**
@@ -335,6 +315,21 @@ export class Miner {
     }
   }
 
+  /**
+   * The uncles a block on `parent` includes: the side blocks stored within the uncle window that
+   * no ancestor included yet (consensus/uncleSelection.ts). A chain without side blocks near the
+   * tip (every dev chain that imported nothing) reads nothing.
+   */
+  private async unclesFor(parent: Block): Promise<BlockHeader[]> {
+    const limits = this.options.rules?.uncles;
+    const blockNumber = parent.number + 1n;
+    if (limits === undefined || !this.chain.hasSideBlocksFrom(oldestFamilyNumber(blockNumber, limits.uncleGenerationLimit))) return [];
+    const ancestors = await collectAncestors(blockNumber, parent.hash, limits.uncleGenerationLimit, (hash) => this.chain.getBlockFromTip(hash));
+    const headersAt = new Map<bigint, BlockHeader[]>();
+    for (const ancestor of ancestors) headersAt.set(ancestor.header.number, await this.chain.headersAt(ancestor.header.number));
+    return selectUncles(blockNumber, { ancestors, headersAt: (number) => headersAt.get(number) ?? [] }, limits);
+  }
+
   /** `clockTime` is the block's time unless the parent's forbids it (nextBlockTemplate). */
   private async buildOn(parent: Block, candidates: readonly ChainTransaction[], clockTime: bigint, edit: StateEdit | undefined): Promise<BuiltBlock> {
     const parentRoot = parent.header.fields.stateRoot;
@@ -343,7 +338,8 @@ export class Miner {
       await this.builder.resetTo(parentRoot);
       this.builderRoot = bytesToUnprefixedHex(parentRoot);
     }
-    const template = nextBlockTemplate(parent, { coinbase: this.coinbaseAddress, extraData: this.options.extraData }, clockTime, this.options.rules);
+    const uncles = await this.unclesFor(parent);
+    const template = nextBlockTemplate(parent, { coinbase: this.coinbaseAddress, extraData: this.options.extraData }, clockTime, this.options.rules, uncles);
     if (template.timestamp > maxBlockTimestamp) throw new BlockTimeExhaustedError(parent.header.fields.timestamp);
     try {
       const built = await this.builder.build(template, candidates, edit);

@@ -6,6 +6,7 @@ import type { Common } from "@ethereumjs/common";
 import { DirectoryKeyStorage, KeyStoreAccessError, lightScrypt, MemoryKeyStorage, standardScrypt, type KeyStorage } from "../accounts/keystore.js";
 import { maxPassphraseFailures, passphraseWindowMs, Wallet, type WalletOptions } from "../accounts/wallet.js";
 import { Chain } from "../chain/chain.js";
+import { ChainWriteQueue } from "../chain/writeQueue.js";
 import { GenesisFileError, parseGenesisDocument, type GenesisSpec } from "../chain/genesis.js";
 import type { NetworkProfile } from "../chain/networks.js";
 import { bytesToHex, bytesToUnprefixedHex } from "../common/hex.js";
@@ -17,6 +18,7 @@ import { CallService } from "../execution/callService.js";
 import { createExecutionRules } from "../execution/rules.js";
 import { BlockLogIndex, FilterManager, type LogQueryLimits } from "../logs/index.js";
 import { ImpersonatedAccounts } from "../accounts/impersonation.js";
+import { BlockImporter } from "../consensus/blockImporter.js";
 import { consensusConstantsFor } from "../consensus/constants.js";
 import { MinerClock } from "../mining/clock.js";
 import { DevChain } from "../mining/devChain.js";
@@ -26,6 +28,7 @@ import { StateDatabase } from "../state/stateDatabase.js";
 import { defaultTraceServiceOptions, TraceService } from "../tracing/index.js";
 import { createMemoryStore, DataDirectoryError, type KeyValueStore } from "../storage/keyValueStore.js";
 import { LevelStore, openLevelStore } from "../storage/levelStore.js";
+import { PoolChainFollower } from "../txpool/chainFollower.js";
 import { PoolJournal } from "../txpool/poolJournal.js";
 import { TransactionPool } from "../txpool/transactionPool.js";
 import { CallWorkers } from "./callWorkers.js";
@@ -40,6 +43,8 @@ export interface ChainServices {
   readonly wallet: Wallet;
   readonly miner: Miner;
   readonly devChain: DevChain;
+  /** The one path for blocks this node did not build (consensus/blockImporter.ts). */
+  readonly importer: BlockImporter;
   /** Addresses eth_sendTransaction sends from without their key (the dev modules anvil_, hardhat_). */
   readonly impersonated: ImpersonatedAccounts;
   readonly pendingState: PendingState;
@@ -208,9 +213,18 @@ export async function openChainServices(
     // Where the rules let a block share its parent's timestamp (regtest), blocks take the clock
     // even in a burst, instead of running ahead of it one second a block.
     const consensus = consensusConstantsFor(network);
-    const rules = { sameTimestampAllowed: consensus.newBlockMaxSecondsInTheFuture === 0n, difficulty: consensus };
+    const rules = { sameTimestampAllowed: consensus.newBlockMaxSecondsInTheFuture === 0n, difficulty: consensus, uncles: consensus };
     const minerLog = log.child({ module: "miner" });
-    const miner = new Miner(chain, pool, builder, { mode: options.mining, coinbase: options.coinbase, extraData: options.extraData, clock, rules }, minerLog);
+    // Mined blocks, imported blocks, reorganisations and the dev methods' cuts, one at a time.
+    const writeQueue = new ChainWriteQueue();
+    const miner = new Miner(chain, pool, builder, { mode: options.mining, coinbase: options.coinbase, extraData: options.extraData, clock, rules, writeQueue }, minerLog);
+    const importer = new BlockImporter(chain, state, {
+      constants: consensus,
+      now: () => clock.now(),
+      writeQueue,
+      createBuilder: (canonicalHash) => BlockBuilder.create(common, state.at(chain.tip.header.fields.stateRoot), canonicalHash),
+    });
+    const unfollowChain = chain.subscribeHead(new PoolChainFollower(pool, poolLog), (error) => poolLog.error({ err: error }, "following the chain failed"));
     miner.start();
     // Under automine, transactions the pool took back are mined now, as if they had just arrived:
     // in the background (10,000 of them take seconds), while the node already answers; a stop ends
@@ -249,6 +263,7 @@ export async function openChainServices(
       wallet,
       miner,
       devChain,
+      importer,
       impersonated: new ImpersonatedAccounts(),
       pendingState,
       calls,
@@ -262,6 +277,7 @@ export async function openChainServices(
       async close() {
         filters.close();
         logIndex.close();
+        unfollowChain();
         await miner.stop();
         await pool.persist().catch((error: unknown) => poolLog.error({ err: error }, "the pool's journal could not be written"));
         await callWorkers?.close();

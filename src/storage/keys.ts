@@ -6,7 +6,8 @@
 //   n<number:8>      canonical index: block number -> hash
 //   d<hash>          total difficulty up to the block
 //   r<hash>          the block's receipts, logs included (RLP)
-//   t<hash>          transaction index: transaction hash -> block hash and position
+//   t<hash>          transaction index: transaction hash -> block hash and position (canonical blocks)
+//   a<number:8>      blocks at a height that are or were off the canonical chain (RLP list of hashes)
 //   s<node hash>     state-trie and storage-trie nodes, and contract code (prefixed by the trie)
 //   p<arrival:8>     a transaction the pool holds (signed RLP), by order of arrival (txpool/poolJournal.ts)
 
@@ -34,6 +35,7 @@ export const storeKeys = {
   totalDifficulty: (blockHash: Uint8Array) => prefixed("d", blockHash),
   receipts: (blockHash: Uint8Array) => prefixed("r", blockHash),
   transactionLocation: (transactionHash: Uint8Array) => prefixed("t", transactionHash),
+  sideBlocksAt: (blockNumber: bigint) => prefixedNumber("a", blockNumber),
   trieNode: (nodeKey: Uint8Array) => prefixed("s", nodeKey),
   pooledTransaction: (arrival: bigint) => prefixedNumber("p", arrival),
   /** The prefix every pooledTransaction key starts with. */

@@ -41,7 +41,7 @@ export function storeWithFailingWrites(): { store: KeyValueStore; inner: KeyValu
 }
 
 /** A chain, pool and miner of the local network on a store whose writes can be made to fail. */
-export async function minerOn(mode: MiningMode, minerOptions: Pick<MinerOptions, "buildSliceMs" | "clock" | "rules" | "parentMinerRandom"> = {}) {
+export async function minerOn(mode: MiningMode, minerOptions: Pick<MinerOptions, "writeQueue" | "clock" | "rules" | "parentMinerRandom"> = {}) {
   const network = findNetworkProfile(33)!;
   const common = createExecutionRules(network.chainId);
   const { store, inner, failing } = storeWithFailingWrites();

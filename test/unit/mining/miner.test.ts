@@ -5,6 +5,7 @@ import { Address } from "@ethereumjs/util";
 import { BlockWriteError } from "../../../src/chain/chain.js";
 import { hexToBytes } from "../../../src/common/hex.js";
 import type { InclusionOutcome } from "../../../src/mining/miner.js";
+import { ChainWriteQueue } from "../../../src/chain/writeQueue.js";
 import { countEventLoopTurns } from "../../helpers/eventLoopTurns.js";
 import { minerOn, transferRecipient } from "../../helpers/minerHarness.js";
 
@@ -66,7 +67,7 @@ describe("mining/miner: pausing automine", () => {
 
 describe("mining/miner: long runs of blocks", () => {
   it("give the event loop a turn once a slice of building has passed (here every block: a 0 ms slice)", async () => {
-    const { chain, miner } = await minerOn({ kind: "off" }, { buildSliceMs: 0 });
+    const { chain, miner } = await minerOn({ kind: "off" }, { writeQueue: new ChainWriteQueue(0) });
     const turnCounter = countEventLoopTurns();
     // 300 blocks asked for at once, as evm_mine {blocks} or a long automine run build them.
     await Promise.all(Array.from({ length: 300 }, () => miner.mineBlock([])));

@@ -1,0 +1,232 @@
+// The one path by which a block this node did not build joins the chain (a file import now; peers
+// and merged miners next), in the reference's order (rskj: co/rsk/core/bc/BlockChainImpl.java
+// tryToConnect, co/rsk/RskContext.java's validation rules, co/rsk/core/bc/BlockExecutor.java):
+//
+//   1. already stored                        -> EXIST
+//   2. parent not stored                     -> NO_PARENT
+//   3. the rules that need no execution      -> INVALID_BLOCK (rules/block.ts: against the parent,
+//      the block's own, the uncles, the transactions root, the parent-chain proof of work)
+//   4. execution on the parent's state, strict: a transaction the block builder would skip, or a
+//      state root, receipts root, bloom, gas used or fees that differ from the header's, makes the
+//      block INVALID_BLOCK, and the state it wrote is dropped
+//   5. stored, then the fork choice: the head's child appends (group commit), a heavier block
+//      elsewhere switches branches in one batch (Chain.switchHead), anything else is a side block
+//
+// Everything runs in the chain's write queue, so an import never interleaves with a block being
+// mined, another import or a dev revert. The importer writes only through Chain.
+import type { Block } from "../chain/block.js";
+import type { Chain } from "../chain/chain.js";
+import type { BlockHeader } from "../chain/header.js";
+import type { ChainWriteQueue } from "../chain/writeQueue.js";
+import type { ChainReceipt } from "../chain/receipts.js";
+import { bytesToHex, bytesToUnprefixedHex } from "../common/hex.js";
+import type { BlockBuilder } from "../execution/blockBuilder.js";
+import type { CanonicalHashLookup } from "../execution/engine.js";
+import type { StateDatabase } from "../state/stateDatabase.js";
+import type { ConsensusConstants } from "./constants.js";
+import { collectAncestors } from "./familyView.js";
+import { selectHead } from "./forkChoice.js";
+import type { BlockSource, ImportOutcome } from "./importResult.js";
+import { checkMergedMiningProof } from "./mergedMiningProof.js";
+import { checkBlockBeforeExecution } from "./rules/block.js";
+import { checkUncleOwnHeader } from "./rules/header.js";
+import { checkHeaderAgainstParent, type RuleContext } from "./rules/parent.js";
+import { checkUncles } from "./uncles.js";
+import { firstRefusal, passed, refused, type RuleVerdict } from "./verdict.js";
+
+export interface BlockImporterOptions {
+  readonly constants: ConsensusConstants;
+  /** The local clock in seconds (the dev clock on a dev node). */
+  readonly now: () => bigint;
+  /** The queue mined blocks, imports, reorgs and dev reverts share. */
+  readonly writeQueue: ChainWriteQueue;
+  /**
+   * Makes the importer's own block builder (its own working state, apart from the miner's), whose
+   * BLOCKHASH reads `canonicalHash`: the importer answers it along the branch of the block executing.
+   */
+  readonly createBuilder: (canonicalHash: CanonicalHashLookup) => Promise<BlockBuilder>;
+}
+
+/** Hears of every block the importer stored (not of the ones it refused or already had). */
+export type BlockImportedListener = (outcome: ImportOutcome, source: BlockSource) => void;
+
+/** BLOCKHASH reaches this many blocks back (the EVM's window). */
+const blockHashWindow = 256n;
+
+export class BlockImporter {
+  private builder: BlockBuilder | undefined;
+  /** State root the builder's working state is on (hex). */
+  private builderRoot = "";
+  /** The parent of the block executing: BLOCKHASH answers along its branch. */
+  private executingParent: Block | undefined;
+  private readonly importedListeners = new Set<BlockImportedListener>();
+
+  constructor(
+    private readonly chain: Chain,
+    private readonly state: StateDatabase,
+    private readonly options: BlockImporterOptions,
+  ) {}
+
+  /** Imports one block (see the file's header); settles with the outcome once the queue has run it. */
+  importBlock(block: Block, source: BlockSource): Promise<ImportOutcome> {
+    return this.options.writeQueue.run(async () => {
+      await this.options.writeQueue.yieldIfDue();
+      const outcome = await this.importNow(block);
+      if (outcome.status === "IMPORTED_BEST" || outcome.status === "IMPORTED_NOT_BEST") for (const listener of this.importedListeners) listener(outcome, source);
+      return outcome;
+    });
+  }
+
+  /** Tells `listener` of every block stored from now on; answers the function that unsubscribes. */
+  subscribeImported(listener: BlockImportedListener): () => void {
+    this.importedListeners.add(listener);
+    return () => this.importedListeners.delete(listener);
+  }
+
+  private async importNow(block: Block): Promise<ImportOutcome> {
+    const { chain } = this;
+    if (chain.hasBlock(block.hash)) return { status: "EXIST", block };
+    const parentHash = block.header.fields.parentHash;
+    const parent = await chain.getBlockFromTip(parentHash);
+    const parentTotalDifficulty = parent === undefined ? undefined : await chain.getTotalDifficultyFromTip(parentHash);
+    if (parent === undefined || parentTotalDifficulty === undefined) return { status: "NO_PARENT", block };
+
+    const verdict = await this.checkBeforeExecution(block, parent);
+    if (!verdict.ok) return { status: "INVALID_BLOCK", block, rule: verdict.rule, reason: verdict.reason };
+    const executed = await this.execute(block, parent);
+    if (!executed.ok) return { status: "INVALID_BLOCK", block, rule: executed.rule, reason: executed.reason };
+
+    const totalDifficulty = parentTotalDifficulty + block.cumulativeDifficulty;
+    const tip = chain.tip;
+    const selection = selectHead(
+      { totalDifficulty, paidFees: block.header.fields.paidFees, hash: block.hash },
+      { totalDifficulty: chain.tipWeight, paidFees: tip.header.fields.paidFees, hash: tip.hash },
+    );
+    if (!selection.becomesHead) {
+      await chain.storeSideBlock(block, executed.receipts, totalDifficulty);
+      return { status: "IMPORTED_NOT_BEST", block };
+    }
+    if (Buffer.compare(parentHash, tip.hash) === 0) {
+      // The head's child: appended behind the tip like a mined block (on disk once chain.whenTipWritten settles).
+      const written = chain.appendBlock(block, executed.receipts);
+      written.catch(() => undefined);
+    } else {
+      await chain.switchHead(block, executed.receipts, totalDifficulty);
+    }
+    return { status: "IMPORTED_BEST", block };
+  }
+
+  /** Step 3: every rule that needs no execution (rules/block.ts), with the uncles and the proof of work. */
+  private async checkBeforeExecution(block: Block, parent: Block): Promise<RuleVerdict> {
+    const { constants } = this.options;
+    const context: RuleContext = { constants, now: this.options.now() };
+    // The uncle rules read the block's line back a few generations (and the uncles those included).
+    const ancestors = block.uncles.length === 0 ? [] : await collectAncestors(block.number, parent.hash, constants.uncleGenerationLimit, (hash) => this.chain.getBlockFromTip(hash));
+    return checkBlockBeforeExecution(block, parent.header.fields, context, {
+      uncles: () =>
+        checkUncles(
+          block,
+          { ancestors },
+          {
+            ownHeader: (uncle) => firstRefusal<string>([() => checkProofOfWork(uncle), () => checkUncleOwnHeader(uncle.fields, context)]),
+            againstParent: (uncle, uncleParent) => checkHeaderAgainstParent(uncle.fields, uncleParent.fields, context),
+          },
+          constants,
+        ),
+      proofOfWork: () => checkProofOfWork(block.header),
+    });
+  }
+
+  /**
+   * Step 4: runs the block's transactions on its parent's state with the importer's builder, and
+   * compares what they did with what the header says. A block refused leaves no state behind: the
+   * trie nodes its execution wrote are dropped before anything else is written.
+   */
+  private async execute(block: Block, parent: Block): Promise<{ ok: true; receipts: ChainReceipt[] } | { ok: false; rule: string; reason: string }> {
+    const builder = (this.builder ??= await this.options.createBuilder((blockNumber) => this.hashOnExecutingBranch(blockNumber)));
+    const parentRoot = parent.header.fields.stateRoot;
+    if (bytesToUnprefixedHex(parentRoot) !== this.builderRoot) await builder.resetTo(parentRoot);
+    const fields = block.header.fields;
+    this.executingParent = parent;
+    let refusal: { rule: string; reason: string } | undefined;
+    let receipts: ChainReceipt[] = [];
+    try {
+      const built = await builder.build(
+        { parent, coinbase: fields.coinbase, timestamp: fields.timestamp, gasLimit: fields.gasLimit, minimumGasPrice: fields.minimumGasPrice, difficulty: fields.difficulty, extraData: fields.extraData },
+        block.transactions,
+      );
+      receipts = built.receipts;
+      refusal = executionRefusal(block, built.block, built.skipped.map(({ transaction, reason }) => ({ hash: transaction.hash, reason })));
+    } catch (error) {
+      refusal = { rule: "execution", reason: (error as Error).message };
+    } finally {
+      this.executingParent = undefined;
+    }
+    if (refusal !== undefined) {
+      // What the refused block's execution wrote into the tries goes nowhere.
+      this.state.writeAbandoned(this.state.takeWrites([]));
+      await builder.resetTo(parentRoot);
+      this.builderRoot = bytesToUnprefixedHex(parentRoot);
+      return { ok: false, ...refusal };
+    }
+    this.builderRoot = bytesToUnprefixedHex(fields.stateRoot);
+    return { ok: true, receipts };
+  }
+
+  /** BLOCKHASH while a block executes: the hash of block `blockNumber` on the executing block's own branch. */
+  private async hashOnExecutingBranch(blockNumber: bigint): Promise<Uint8Array | undefined> {
+    const parent = this.executingParent;
+    if (parent === undefined || blockNumber > parent.number || blockNumber < 0n || parent.number - blockNumber >= blockHashWindow) return undefined;
+    // On the canonical chain (a file import, a peer's next block) the index answers.
+    const canonicalParent = await this.chain.getCanonicalHashFromTip(parent.number);
+    if (canonicalParent !== undefined && Buffer.compare(canonicalParent, parent.hash) === 0) return this.chain.getCanonicalHashFromTip(blockNumber);
+    let cursor: Block | undefined = parent;
+    while (cursor !== undefined && cursor.number > blockNumber) cursor = await this.chain.getBlockFromTip(cursor.header.fields.parentHash);
+    return cursor?.hash;
+  }
+}
+
+/** The parent-chain proof of work of a header (ProofOfWorkRule), as a rule verdict. */
+export function checkProofOfWork(header: BlockHeader): RuleVerdict {
+  const { fields } = header;
+  const check = checkMergedMiningProof({
+    hashForMergedMining: header.hashForMergedMining,
+    difficulty: fields.difficulty,
+    parentHeader: fields.mergedMiningHeader,
+    merkleProof: fields.mergedMiningMerkleProof,
+    compressedCoinbase: fields.mergedMiningCoinbaseTransaction,
+  });
+  return check.ok ? passed : refused(check.rule, check.reason);
+}
+
+/**
+ * What makes an executed block differ from its header (rskj: BlockExecutor.validate): a transaction
+ * that could not run, then the state root, receipts root, bloom, gas used and fees paid.
+ */
+function executionRefusal(block: Block, executed: Block, skipped: readonly { hash: Uint8Array; reason: string }[]): { rule: string; reason: string } | undefined {
+  const first = skipped[0];
+  if (first !== undefined) return { rule: "transactionExecution", reason: `transaction ${bytesToHex(first.hash)} cannot run on the parent's state: ${first.reason}` };
+  const ran = executed.header.fields;
+  const claimed = block.header.fields;
+  // The builder stops at a transaction that does not fit in the gas left, without naming it.
+  if (executed.transactions.length < block.transactions.length) {
+    const left = block.transactions[executed.transactions.length]!;
+    return { rule: "transactionExecution", reason: `transaction ${bytesToHex(left.hash)} does not fit in the block's gas limit ${claimed.gasLimit}` };
+  }
+  const compared: [string, Uint8Array | bigint, Uint8Array | bigint][] = [
+    ["stateRoot", ran.stateRoot, claimed.stateRoot],
+    ["receiptsRoot", ran.receiptsRoot, claimed.receiptsRoot],
+    ["logsBloom", ran.logsBloom, claimed.logsBloom],
+    ["gasUsed", ran.gasUsed, claimed.gasUsed],
+    ["paidFees", ran.paidFees, claimed.paidFees],
+  ];
+  for (const [rule, computed, header] of compared) {
+    const same = typeof computed === "bigint" ? computed === header : Buffer.compare(computed, header as Uint8Array) === 0;
+    if (!same) return { rule, reason: `the header's ${rule} ${show(header)} is not what its transactions give, ${show(computed)}` };
+  }
+  return undefined;
+}
+
+function show(value: Uint8Array | bigint): string {
+  return typeof value === "bigint" ? value.toString() : bytesToHex(value);
+}
