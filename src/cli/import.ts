@@ -55,10 +55,10 @@ export async function runImport(command: ImportCommand, log: Logger): Promise<nu
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
-  let importing = 0;
   const show = (step: ImportProgress) => {
-    if (importing === 0) importing = Date.now(); // the rates count from the first block, not from the opening
-    const seconds = (Date.now() - importing) / 1000;
+    // The first second's rates say little (one block in a millisecond is not 1,000 blocks/s).
+    if (step.elapsedMs < 1000 && step.bytesRead < step.fileBytes) return;
+    const seconds = step.elapsedMs / 1000;
     const byteRate = step.bytesRead / Math.max(seconds, 0.001);
     const left = formatDuration((step.fileBytes - step.bytesRead) / byteRate);
     progress.update(`blocks ${step.blocks} (${step.existing} already present), ${rates(step.imported, step.gasUsed, seconds)}, ${left} left`, step.fileBytes === 0 ? 1 : step.bytesRead / step.fileBytes);
@@ -76,8 +76,7 @@ export async function runImport(command: ImportCommand, log: Logger): Promise<nu
     process.off("SIGTERM", onSignal);
   }
   progress.clear();
-  const now = Date.now();
-  process.stdout.write(summary(report, (now - started) / 1000, (now - (importing || now)) / 1000));
+  process.stdout.write(summary(report, (Date.now() - started) / 1000, report.elapsedMs / 1000));
   if (report.stop === undefined) return 0;
   process.stderr.write(`chain-node import: ${describeStop(report.stop, command.file)}\n`);
   return report.stop.kind === "interrupted" ? 130 : 1;

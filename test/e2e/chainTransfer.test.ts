@@ -1,8 +1,9 @@
 // chain-node export and chain-node import as a user runs them: the built command on real data
 // dirs, a chain made by a node under automine (deployments, token transfers, logs, a reverted
-// transaction in every few blocks), and the imported chain compared with the original over JSON-RPC.
+// transaction in every few blocks, a reorganisation by an imported branch, an uncle), and the
+// imported chain compared with the original over JSON-RPC.
 import { spawnSync } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
@@ -96,6 +97,11 @@ async function chainAnswers(url: string, hashes: readonly string[]) {
   return { head: { number: head.number, hash: head.hash, stateRoot: head.stateRoot }, logs, receipts };
 }
 
+/** Sends value transfers from `from`, one block each; answers their hashes. */
+async function sendTransfers(url: string, from: string, values: readonly number[]): Promise<string[]> {
+  return (await rpcBatch(url, values.map((value) => ["eth_sendTransaction", [{ from, to: `0x${"0c".repeat(20)}`, value: `0x${value.toString(16)}` }]]))) as string[];
+}
+
 describe("chain-node export and import", function () {
   this.timeout(120_000);
   let directory: string;
@@ -103,14 +109,39 @@ describe("chain-node export and import", function () {
   let hashes: string[];
   let exported: string;
   let head: BlockJson;
+  /** The heavier branch's import into the original, its fork point and the two branches' heads. */
+  let branch: { run: ReturnType<typeof runCli>; fork: number; ownHead: BlockJson; heavierHead: BlockJson; ownTransaction: string };
 
+  // The chain: mixed transactions; then a fork, the original mining one block on it while a copy
+  // mines three, the copy's branch imported into the original (a reorganisation), and more mixed
+  // transactions, whose first blocks take the original's own block of the fork as an uncle.
   before(async () => {
     directory = await mkdtemp(join(tmpdir(), "chain-node-transfer-"));
     original = join(directory, "original");
-    const node = await startNodeProcess(["--port", "0", "--data-dir", original]);
+    const copy = join(directory, "fork-copy");
+    let node = await startNodeProcess(["--port", "0", "--data-dir", original]);
+    let accounts: string[];
     try {
-      hashes = await mineMixedChain(node.url, 50);
-      head = await rpc<BlockJson>(node.url, "eth_getBlockByNumber", ["latest", false]);
+      hashes = await mineMixedChain(node.url, 25);
+      accounts = await rpc<string[]>(node.url, "eth_accounts", []);
+    } finally {
+      await node.stop();
+    }
+    await cp(original, copy, { recursive: true });
+    const other = await startNodeProcess(["--port", "0", "--data-dir", copy]);
+    let heavierHead: BlockJson;
+    try {
+      hashes.push(...(await sendTransfers(other.url, accounts[6]!, [1, 2, 3])));
+      heavierHead = await rpc<BlockJson>(other.url, "eth_getBlockByNumber", ["latest", false]);
+    } finally {
+      await other.stop();
+    }
+    node = await startNodeProcess(["--port", "0", "--data-dir", original]);
+    let ownHead: BlockJson;
+    let ownTransaction: string;
+    try {
+      [ownTransaction] = (await sendTransfers(node.url, accounts[7]!, [9])) as [string];
+      ownHead = await rpc<BlockJson>(node.url, "eth_getBlockByNumber", ["latest", false]);
       // Refused while the node runs: its data dir is in use.
       const exportInUse = runCli(["export", join(directory, "in-use.blocks"), "--data-dir", original]);
       expect(exportInUse.status, exportInUse.stderr).to.equal(1);
@@ -118,6 +149,19 @@ describe("chain-node export and import", function () {
       const importInUse = runCli(["import", join(directory, "in-use.blocks"), "--data-dir", original]);
       expect(importInUse.status, importInUse.stderr).to.equal(1);
       expect(importInUse.stderr).to.include(`${original} is in use by process ${node.child.pid}`);
+    } finally {
+      await node.stop();
+    }
+    hashes.push(ownTransaction);
+    const fork = Number(BigInt(ownHead.number));
+    const branchFile = join(directory, "branch.blocks");
+    expect(runCli(["export", branchFile, "--data-dir", copy, "--from", String(fork)]).status).to.equal(0);
+    branch = { run: runCli(["import", branchFile, "--data-dir", original]), fork, ownHead, heavierHead, ownTransaction };
+
+    node = await startNodeProcess(["--port", "0", "--data-dir", original]);
+    try {
+      hashes.push(...(await mineMixedChain(node.url, 25)));
+      head = await rpc<BlockJson>(node.url, "eth_getBlockByNumber", ["latest", false]);
     } finally {
       await node.stop();
     }
@@ -131,13 +175,31 @@ describe("chain-node export and import", function () {
     await rm(directory, { recursive: true, force: true });
   });
 
-  it("mined at least 500 blocks with deployments, token transfers, logs and reverted transactions", async () => {
+  it("mined at least 500 blocks with deployments, token transfers, logs, reverted transactions and an uncle", async () => {
     expect(Number(BigInt(head.number))).to.be.at.least(500);
     const node = await startNodeProcess(["--port", "0", "--data-dir", original]);
     try {
       const receipts = (await rpcBatch(node.url, hashes.slice(0, 20).map((hash) => ["eth_getTransactionReceipt", [hash]]))) as { status: string; logs: unknown[] }[];
       expect(receipts.some(({ status }) => status === "0x0"), "a reverted transaction").to.equal(true);
       expect(receipts.some(({ logs }) => logs.length > 0), "logs").to.equal(true);
+      const uncleCounts = (await rpcBatch(node.url, Array.from({ length: 7 }, (_, index) => ["eth_getUncleCountByBlockNumber", [`0x${(branch.fork + 3 + index).toString(16)}`]]))) as string[];
+      expect(uncleCounts.map(Number).reduce((sum, count) => sum + count, 0), "uncles in the blocks after the fork").to.equal(1);
+    } finally {
+      await node.stop();
+    }
+  });
+
+  it("importing a heavier branch makes it canonical; the transaction only the lighter branch held is mined again", async () => {
+    const { run, fork, ownHead, heavierHead, ownTransaction } = branch;
+    expect(run.status, run.stderr).to.equal(0);
+    // The branch's first block ties with the original's own at the fork: the first seen stays; the second is heavier.
+    expect(run.stdout).to.include(`imported 3 blocks (1 on a side branch), 0 already present; head before ${fork} ${ownHead.hash}, after ${fork + 2} ${heavierHead.hash}`);
+    const node = await startNodeProcess(["--port", "0", "--data-dir", original]);
+    try {
+      expect((await rpc<BlockJson>(node.url, "eth_getBlockByNumber", [`0x${(fork + 2).toString(16)}`, false])).hash).to.equal(heavierHead.hash);
+      const receipt = await rpc<{ blockNumber: string; status: string }>(node.url, "eth_getTransactionReceipt", [ownTransaction]);
+      expect(Number(BigInt(receipt.blockNumber))).to.be.above(fork + 2);
+      expect(receipt.status).to.equal("0x1");
     } finally {
       await node.stop();
     }
@@ -160,7 +222,7 @@ describe("chain-node export and import", function () {
     try {
       const [expected, actual] = [await chainAnswers(first.url, hashes), await chainAnswers(second.url, hashes)];
       expect(actual.head).to.deep.equal(expected.head);
-      expect(actual.logs).to.have.length(expected.logs.length).and.to.have.length.above(400);
+      expect(actual.logs).to.have.length(expected.logs.length).and.to.have.length.above(300);
       expect(actual.logs).to.deep.equal(expected.logs);
       expect(actual.receipts).to.deep.equal(expected.receipts);
       expect(actual.receipts.every((receipt) => receipt !== null)).to.equal(true);
