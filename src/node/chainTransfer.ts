@@ -329,7 +329,15 @@ export async function importChain(request: ImportRequest, log: Logger, onProgres
       onProgress(progress());
       return { imported, sideBranch, existing, gasUsed, headBefore, headAfter: { number: chain.head.number, hash: chain.head.hash }, fileBytes: reader.size, elapsedMs: elapsedMs(), stop };
     } finally {
-      await services.close();
+      // Held while the services close: RecoveryOffload.close waits for its worker on handles that
+      // keep nothing alive (the worker and its timer are unref'd), and a command with nothing else
+      // open would leave mid-close, exit code 0, its summary never written.
+      const holdOpen = setInterval(() => undefined, 60_000);
+      try {
+        await services.close();
+      } finally {
+        clearInterval(holdOpen);
+      }
     }
   } finally {
     await reader.close();
