@@ -62,7 +62,8 @@ async function main(): Promise<void> {
   }
   if (command.kind === "export" || command.kind === "import") {
     // The node's own log lines (the chain opened, warnings) go to standard error with the progress.
-    if (command.kind === "import") setHeapGrowth();
+    // No setHeapGrowth here: a command that ends is better served by V8's own heap growth (fewer full
+    // collections). Importing 10,000 mixed blocks alternating: 407/590 blocks/s at 100 %, 470/801 at 300 %.
     const log = createLogger("warn", process.stderr, process.stderr.isTTY === true ? "pretty" : "json");
     const run = command.kind === "export" ? runExport(command, log) : runImport(command, log);
     process.exitCode = await run.catch((error: unknown) => {
