@@ -17,8 +17,7 @@ import { StateDatabase } from "../state/stateDatabase.js";
 import { DataDirectoryError } from "../storage/keyValueStore.js";
 import { findLevelLockHolder } from "../storage/leveldb/lockHolder.js";
 import { openLevelStore } from "../storage/levelStore.js";
-import { BlockFileError, BlockFileReader, type FileBlock } from "./blockFile.js";
-import { decodeBlockAhead, type BlockAhead } from "./blockReadAhead.js";
+import { BlockFileError, BlockFileReader } from "./blockFile.js";
 import { ChainOpeningError, loadGenesis, openChainServices, type ChainServices } from "./chainServices.js";
 import { defaultChainOptions } from "./options.js";
 
@@ -234,8 +233,7 @@ function headerOf(bytes: Uint8Array): { number?: bigint; hash?: Uint8Array } {
  * counted and skipped, so importing a file twice is harmless. Stops at the first block that is
  * malformed, invalid or whose parent is unknown (the report's `stop`); the blocks before it stay
  * imported. Everything is on disk when it returns. The node's chain services open without the
- * JSON-RPC server and with the miner off; senders are recovered one block ahead on the recovery
- * worker (node/blockReadAhead.ts) while the block before executes.
+ * JSON-RPC server, the miner off, no worker threads.
  */
 export async function importChain(request: ImportRequest, log: Logger, onProgress: (progress: ImportProgress) => void = () => undefined, signal?: AbortSignal): Promise<ImportReport> {
   const { dataDir, file } = request;
@@ -249,7 +247,7 @@ export async function importChain(request: ImportRequest, log: Logger, onProgres
   try {
     let services: ChainServices;
     try {
-      services = await openChainServices(request.network, { dataDir, inMemory: false }, { ...defaultChainOptions, genesisFile: request.genesisFile, mining: { kind: "off" }, callWorker: false, recoveryWorker: true }, log);
+      services = await openChainServices(request.network, { dataDir, inMemory: false }, { ...defaultChainOptions, genesisFile: request.genesisFile, mining: { kind: "off" }, callWorker: false, recoveryWorker: false }, log);
     } catch (error) {
       if (error instanceof ChainOpeningError) throw new ChainTransferError(error.message);
       throw error;
@@ -266,72 +264,51 @@ export async function importChain(request: ImportRequest, log: Logger, onProgres
       let started: number | undefined;
       const elapsedMs = () => (started === undefined ? 0 : performance.now() - started);
       const progress = (): ImportProgress => ({ blocks, imported, existing, gasUsed, bytesRead: reader.offset, fileBytes: reader.size, elapsedMs: elapsedMs() });
-      // Block k+1 is read and its senders handed to the recovery worker before block k is imported.
-      type Next = { offset: number; bytes: Uint8Array; ahead?: BlockAhead; malformed?: string };
-      const readAhead = ({ bytes, offset }: FileBlock): Next => {
-        try {
-          return { offset, bytes, ahead: decodeBlockAhead(bytes, common, services.senderRecovery) };
-        } catch (error) {
-          if (!(error instanceof MalformedBlockError)) throw error;
-          return { offset, bytes, malformed: error.message };
-        }
-      };
-      /** Imports `next`; answers why the import stops there, or undefined to go on. */
-      const importNext = async ({ offset, bytes, ahead, malformed }: Next): Promise<ImportStop | undefined> => {
-        if (signal?.aborted) return { kind: "interrupted", offset, reason: "interrupted" };
-        let block: Block;
-        try {
-          if (ahead === undefined) throw new MalformedBlockError(malformed);
-          block = ahead.finish();
-        } catch (error) {
-          if (!(error instanceof MalformedBlockError)) throw error;
-          return { kind: "malformed", offset, ...headerOf(bytes), reason: error.message };
-        }
-        started ??= performance.now();
-        const outcome = await importer.importBlock(block, "file");
-        blocks++;
-        if (outcome.status === "INVALID_BLOCK") return { kind: "invalid", offset, number: block.number, hash: block.hash, reason: `${outcome.reason} (rule ${outcome.rule})` };
-        if (outcome.status === "NO_PARENT") {
-          const parent = bytesToHex(block.header.fields.parentHash);
-          return { kind: "noParent", offset, number: block.number, hash: block.hash, reason: `its parent ${parent} is neither in the data dir nor earlier in the file (import the blocks before it first)` };
-        }
-        if (outcome.status === "EXIST") existing++;
-        else {
-          imported++;
-          if (outcome.status === "IMPORTED_NOT_BEST") sideBranch++;
-          gasUsed += block.header.fields.gasUsed;
-        }
-        onProgress(progress());
-        return undefined;
-      };
-      let pending: Next | undefined;
       try {
-        for await (const fileBlock of reader.blocks()) {
-          const next = readAhead(fileBlock);
-          stop = pending === undefined ? undefined : await importNext(pending);
-          pending = next;
-          if (stop !== undefined) break;
-        }
-        if (stop === undefined && pending !== undefined) {
-          stop = await importNext(pending);
-          pending = undefined;
+        for await (const { bytes, offset } of reader.blocks()) {
+          if (signal?.aborted) {
+            stop = { kind: "interrupted", offset, reason: "interrupted" };
+            break;
+          }
+          let block: Block;
+          try {
+            block = Block.decode(bytes, common);
+          } catch (error) {
+            if (!(error instanceof MalformedBlockError)) throw error;
+            stop = { kind: "malformed", offset, ...headerOf(bytes), reason: error.message };
+            break;
+          }
+          started ??= performance.now();
+          const outcome = await importer.importBlock(block, "file");
+          blocks++;
+          if (outcome.status === "INVALID_BLOCK") {
+            stop = { kind: "invalid", offset, number: block.number, hash: block.hash, reason: `${outcome.reason} (rule ${outcome.rule})` };
+            break;
+          }
+          if (outcome.status === "NO_PARENT") {
+            const parent = bytesToHex(block.header.fields.parentHash);
+            stop = { kind: "noParent", offset, number: block.number, hash: block.hash, reason: `its parent ${parent} is neither in the data dir nor earlier in the file (import the blocks before it first)` };
+            break;
+          }
+          if (outcome.status === "EXIST") existing++;
+          else {
+            imported++;
+            if (outcome.status === "IMPORTED_NOT_BEST") sideBranch++;
+            gasUsed += block.header.fields.gasUsed;
+          }
+          onProgress(progress());
         }
       } catch (error) {
         if (!(error instanceof BlockFileError)) throw error;
-        // The blocks before the one the file ends inside of (or that is not a list) are imported first.
-        if (pending !== undefined) stop = await importNext(pending);
-        pending = undefined;
-        stop ??= { kind: "malformed", offset: error.offset, reason: error.message };
-      } finally {
-        pending?.ahead?.release();
+        stop = { kind: "malformed", offset: error.offset, reason: error.message };
       }
       await chain.whenTipWritten();
       onProgress(progress());
       return { imported, sideBranch, existing, gasUsed, headBefore, headAfter: { number: chain.head.number, hash: chain.head.hash }, fileBytes: reader.size, elapsedMs: elapsedMs(), stop };
     } finally {
-      // Held while the services close: RecoveryOffload.close waits for its worker on handles that
-      // keep nothing alive (the worker and its timer are unref'd), and a command with nothing else
-      // open would leave mid-close, exit code 0, its summary never written.
+      // Held while the services close: a worker they started closes on handles that keep nothing
+      // alive (RecoveryOffload.close: the worker and its timer are unref'd), and a command with
+      // nothing else open would leave mid-close, exit code 0, its summary never written.
       const holdOpen = setInterval(() => undefined, 60_000);
       try {
         await services.close();
