@@ -18,7 +18,7 @@ ESBUILD := node_modules/.bin/esbuild --bundle --platform=node --format=esm --tar
   --banner:js="import { createRequire as createRequireForBundle } from 'node:module'; const require = createRequireForBundle(import.meta.url);"
 RUN_ARGS ?=
 
-.PHONY: help install gen gen-check check-deps build test test-unit test-rpc test-e2e run bench bench-rpc bench-chain bench-long bench-compare lint clean
+.PHONY: help install gen gen-check check-deps build test test-unit test-rpc test-e2e run bench bench-rpc bench-chain bench-long bench-compare bench-traces lint clean
 
 help:
 	@echo "make run    install, build and start the node (regtest, 127.0.0.1:4444); RUN_ARGS='--help' for flags"
@@ -27,6 +27,7 @@ help:
 	@echo "make bench  run the benchmarks (bench-rpc: the JSON-RPC pipeline; bench-chain: transactions, reads, calls, logs, traces, start-up); JSON in dist/bench/results/"
 	@echo "make bench-long  the node's memory over a 10-minute repeated run (BENCH_LONG_MINUTES)"
 	@echo "make bench-compare  this build against BENCH_OTHER (another build's bundle), side by side"
+	@echo "make bench-traces  struct-log trace answers: side by side with BENCH_OTHER, and a 1 GB answer's RSS"
 
 $(NPM_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -92,6 +93,10 @@ bench-long: build
 # names the other build's dist/bundle/cli/chain-node.mjs; BENCH_KIND=erc20 or transfers.
 bench-compare: build
 	node dist/bench/compare.js
+
+# Trace answers (bench/traceAnswers.ts): BENCH_OTHER side by side, BENCH_TRACE_MB for the RSS check.
+bench-traces: build
+	node dist/bench/traceAnswers.js
 
 clean:
 	rm -rf dist

@@ -14,7 +14,8 @@
 //   - eth_estimateGas of two calls that need about 400,000 gas (loops of hashes and storage writes:
 //     fill into fresh slots, spin into one warm slot; issue 6 sets 15 ms, issue 4 30 ms);
 //   - evm_snapshot + evm_revert after 1,000 blocks (bench/devChain.ts);
-//   - debug_traceTransaction of a ~1.5M-gas, ~25,000-step transaction, stack and memory off (bench/tracing.ts);
+//   - debug_traceTransaction of a ~1.4M-gas, ~25,000-step transaction with the tracer's defaults,
+//     with the stack on, and with stack and memory off (bench/tracing.ts);
 //   - a ~1.57M-gas call (300 hashes and stores) sent and mined under automine;
 //   - eth_blockNumber's p50/p99 on a connection of its own while heavy requests run (bench/heavyRequests.ts);
 //   - the figures also go to dist/bench/results/chain.json (bench/results.ts);

@@ -76,11 +76,11 @@ export type StoragePosition = string;
  */
 export type FilterId = string;
 /**
- * Transaction envelope type. Only legacy transactions exist on this chain, so it is always 0x0.
+ * Transaction envelope type (EIP-2718): 0x0 legacy, the only type the reference network has and the only one this node takes by default; 0x1 (EIP-2930) and 0x2 (EIP-1559) on a node started with --typed-transactions.
  */
-export type LegacyTransactionType = "0x0";
+export type TransactionType = "0x0" | "0x1" | "0x2";
 /**
- * EIP-2930 access list as sent by Ethereum client libraries. Accepted in call and submission objects and ignored there (the chain has no access lists), except by debug_traceCall and eth_createAccessList, which run the call as a type-1 transaction with it.
+ * EIP-2930 access list as sent by Ethereum client libraries. Accepted in call objects and ignored there, except by debug_traceCall and eth_createAccessList, which run the call as a type-1 transaction with it; in submission objects and transactions, see --typed-transactions.
  */
 export type AccessList = {
   address: Address;
@@ -129,6 +129,10 @@ export type BlockNumberTagOrHash = Uint64 | BlockTag | Hash32;
  * true or false; the strings "true" and "false" are read as the booleans, as the reference node reads them.
  */
 export type TracerSwitch = boolean | ("true" | "false");
+/**
+ * Most steps the struct-log tracer records (the transaction still runs to its end, as geth's limit); 0 or absent: every step.
+ */
+export type TracerStepLimit = number;
 /**
  * StructLogTrace for the default tracer, CallFrame (the top frame) for callTracer.
  */
@@ -314,7 +318,7 @@ export type ScoPeerListResult = PeerScoringInformation[];
 export type ScoBannedAddressesResult = string[];
 
 /**
- * A block as returned by eth_getBlockByHash and eth_getBlockByNumber, and (with an empty transactions list) an uncle as returned by eth_getUncleByBlockHashAndIndex and eth_getUncleByBlockNumberAndIndex. Spec 2.2 plus the reference node's fields minimumGasPrice, hashForMergedMining, paidFees and the three parent-chain merged-mining fields. There is no baseFeePerGas: the chain has no EIP-1559 fee market. Every field is always present; number, hash, nonce and logsBloom are null only for a pending block, which no method of this node returns.
+ * A block as returned by eth_getBlockByHash and eth_getBlockByNumber, and (with an empty transactions list) an uncle as returned by eth_getUncleByBlockHashAndIndex and eth_getUncleByBlockNumberAndIndex. Spec 2.2 plus the reference node's fields minimumGasPrice, hashForMergedMining, paidFees and the three parent-chain merged-mining fields. The chain has no EIP-1559 fee market: baseFeePerGas is present only on a node started with --typed-transactions, and is then the block's minimumGasPrice (what BASEFEE returns). Every other field is always present; number, hash, nonce and logsBloom are null only for a pending block, which no method of this node returns.
  */
 export interface Block {
   /**
@@ -357,6 +361,7 @@ export interface Block {
    */
   uncles: Hash32[];
   minimumGasPrice: Quantity;
+  baseFeePerGas?: Quantity;
   hashForMergedMining: Hash32;
   paidFees: Quantity;
   parentMergedMiningHeader: Data;
@@ -364,7 +369,7 @@ export interface Block {
   parentMergedMiningMerkleProof: Data;
 }
 /**
- * A transaction as returned by eth_getTransactionByHash, eth_getTransactionByBlockHashAndIndex, eth_getTransactionByBlockNumberAndIndex, eth_pendingTransactions and inside full blocks. Only legacy (type 0x0) transactions exist; chainId, accessList, maxFeePerGas, maxPriorityFeePerGas and yParity are never present. blockHash, blockNumber and transactionIndex are null while the transaction is pending.
+ * A transaction as returned by eth_getTransactionByHash, eth_getTransactionByBlockHashAndIndex, eth_getTransactionByBlockNumberAndIndex, eth_pendingTransactions and inside full blocks. blockHash, blockNumber and transactionIndex are null while the transaction is pending. A legacy (type 0x0) transaction has none of chainId, accessList, maxFeePerGas, maxPriorityFeePerGas and yParity; on a node started with --typed-transactions a type 0x1 (EIP-2930) transaction also has chainId, accessList and yParity, and a type 0x2 (EIP-1559) one maxFeePerGas and maxPriorityFeePerGas besides.
  */
 export interface Transaction {
   hash: Hash32;
@@ -393,7 +398,15 @@ export interface Transaction {
   v: Quantity;
   r: Quantity;
   s: Quantity;
-  type: LegacyTransactionType;
+  type: TransactionType;
+  chainId?: Quantity;
+  accessList?: AccessList;
+  maxFeePerGas?: Quantity;
+  maxPriorityFeePerGas?: Quantity;
+  /**
+   * Signature y parity (types 0x1 and 0x2), the same as v.
+   */
+  yParity?: "0x0" | "0x1";
 }
 /**
  * A log emitted by a transaction, as returned by eth_getLogs, eth_getFilterLogs, eth_getFilterChanges (log filters) and inside receipts. The position fields are null only for a pending log.
@@ -462,7 +475,7 @@ export interface Receipt {
    */
   status: "0x0" | "0x1";
   effectiveGasPrice: Quantity;
-  type: LegacyTransactionType;
+  type: TransactionType;
 }
 /**
  * Progress of a running synchronisation (eth_syncing); the method returns false instead when the node is not syncing.
@@ -516,7 +529,7 @@ export interface EstimateGasCallObject {
   [k: string]: unknown;
 }
 /**
- * Transaction signed by the node with the key of from (spec 2.9). from must be an account held unlocked by the node. Without to the transaction creates a contract from data. type, chainId, accessList, maxFeePerGas and maxPriorityFeePerGas are accepted and ignored, and so is any other field the node does not know (web3.js adds chain, hardfork and networkId), as the reference node ignores them.
+ * Transaction signed by the node with the key of from (spec 2.9). from must be an account held unlocked by the node. Without to the transaction creates a contract from data. By default the node signs a legacy transaction and accepts and ignores type, chainId, accessList, maxFeePerGas and maxPriorityFeePerGas, as the reference node does. On a node started with --typed-transactions it signs a type 0x2 (EIP-1559) transaction when type is 0x2 or maxFeePerGas or maxPriorityFeePerGas is given, a type 0x1 (EIP-2930) one when type is 0x1 or an accessList is given without them, and a legacy one otherwise. Any other field the node does not know is ignored (web3.js adds chain, hardfork and networkId).
  */
 export interface TransactionSubmission {
   from: Address;
@@ -633,13 +646,16 @@ export interface BridgeState {
 export interface TracerConfig {
   disableStack?: TracerSwitch;
   disableMemory?: TracerSwitch;
+  enableMemory?: TracerSwitch;
   disableStorage?: TracerSwitch;
+  enableReturnData?: TracerSwitch;
+  limit?: TracerStepLimit;
   onlyTopCall?: TracerSwitch;
   withLog?: TracerSwitch;
   [k: string]: unknown;
 }
 /**
- * Options of debug_traceTransaction and debug_traceBlockByHash. Keys a tracer does not use are ignored. Other keys that tools send (enableMemory, enableReturnData, timeout, ...) are accepted and ignored, as the reference node does; the listed keys are checked.
+ * Options of debug_traceTransaction and debug_traceBlockByHash. Keys a tracer does not use are ignored. Other keys that tools send (timeout, ...) are accepted and ignored, as the reference node does; the listed keys are checked.
  */
 export interface TraceOptions {
   /**
@@ -649,7 +665,10 @@ export interface TraceOptions {
   tracerConfig?: TracerConfig;
   disableStack?: TracerSwitch;
   disableMemory?: TracerSwitch;
+  enableMemory?: TracerSwitch;
   disableStorage?: TracerSwitch;
+  enableReturnData?: TracerSwitch;
+  limit?: TracerStepLimit;
   onlyTopCall?: TracerSwitch;
   withLog?: TracerSwitch;
   [k: string]: unknown;
@@ -661,21 +680,17 @@ export interface StructLogStorage {
   [k: string]: UnprefixedWord;
 }
 /**
- * State just before one opcode is executed. stack, memory and storage are absent when disabled by the options.
+ * State just before one opcode is executed, as geth's struct logger writes it. stack is absent when disabled, memory unless enabled (and while memory is empty), storage but at SLOAD and SSTORE steps, refund while the refund counter is zero, returnData unless enabled.
  */
 export interface StructLog {
-  /**
-   * Opcode mnemonic, e.g. PUSH1, SSTORE.
-   */
-  op: string;
   /**
    * Program counter.
    */
   pc: number;
   /**
-   * Call depth; 1 for the transaction's own frame.
+   * Opcode mnemonic, e.g. PUSH1, SSTORE.
    */
-  depth: number;
+  op: string;
   /**
    * Gas left before the opcode.
    */
@@ -685,19 +700,41 @@ export interface StructLog {
    */
   gasCost: number;
   /**
-   * Stack, bottom first.
+   * Call depth; 1 for the transaction's own frame.
    */
-  stack?: UnprefixedWord[];
+  depth: number;
   /**
-   * Memory in 32-byte chunks.
+   * Stack, bottom first, each word a compact 0x number ("0x0", "0x2a").
+   */
+  stack?: Quantity[];
+  returnData?: Data;
+  /**
+   * Memory in 32-byte words (enableMemory).
    */
   memory?: UnprefixedWord[];
   storage?: StructLogStorage;
+  /**
+   * Refund counter, when not zero.
+   */
+  refund?: number;
 }
 /**
- * Result of the default tracer for one transaction.
+ * Result of the default tracer for one transaction: geth's (gas, failed, returnValue, structLogs) and the reference node's summary of the contract's storage.
  */
 export interface StructLogTrace {
+  /**
+   * Gas used by the transaction (as its receipt's gasUsed).
+   */
+  gas: number;
+  /**
+   * true when the top-level execution failed (reverted included).
+   */
+  failed: boolean;
+  returnValue: UnprefixedHex;
+  /**
+   * One entry per executed opcode, across all call depths, in execution order (the first `limit` only when a limit is given); empty for a plain value transfer (no code runs).
+   */
+  structLogs: StructLog[];
   contractAddress: UnprefixedAddress;
   initStorage: StructLogStorage;
   currentStorage: StructLogStorage;
@@ -705,10 +742,6 @@ export interface StructLogTrace {
    * Number of non-zero storage slots of the contract: its slot count in the parent block's state, updated with the slots the transaction wrote.
    */
   storageSize: number;
-  /**
-   * One entry per executed opcode, across all call depths, in execution order. Absent for a plain value transfer (no code runs).
-   */
-  structLogs?: StructLog[];
   result: UnprefixedHex;
   /**
    * Error of the top-level execution; empty string when none.
@@ -1073,7 +1106,10 @@ export interface DebugTraceCallTraceConfigParam {
   tracerConfig?: TracerConfig;
   disableStack?: TracerSwitch;
   disableMemory?: TracerSwitch;
+  enableMemory?: TracerSwitch;
   disableStorage?: TracerSwitch;
+  enableReturnData?: TracerSwitch;
+  limit?: TracerStepLimit;
   onlyTopCall?: TracerSwitch;
   withLog?: TracerSwitch;
   stateOverrides?: StateOverrideSet;

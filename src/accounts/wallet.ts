@@ -5,11 +5,10 @@
 // accounts, and signs only with a passphrase given for one transaction.
 import { randomBytes } from "node:crypto";
 import type { Common } from "@ethereumjs/common";
-import { createLegacyTx } from "@ethereumjs/tx";
-import { Address, privateToAddress } from "@ethereumjs/util";
+import { privateToAddress } from "@ethereumjs/util";
 import { keccak256 } from "../common/crypto.js";
 import { bytesToUnprefixedHex } from "../common/hex.js";
-import type { UnsignedTransaction } from "../common/unsignedTransaction.js";
+import { createUnsignedTransaction, type UnsignedTransaction } from "../common/unsignedTransaction.js";
 import { personalMessageHash, signDigest } from "./messageSigning.js";
 import { decryptKey, encryptKey, KeystoreFormatError, lightScrypt, MemoryKeyStorage, WrongPassphraseError, type KeyStorage, type ScryptParameters } from "./keystore.js";
 
@@ -371,18 +370,8 @@ export class Wallet {
     return this.sign(privateKey, await prepare());
   }
 
+  /** Signs a legacy transaction (EIP-155), or a typed one (the node's --typed-transactions) with its y parity. */
   private sign(privateKey: Uint8Array, transaction: UnsignedTransaction): Uint8Array {
-    const unsigned = createLegacyTx(
-      {
-        nonce: transaction.nonce,
-        gasPrice: transaction.gasPrice,
-        gasLimit: transaction.gasLimit,
-        to: transaction.to === undefined ? undefined : new Address(transaction.to),
-        value: transaction.value,
-        data: transaction.data,
-      },
-      { common: this.common },
-    );
-    return unsigned.sign(privateKey).serialize();
+    return createUnsignedTransaction(transaction, this.common).sign(privateKey).serialize();
   }
 }

@@ -3,7 +3,7 @@
 import type { Common } from "@ethereumjs/common";
 import { RLP } from "@ethereumjs/rlp";
 import { BlockHeader } from "./header.js";
-import { decodeRawTransaction, restoreTransaction, type ChainTransaction } from "./transactions.js";
+import { decodeRawTransaction, restoreTransaction, type ChainTransaction, type TypedTransactionsAccepted } from "./transactions.js";
 
 /** Bytes that are not a block in the wire form (wrong shape, a malformed header or transaction). */
 export class MalformedBlockError extends Error {}
@@ -36,7 +36,7 @@ export class Block {
    */
   get size(): number {
     if (this.encodedSize === undefined) {
-      const transactions = lengthOfList(this.transactions.reduce((sum, transaction) => sum + transaction.raw.length, 0));
+      const transactions = lengthOfList(this.transactions.reduce((sum, transaction) => sum + transactionItemLength(transaction.raw), 0));
       const uncles = lengthOfList(this.uncles.reduce((sum, uncle) => sum + uncle.encoded.length, 0));
       this.encodedSize = lengthOfList(this.header.encoded.length + transactions + uncles);
     }
@@ -49,14 +49,16 @@ export class Block {
    */
   encode(): Uint8Array {
     // Signed legacy transactions and headers are RLP lists already: only the list prefixes are added.
-    return rlpListOfEncoded([this.header.encoded, rlpListOfEncoded(this.transactions.map((transaction) => transaction.raw)), rlpListOfEncoded(this.uncles.map((uncle) => uncle.encoded))]);
+    return rlpListOfEncoded([this.header.encoded, rlpListOfEncoded(this.transactions.map(transactionItem)), rlpListOfEncoded(this.uncles.map((uncle) => uncle.encoded))]);
   }
 
   /**
    * A block from outside (a file, a peer): every transaction's sender is recovered from its
-   * signature, never taken on trust. Throws MalformedBlockError naming what does not decode.
+   * signature, never taken on trust. Typed transactions (EIP-2718 byte strings) only where `typed`
+   * accepts them (--typed-transactions), as for a send. Throws MalformedBlockError naming what
+   * does not decode.
    */
-  static decode(encoded: Uint8Array, common: Common): Block {
+  static decode(encoded: Uint8Array, common: Common, typed: TypedTransactionsAccepted = false): Block {
     let items: unknown;
     try {
       items = RLP.decode(encoded);
@@ -69,9 +71,9 @@ export class Block {
     const [headerItems, transactionItems, uncleItems] = items as [unknown[], unknown[], unknown[]];
     const header = decodeHeaderItems(headerItems, "header");
     const transactions = transactionItems.map((item, index) => {
-      if (!Array.isArray(item)) throw new MalformedBlockError(`transaction ${index} is not an RLP list (typed transactions are not accepted)`);
       try {
-        return decodeRawTransaction(RLP.encode(item as Uint8Array[]), common);
+        // A legacy transaction is an RLP list; a typed one a byte string holding type ‖ payload.
+        return decodeRawTransaction(Array.isArray(item) ? RLP.encode(item as Uint8Array[]) : (item as Uint8Array), common, typed);
       } catch (error) {
         throw new MalformedBlockError(`transaction ${index}: ${(error as Error).message}`);
       }
@@ -91,6 +93,18 @@ export class Block {
     return new Block(header, transactions, uncles.map((uncle) => BlockHeader.decode(uncle)));
   }
 }
+
+/** A transaction as a block's list holds it: a legacy one is an RLP list already, a typed one (type ‖ payload) an RLP byte string. */
+function transactionItem(transaction: ChainTransaction): Uint8Array {
+  return isLegacyEncoding(transaction.raw) ? transaction.raw : RLP.encode(transaction.raw);
+}
+
+function transactionItemLength(raw: Uint8Array): number {
+  if (isLegacyEncoding(raw)) return raw.length;
+  return raw.length < 56 ? 1 + raw.length : lengthOfList(raw.length);
+}
+
+const isLegacyEncoding = (raw: Uint8Array) => raw[0]! >= 0xc0;
 
 /** RLP list whose items are already encoded. */
 function rlpListOfEncoded(items: readonly Uint8Array[]): Uint8Array {

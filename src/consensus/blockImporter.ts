@@ -45,6 +45,12 @@ export interface BlockImporterOptions {
    * BLOCKHASH reads `canonicalHash`: the importer answers it along the branch of the block executing.
    */
   readonly createBuilder: (canonicalHash: CanonicalHashLookup) => Promise<BlockBuilder>;
+  /**
+   * With --verify-imports-with-reference-engine: a builder without the fast paths (every
+   * transaction through the engine's runTx). Each imported block then runs on both, and a block
+   * where they disagree is refused, naming the field.
+   */
+  readonly createReferenceBuilder?: ((canonicalHash: CanonicalHashLookup) => Promise<BlockBuilder>) | undefined;
 }
 
 /** Hears of every block the importer stored (not of the ones it refused or already had). */
@@ -55,6 +61,7 @@ const blockHashWindow = 256n;
 
 export class BlockImporter {
   private builder: BlockBuilder | undefined;
+  private referenceBuilder: BlockBuilder | undefined;
   /** State root the builder's working state is on (hex). */
   private builderRoot = "";
   /** The parent of the block executing: BLOCKHASH answers along its branch. */
@@ -157,6 +164,7 @@ export class BlockImporter {
       );
       receipts = built.receipts;
       refusal = executionRefusal(block, built.block, built.skipped.map(({ transaction, reason }) => ({ hash: transaction.hash, reason })));
+      if (refusal === undefined && this.options.createReferenceBuilder !== undefined) refusal = await this.compareWithReferenceEngine(block, parent, built.block, receipts);
     } catch (error) {
       refusal = { rule: "execution", reason: (error as Error).message };
     } finally {
@@ -171,6 +179,29 @@ export class BlockImporter {
     }
     this.builderRoot = bytesToUnprefixedHex(fields.stateRoot);
     return { ok: true, receipts };
+  }
+
+  /**
+   * Runs the block again on the untuned engine (always reset to the parent's root: it runs only
+   * here) and answers the first field where the two executions differ.
+   */
+  private async compareWithReferenceEngine(block: Block, parent: Block, fast: Block, fastReceipts: readonly ChainReceipt[]): Promise<{ rule: string; reason: string } | undefined> {
+    const reference = (this.referenceBuilder ??= await this.options.createReferenceBuilder!((blockNumber) => this.hashOnExecutingBranch(blockNumber)));
+    await reference.resetTo(parent.header.fields.stateRoot);
+    const fields = block.header.fields;
+    const built = await reference.build(
+      { parent, coinbase: fields.coinbase, timestamp: fields.timestamp, gasLimit: fields.gasLimit, minimumGasPrice: fields.minimumGasPrice, difficulty: fields.difficulty, extraData: fields.extraData },
+      block.transactions,
+    );
+    const disagreement = (what: string) => ({ rule: "referenceEngineDisagrees", reason: `the fast execution paths and the reference engine disagree on ${what}: a fault of this node, not necessarily of the block` });
+    if (built.skipped.length > 0 || built.block.transactions.length !== fast.transactions.length) return disagreement("which transactions can run");
+    for (const field of ["stateRoot", "receiptsRoot", "logsBloom", "gasUsed", "paidFees"] as const) {
+      const [ran, referenced] = [fast.header.fields[field], built.block.header.fields[field]];
+      const same = typeof ran === "bigint" ? ran === referenced : Buffer.compare(ran, referenced as Uint8Array) === 0;
+      if (!same) return disagreement(`the ${field}`);
+    }
+    const index = built.receipts.findIndex((receipt, position) => receipt.gasUsed !== fastReceipts[position]!.gasUsed || receipt.success !== fastReceipts[position]!.success);
+    return index < 0 ? undefined : disagreement(`transaction ${index}'s gas used or status`);
   }
 
   /** BLOCKHASH while a block executes: the hash of block `blockNumber` on the executing block's own branch. */

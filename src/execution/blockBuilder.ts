@@ -12,7 +12,7 @@ import { Block } from "../chain/block.js";
 import { BlockHeader, emptyBloom, emptyBytes, emptyListHash, unclesHashOf } from "../chain/header.js";
 import { indexedTrieRoot } from "../chain/indexedTrie.js";
 import { encodeReceiptForTrie, type ChainReceipt } from "../chain/receipts.js";
-import type { ChainTransaction } from "../chain/transactions.js";
+import { effectiveGasPrice, type ChainTransaction } from "../chain/transactions.js";
 import { engineErrorMessage } from "../common/engineErrors.js";
 import { bytesToUnprefixedHex } from "../common/hex.js";
 import { createExecutionBlock, createExecutionEngine, creditMinimumGasPriceShare, type CanonicalHashLookup, type ExecutionEngine } from "./engine.js";
@@ -230,7 +230,7 @@ export class BlockBuilder {
         continue;
       }
       execution.gasUsed += outcome.gasUsed;
-      execution.paidFees += outcome.gasUsed * tx.gasPrice;
+      execution.paidFees += outcome.gasUsed * (tx.type === 0 ? tx.gasPrice : effectiveGasPrice(tx, template.minimumGasPrice));
       orBloom(execution.logsBloom, outcome.logsBloom);
       execution.included.push(transaction);
       execution.receipts.push({

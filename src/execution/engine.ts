@@ -4,9 +4,9 @@
 import { Block as EngineBlock, BlockHeader as EngineBlockHeader, createBlockHeader, type HeaderData } from "@ethereumjs/block";
 import type { Common, StateManagerInterface } from "@ethereumjs/common";
 import type { EVM, EVMMockBlockchainInterface } from "@ethereumjs/evm";
-import type { LegacyTx } from "@ethereumjs/tx";
 import { Account, Address, KECCAK256_NULL, bigIntToBytes, equalsBytes, setLengthLeft } from "@ethereumjs/util";
 import { createVM, type VM } from "@ethereumjs/vm";
+import { maxGasPrice, type ChainTx } from "../chain/transactions.js";
 import { nextEventLoopTurn } from "../common/eventLoop.js";
 import { installInterpreterFastPaths } from "./interpreterFastPaths.js";
 import { guardLongPrecompiles } from "./precompileTimeGuard.js";
@@ -309,10 +309,11 @@ export function hasCode(account: Account): boolean {
 
 /**
  * Whether runTx lets `sender` send `tx`: an existing account without code (EIP-3607), at the
- * transaction's nonce, holding the whole gas limit at the gas price and the value.
+ * transaction's nonce, holding the whole gas limit at the gas price (a type 2 transaction's fee
+ * cap) and the value.
  */
-export function runTxTakesSender(sender: Account | undefined, tx: LegacyTx): sender is Account {
-  return sender !== undefined && !hasCode(sender) && sender.nonce === tx.nonce && sender.balance >= tx.gasLimit * tx.gasPrice + tx.value;
+export function runTxTakesSender(sender: Account | undefined, tx: ChainTx): sender is Account {
+  return sender !== undefined && !hasCode(sender) && sender.nonce === tx.nonce && sender.balance >= tx.gasLimit * maxGasPrice(tx) + tx.value;
 }
 
 /**

@@ -14,6 +14,7 @@
 // As for plain transfers, only a transaction the package would run takes this path: one the
 // package would refuse (a wrong nonce, too little balance or gas, a sender with code, a gas price
 // under the base fee, a gas limit over the block's) goes to runTx, which refuses it in its own words.
+// Typed transactions (--typed-transactions) go to runTx too: their access lists and fee caps are its.
 // A creation goes to runTx too, and so does a call whose execution destroyed an account: its
 // changes are reverted here and runTx runs it again (the package's SELFDESTRUCT processing is
 // long, and such calls are rare). The differential test (test/unit/execution/differential.test.ts)
@@ -87,7 +88,7 @@ export async function runLeanCall(context: LeanCallContext, transaction: ChainTr
   const { tx } = transaction;
   const to = tx.to;
   const baseFee = block.header.baseFeePerGas ?? 0n;
-  if (to === undefined || tx.gasLimit > block.header.gasLimit || tx.gasPrice < baseFee) return undefined;
+  if (tx.type !== 0 || to === undefined || tx.gasLimit > block.header.gasLimit || tx.gasPrice < baseFee) return undefined;
   const precompiles = evm.precompiles;
   const toHex = bytesToUnprefixedHex(to.bytes);
   if (precompiles.has(toHex)) return undefined;

@@ -5,8 +5,9 @@
 // runTx spends about 200 µs on that (the journal and its checkpoints, the warm address sets, a
 // message frame, the receipt); here it is three account reads and writes.
 //
-// Only a transaction whose outcome is certain takes this path; any other goes to the engine, which
-// runs or refuses it as before. To the engine go: a sender without the balance, with another
+// Only a legacy transaction whose outcome is certain takes this path; any other goes to the engine,
+// which runs or refuses it as before. To the engine go: typed transactions (--typed-transactions:
+// their access lists and fee caps are the engine's to apply); a sender without the balance, with another
 // nonce or with code (EIP-3607); a recipient with code or that is a precompile; a gas price below
 // the block's base fee; less gas than the intrinsic gas; a value that would take the recipient's
 // balance past 2^256 - 1 (the engine fails the transfer); and the cases where the engine's touch
@@ -47,7 +48,7 @@ export interface PlainTransferContext {
  */
 export async function runPlainTransfer(context: PlainTransferContext, transaction: ChainTransaction): Promise<bigint | undefined> {
   const { tx } = transaction;
-  if (tx.to === undefined || tx.data.length !== 0 || tx.gasPrice < context.baseFee) return undefined;
+  if (tx.type !== 0 || tx.to === undefined || tx.data.length !== 0 || tx.gasPrice < context.baseFee) return undefined;
   const gasUsed = tx.getIntrinsicGas();
   if (tx.gasLimit < gasUsed || context.precompiles.has(bytesToUnprefixedHex(tx.to.bytes))) return undefined;
 

@@ -12,7 +12,7 @@ import { CallService, EstimateRevertedError, GasEstimationError } from "../execu
 import { ExecutionTimeoutError } from "../execution/engine.js";
 import { CallNotExecutableError } from "../execution/messageCall.js";
 import { createExecutionRules } from "../execution/rules.js";
-import { ReplayFailedError, ReplayStateMissingError, replayOutputsToWire, runReplayPlan, StructLogTooLargeError, type ReplayDependencies } from "../tracing/index.js";
+import { ReplayFailedError, ReplayStateMissingError, replayOutputsToWire, runReplayPlan, StructLogTooLargeError, transferablesOf, type ReplayDependencies, type ReplayOutputOnWire } from "../tracing/index.js";
 import { StateDatabase } from "../state/stateDatabase.js";
 import { storeKeys } from "../storage/keys.js";
 import { openLevelReader } from "../storage/levelStore.js";
@@ -46,7 +46,7 @@ function describeFailure(error: unknown): CallWorkerFailure {
   if (error instanceof BlockNotStoredError) return { kind: "blockNotStored", message };
   if (error instanceof ReplayStateMissingError) return { kind: "replayStateMissing", message, payload: error.blockHash };
   if (error instanceof ReplayFailedError) return { kind: "replayFailed", message };
-  if (error instanceof StructLogTooLargeError) return { kind: "structLogTooLarge", message, limitBytes: error.limitBytes };
+  if (error instanceof StructLogTooLargeError) return { kind: "structLogTooLarge", message, limitBytes: error.limitBytes, limitFlag: error.flag };
   return { kind: "internal", message, stack: (error as Error)?.stack };
 }
 
@@ -101,7 +101,8 @@ async function serve(port: NonNullable<typeof parentPort>, data: CallWorkerData)
   };
 
   // Each answer goes at once: the main thread answers its caller while the next call runs here.
-  const reply = (answer: CallWorkerReply): void => port.postMessage([answer]);
+  // A struct-log trace's chunks move to the main thread rather than being copied.
+  const reply = (answer: CallWorkerReply, transfer: ArrayBuffer[] = []): void => port.postMessage([answer], transfer);
   const run = (request: Exclude<CallWorkerRequest, { kind: "close" }>): void => {
     const work = (async () => {
       if (request.kind === "replay") return replay(request);
@@ -109,7 +110,7 @@ async function serve(port: NonNullable<typeof parentPort>, data: CallWorkerData)
       return request.kind === "call" ? calls.call({ kind: "block", block }, request.call, request.overrides) : calls.estimateGas({ kind: "block", block }, request.call);
     })();
     work.then(
-      (result) => reply({ id: request.id, result }),
+      (result) => reply({ id: request.id, result }, request.kind === "replay" ? transferablesOf(result as ReplayOutputOnWire[]) : []),
       (error: unknown) => reply({ id: request.id, failure: describeFailure(error) }),
     );
   };

@@ -56,8 +56,9 @@ export interface CallWorkerFailure {
   message: string;
   /** estimateReverted: the revert payload; replayStateMissing: the block's hash. */
   payload?: Uint8Array;
-  /** structLogTooLarge: the limit passed. */
+  /** structLogTooLarge: the limit passed, and the flag that sets it. */
   limitBytes?: number;
+  limitFlag?: string;
   stack?: string;
 }
 
@@ -117,7 +118,7 @@ function toError(failure: CallWorkerFailure): Error {
     case "replayFailed":
       return new ReplayFailedError(failure.message);
     case "structLogTooLarge":
-      return new StructLogTooLargeError(failure.limitBytes ?? 0);
+      return new StructLogTooLargeError(failure.limitBytes ?? 0, failure.limitFlag ?? "");
     case "blockNotStored":
       return new OffloadLostError(failure.message);
     case "internal": {

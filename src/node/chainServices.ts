@@ -30,6 +30,7 @@ import { createMemoryStore, DataDirectoryError, type KeyValueStore } from "../st
 import { LevelStore, openLevelStore } from "../storage/levelStore.js";
 import { PoolChainFollower } from "../txpool/chainFollower.js";
 import { PoolJournal } from "../txpool/poolJournal.js";
+import { createTransactionIntake, type TransactionIntake } from "../txpool/transactionIntake.js";
 import { TransactionPool } from "../txpool/transactionPool.js";
 import { CallWorkers } from "./callWorkers.js";
 import { RecoveryOffload } from "./recoveryOffload.js";
@@ -40,6 +41,8 @@ export interface ChainServices {
   readonly chain: Chain;
   readonly state: StateDatabase;
   readonly pool: TransactionPool;
+  /** The one way in to the pool: decoding, sender recovery, admission (txpool/transactionIntake.ts). */
+  readonly intake: TransactionIntake;
   readonly wallet: Wallet;
   readonly miner: Miner;
   readonly devChain: DevChain;
@@ -62,6 +65,8 @@ export interface ChainServices {
    */
   readonly senderRecovery: SenderRecovery | undefined;
   readonly location: string;
+  /** Whether clients may send typed transactions (ChainOptions.typedTransactions). */
+  readonly typedTransactions: boolean;
   close(): Promise<void>;
 }
 
@@ -170,7 +175,7 @@ export async function openChainServices(
 
     // The pool judges transactions against the block the next block builds on: the tip. What it
     // held at the last stop (or crash) comes back from its journal, checked against the tip again.
-    const journal = new PoolJournal(store, common);
+    const journal = new PoolJournal(store, common, options.typedTransactions);
     const pool = new TransactionPool({
       observer: journal,
       async readAccount(address) {
@@ -223,6 +228,9 @@ export async function openChainServices(
       now: () => clock.now(),
       writeQueue,
       createBuilder: (canonicalHash) => BlockBuilder.create(common, state.at(chain.tip.header.fields.stateRoot), canonicalHash),
+      createReferenceBuilder: options.verifyImportsWithReferenceEngine
+        ? (canonicalHash) => BlockBuilder.create(common, state.at(chain.tip.header.fields.stateRoot), canonicalHash, { plainTransfers: false, leanCalls: false })
+        : undefined,
     });
     const unfollowChain = chain.subscribeHead(new PoolChainFollower(pool, poolLog), (error) => poolLog.error({ err: error }, "following the chain failed"));
     miner.start();
@@ -243,6 +251,8 @@ export async function openChainServices(
     const callWorkers = options.callWorker && store instanceof LevelStore ? new CallWorkers({ directory: store.location, chainId: network.chainId, limits: options.calls }, store, log.child({ module: "calls" })) : undefined;
     if (callWorkers !== undefined) calls.offloadTo(callWorkers);
     const recoveryOffload = options.recoveryWorker && availableParallelism() > 1 ? new RecoveryOffload(log.child({ module: "senders" })) : undefined;
+    // Clients' sends and (later) peers' transactions alike.
+    const intake = createTransactionIntake({ common, typedTransactions: options.typedTransactions, pool, senderRecovery: recoveryOffload });
     const logsLog = log.child({ module: "logs" });
     const reportLogsError = (error: unknown) => logsLog.error({ err: error }, "following the chain failed");
     const logIndex = new BlockLogIndex(chain, reportLogsError);
@@ -260,6 +270,7 @@ export async function openChainServices(
       chain,
       state,
       pool,
+      intake,
       wallet,
       miner,
       devChain,
@@ -274,6 +285,7 @@ export async function openChainServices(
       callWorkers,
       senderRecovery: recoveryOffload,
       location: store.location,
+      typedTransactions: options.typedTransactions,
       async close() {
         filters.close();
         logIndex.close();

@@ -63,6 +63,7 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
     network,
     peers,
     responseLimitBytes: options.rpc.responseLimitBytes,
+    traceAnswerLimitBytes: options.rpc.traceAnswerLimitBytes,
     keyExportAllowed: keyExportAllowedOn(options.rpc.host),
     requestLimits: options.rpc,
     ...services,
@@ -81,6 +82,7 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
   const subscriptionsLog = log.child({ module: "subscriptions" });
   const subscriptions = new SubscriptionHub(services.chain, services.pool, {
     maxSubscriptionsPerConnection: options.rpc.wsMaxSubscriptions,
+    baseFeePerGas: services.typedTransactions,
     reportError: (error) => subscriptionsLog.error({ err: error }, "delivering notifications failed"),
   });
   const server = createRpcServer(options.rpc, dispatcher, log.child({ module: "http" }), subscriptions);

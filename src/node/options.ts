@@ -31,6 +31,8 @@ export interface ChainOptions {
    * (node/recoveryOffload.ts), on a machine with more than one core.
    */
   recoveryWorker: boolean;
+  /** Whether each imported block is executed a second time with the untuned engine, and refused where the two disagree. */
+  verifyImportsWithReferenceEngine: boolean;
   /** Limits of log queries and the lifetime of filters. */
   logs: LogOptions;
   /** Most trace requests (debug_trace*, trace_*) replaying at once; the others wait within --call-timeout. */
@@ -41,6 +43,11 @@ export interface ChainOptions {
    * any cost are read.
    */
   keyStoreKdf: KeyStoreKdf;
+  /**
+   * Whether clients may send EIP-2930 and EIP-1559 transactions (--typed-transactions); blocks then
+   * show baseFeePerGas. Off: legacy only, as the reference network.
+   */
+  typedTransactions: boolean;
 }
 
 export type KeyStoreKdf = "light" | "standard";
@@ -65,9 +72,11 @@ export const defaultChainOptions: ChainOptions = {
   calls: { gasCap: 50_000_000n, timeLimitMs: 5_000 },
   callWorker: true,
   recoveryWorker: true,
+  verifyImportsWithReferenceEngine: false,
   logs: defaultLogOptions,
   tracesAtOnce: defaultTraceServiceOptions.maxConcurrent,
   keyStoreKdf: "light",
+  typedTransactions: false,
 };
 
 export const defaultNodeOptions: NodeOptions = {

@@ -111,7 +111,8 @@ export async function verifyDataDirectory(directory: string, onProgress: (progre
     let blocksChecked = 0n;
     const signerOf = (raw: Uint8Array): Uint8Array | undefined => {
       try {
-        return decodeRawTransaction(raw, common).sender;
+        // Typed ones too: a chain made with --typed-transactions holds them.
+        return decodeRawTransaction(raw, common, true).sender;
       } catch {
         return undefined;
       }

@@ -1,41 +1,38 @@
-// Block parameters (QUANTITY | TAG | MAP) -> blocks of the chain, with the reference's errors.
+// Block parameters as JSON-RPC gives them (QUANTITY | TAG | hash | EIP-1898 map) -> the chain's
+// block selectors (chain/blockSelection.ts), and the chain's "no such block" -> the reference's errors.
 import type { BlockParameter, BlockNumberOrTag, EthGetBlockReceiptsBlockParam } from "../../generated/types.js";
 import type { Block } from "../chain/block.js";
+import { selectBlock, type BlockSelector, type BlockTag } from "../chain/blockSelection.js";
 import type { Chain } from "../chain/chain.js";
 import { hexToBytes } from "../common/hex.js";
 import { blockHashNotFoundError, blockNotCanonicalError, blockNotFoundError } from "./errors.js";
 
-/** A block selected by number or tag; "pending" reads as the head (its state is the head's plus the pool's). */
+function selectorOf(parameter: BlockNumberOrTag): BlockSelector {
+  return parameter === "latest" || parameter === "earliest" || parameter === "pending" ? { tag: parameter as BlockTag } : { number: BigInt(parameter) };
+}
+
+const requiresCanonical = (flag: boolean | string | undefined) => flag === true || flag === "true";
+
+/** A block selected by number or tag; undefined when there is none ("pending" reads as the head). */
 export async function findBlockByNumberOrTag(chain: Chain, parameter: BlockNumberOrTag): Promise<Block | undefined> {
-  switch (parameter) {
-    case "latest":
-    case "pending":
-      return chain.head;
-    case "earliest":
-      return chain.genesis;
-    default:
-      return chain.getBlockByNumber(BigInt(parameter));
-  }
+  const selection = await selectBlock(chain, selectorOf(parameter));
+  return selection.found ? selection.block : undefined;
 }
 
 /** The block whose state a query reads; a block that does not exist is an error (-32600). */
 export async function resolveStateBlock(chain: Chain, parameter: BlockParameter | undefined): Promise<Block> {
   if (parameter === undefined) return chain.head;
-  if (typeof parameter === "string") {
-    const block = await findBlockByNumberOrTag(chain, parameter);
-    if (block === undefined) throw blockNotFoundError(parameter);
-    return block;
-  }
-  if ("blockHash" in parameter) {
-    const block = await chain.getBlockByHash(hexToBytes(parameter.blockHash));
-    if (block === undefined) throw blockHashNotFoundError(parameter.blockHash);
-    const requireCanonical = parameter.requireCanonical === true || parameter.requireCanonical === "true";
-    if (requireCanonical && !(await chain.isCanonical(block))) throw blockNotCanonicalError(parameter.blockHash);
-    return block;
-  }
-  const block = await chain.getBlockByNumber(BigInt(parameter.blockNumber));
-  if (block === undefined) throw blockNotFoundError(parameter.blockNumber);
-  return block;
+  const [selector, named] =
+    typeof parameter === "string"
+      ? [selectorOf(parameter), parameter]
+      : "blockHash" in parameter
+        ? [{ hash: hexToBytes(parameter.blockHash), requireCanonical: requiresCanonical(parameter.requireCanonical) }, parameter.blockHash]
+        : [{ number: BigInt(parameter.blockNumber) }, parameter.blockNumber];
+  const selection = await selectBlock(chain, selector);
+  if (selection.found) return selection.block;
+  if (selection.because === "hashNotFound") throw blockHashNotFoundError(named);
+  if (selection.because === "notCanonical") throw blockNotCanonicalError(named);
+  throw blockNotFoundError(named);
 }
 
 /** 0x and 64 hex digits: a block hash, where a number has at most 16 digits. */
@@ -46,13 +43,15 @@ const blockHashTextLength = 66;
  * that does not exist (the method answers null), the selector's canonical check as for state reads.
  */
 export async function findBlockForReceipts(chain: Chain, parameter: EthGetBlockReceiptsBlockParam): Promise<Block | undefined> {
+  let selector: BlockSelector;
   if (typeof parameter === "string") {
-    if (parameter.length === blockHashTextLength) return chain.getBlockByHash(hexToBytes(parameter));
-    return findBlockByNumberOrTag(chain, parameter as BlockNumberOrTag);
+    selector = parameter.length === blockHashTextLength ? { hash: hexToBytes(parameter), requireCanonical: false } : selectorOf(parameter as BlockNumberOrTag);
+  } else if ("blockNumber" in parameter) {
+    selector = { number: BigInt(parameter.blockNumber) };
+  } else {
+    selector = { hash: hexToBytes(parameter.blockHash), requireCanonical: requiresCanonical(parameter.requireCanonical) };
   }
-  if ("blockNumber" in parameter) return chain.getBlockByNumber(BigInt(parameter.blockNumber));
-  const block = await chain.getBlockByHash(hexToBytes(parameter.blockHash));
-  const requireCanonical = parameter.requireCanonical === true || parameter.requireCanonical === "true";
-  if (block !== undefined && requireCanonical && !(await chain.isCanonical(block))) throw blockNotCanonicalError(parameter.blockHash);
-  return block;
+  const selection = await selectBlock(chain, selector);
+  if (!selection.found && selection.because === "notCanonical" && typeof parameter !== "string" && "blockHash" in parameter) throw blockNotCanonicalError(parameter.blockHash);
+  return selection.found ? selection.block : undefined;
 }

@@ -28,18 +28,30 @@ export interface RpcCallContext {
   readonly log: Logger;
   /** Subscriptions of the request's connection: only on a connection that carries notifications (WebSocket). */
   readonly subscriptions?: SubscriptionScope;
+  /**
+   * The answer must fit the response limit: the request is part of a batch, or came over a
+   * transport that writes answers whole (WebSocket). Otherwise a result made as an unbounded
+   * EncodedJson may be longer (its maker bounds it).
+   */
+  readonly boundedAnswer?: boolean;
 }
 
 export type RpcHandlerSet = RpcHandlers<RpcCallContext>;
 
 /**
  * A result already encoded as JSON text: spliced into the response, never re-serialised. Given in
- * parts, they are joined once, with the response around them.
+ * parts (texts, or bytes of ASCII text), they are joined once, with the response around them, or
+ * written out one after another (PartedAnswer). An `unbounded` result, answered alone over HTTP,
+ * is not held to the response limit: its maker bounded it by a limit of its own (a struct-log
+ * trace: the trace answer limit), and it is written in parts, never joined.
  */
 export class EncodedJson {
-  readonly parts: readonly string[];
+  readonly parts: readonly (string | Uint8Array)[];
 
-  constructor(json: string | readonly string[]) {
+  constructor(
+    json: string | readonly (string | Uint8Array)[],
+    readonly unbounded = false,
+  ) {
     this.parts = typeof json === "string" ? [json] : json;
   }
 }
@@ -87,7 +99,7 @@ export interface Dispatcher {
    * Answers a request body; undefined when nothing is to be sent back (notifications only).
    * Synchronous when every handler involved is: the common case pays for no promise.
    */
-  handle(body: string, subscriptions?: SubscriptionScope): MaybePromise<Answer | undefined>;
+  handle(body: string, subscriptions?: SubscriptionScope, boundedAnswers?: boolean): MaybePromise<Answer | undefined>;
 }
 
 type MaybePromise<T> = T | Promise<T>;
@@ -141,20 +153,32 @@ function errorResponse(id: RequestId, error: RpcError): string {
 const partedAnswerMinChars = 512 * 1024;
 
 /** The UTF-8 length of the parts together. */
-function utf8Length(parts: readonly string[]): number {
+function utf8Length(parts: readonly (string | Uint8Array)[]): number {
   let bytes = 0;
-  for (const part of parts) bytes += Buffer.byteLength(part);
+  for (const part of parts) bytes += typeof part === "string" ? Buffer.byteLength(part) : part.byteLength;
   return bytes;
 }
 
-function successResponse(id: RequestId, result: unknown, alone: boolean): Answer {
+/** The parts as one text (parts in bytes are ASCII text). */
+function joinParts(parts: readonly (string | Uint8Array)[]): string {
+  return parts.map((part) => (typeof part === "string" ? part : Buffer.from(part.buffer, part.byteOffset, part.byteLength).toString("latin1"))).join("");
+}
+
+/**
+ * Answers `result` with `id`. Alone, a long encoded result is answered in parts, and an unbounded
+ * one always when `streamable` (see EncodedJson).
+ */
+function successResponse(id: RequestId, result: unknown, alone: boolean, streamable: boolean): Answer {
   const head = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":`;
   if (result instanceof EncodedJson) {
     const parts = [head, ...result.parts, "}"];
-    if (alone && parts.reduce((chars, part) => chars + part.length, 0) > partedAnswerMinChars) return new PartedAnswer(parts, utf8Length(parts));
+    const unbounded = result.unbounded && streamable;
+    if (unbounded || (alone && parts.reduce((chars, part) => chars + (typeof part === "string" ? part.length : part.byteLength), 0) > partedAnswerMinChars)) {
+      return new PartedAnswer(parts, utf8Length(parts), unbounded);
+    }
     // One flat text, built once: a text made by joining strings with + is a tree of them, copied
     // whole when measured (Buffer.byteLength) and again when joined to the next piece.
-    return parts.join("");
+    return joinParts(parts);
   }
   return `${head}${result === undefined ? "null" : JSON.stringify(result)}}`;
 }
@@ -200,7 +224,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   }
 
   /** Runs one call: a value, a promise of one, or a thrown error. */
-  function call(method: string, params: unknown[], subscriptions: SubscriptionScope | undefined): unknown {
+  function call(method: string, params: unknown[], subscriptions: SubscriptionScope | undefined, streamable: boolean): unknown {
     if (method === discoverMethod) {
       if (params.length > 0) throw invalidParamsError("too many arguments, want at most 0");
       return discoverResult;
@@ -216,14 +240,16 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const handler = handlers.get(method);
     if (handler === undefined) throw methodNotImplementedError(method);
     const context = contexts.get(method)!;
-    return handler(checked, subscriptions === undefined ? context : { ...context, subscriptions });
+    if (subscriptions === undefined && streamable) return handler(checked, context);
+    return handler(checked, { ...context, ...(subscriptions === undefined ? {} : { subscriptions }), ...(streamable ? {} : { boundedAnswer: true }) });
   }
 
   /**
    * Answers one request object; undefined for a notification. Only a request that came `alone`
-   * (not in a batch) may be answered in parts.
+   * (not in a batch) may be answered in parts, and only a `streamable` one (alone, on a transport
+   * that writes parts as they come) past the response limit.
    */
-  function handleMessage(message: unknown, alone: boolean, subscriptions: SubscriptionScope | undefined): MaybePromise<Answer | undefined> {
+  function handleMessage(message: unknown, alone: boolean, subscriptions: SubscriptionScope | undefined, streamable = false): MaybePromise<Answer | undefined> {
     if (message === null || typeof message !== "object" || Array.isArray(message)) {
       return errorResponse(null, invalidRequestError("expected a JSON object"));
     }
@@ -252,11 +278,11 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       if (isNotification) return logged(undefined, undefined);
       let response: Answer;
       try {
-        response = successResponse(id, result, alone);
+        response = successResponse(id, result, alone, streamable);
       } catch (error) {
         return fail(error); // a result that cannot be encoded (a BigInt, a cycle)
       }
-      const tooLong = response instanceof PartedAnswer ? response.byteLength > responseLimitBytes : longerThan(response, responseLimitBytes);
+      const tooLong = response instanceof PartedAnswer ? !response.unbounded && response.byteLength > responseLimitBytes : longerThan(response, responseLimitBytes);
       if (tooLong) return fail(responseTooLargeError(responseLimitBytes));
       return logged(response, undefined);
     };
@@ -276,7 +302,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       if (params !== undefined && !Array.isArray(params)) {
         throw invalidParamsError("named parameters are not supported: send params as an array");
       }
-      outcome = call(method, (params as unknown[] | undefined) ?? noParams, subscriptions);
+      outcome = call(method, (params as unknown[] | undefined) ?? noParams, subscriptions, streamable);
     } catch (error) {
       return fail(error);
     }
@@ -358,7 +384,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   }
 
   return {
-    handle(body: string, subscriptions?: SubscriptionScope): MaybePromise<Answer | undefined> {
+    handle(body: string, subscriptions?: SubscriptionScope, boundedAnswers = false): MaybePromise<Answer | undefined> {
       // Before JSON.parse, whose time grows with nesting and members, not only with bytes (jsonShape.ts).
       const excess = jsonShapeExcess(body, jsonShapeLimits);
       if (excess === "depth") return errorResponse(null, invalidRequestError(`JSON nested deeper than ${jsonShapeLimits.maxDepth} levels`));
@@ -370,7 +396,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         const reason = error instanceof SyntaxError ? error.message : "invalid JSON";
         return errorResponse(null, new RpcError(RpcErrorCode.ParseError, `parse error: ${reason}`));
       }
-      if (!Array.isArray(message)) return handleMessage(message, true, subscriptions);
+      if (!Array.isArray(message)) return handleMessage(message, true, subscriptions, !boundedAnswers);
       if (message.length === 0) return errorResponse(null, invalidRequestError("empty batch"));
       if (message.length > batchLimit) {
         // One error, in an array, under the first request's id: batch clients can match it.

@@ -323,7 +323,9 @@ export function tracingErrorToRpc(error: unknown): unknown {
   if (error instanceof ReplayStateMissingError) return stateNotFoundError(bytesToHex(error.blockHash));
   if (error instanceof ExecutionTimeoutError) return executionTimeoutError;
   if (error instanceof StructLogTooLargeError) {
-    return new RpcError(RpcErrorCode.ResponseTooLarge, responseTooLargeError(error.limitBytes).message, "trace with disableMemory or disableStack (or both) for a smaller answer");
+    // In a batch the response limit bounds a trace; alone, the trace answer limit (a bound on memory).
+    const message = error.flag === "--rpc-response-limit" ? responseTooLargeError(error.limitBytes).message : `Trace answer size limit of ${error.limitBytes} bytes exceeded (${error.flag})`;
+    return new RpcError(RpcErrorCode.ResponseTooLarge, message, "trace with a step limit (limit), with disableStack, or without enableMemory for a smaller answer");
   }
   return error;
 }

@@ -1,9 +1,11 @@
 // Chain objects -> their JSON-RPC shapes (spec section 2, reference-node fields; openrpc.json
-// describes each). Pure functions.
+// describes each). Pure functions. Typed transactions (--typed-transactions) carry their type's
+// fields, as geth shows them; blocks carry baseFeePerGas (their minimum gas price) only on such a
+// node, so that a legacy-only node's output stays the reference's.
 import type { Block as BlockJson, Log as LogJson, Receipt as ReceiptJson, Transaction as TransactionJson } from "../../generated/types.js";
 import type { Block } from "../chain/block.js";
 import type { ChainLog, ChainReceipt } from "../chain/receipts.js";
-import type { ChainTransaction } from "../chain/transactions.js";
+import { effectiveGasPrice, type ChainTransaction, type ChainTx } from "../chain/transactions.js";
 import type { BlockLogs, LocatedLog, TransactionLogs } from "../logs/index.js";
 import { bytesToHex, toQuantity } from "../common/hex.js";
 
@@ -16,10 +18,42 @@ export interface TransactionPosition {
   blockHash: Uint8Array;
   blockNumber: bigint;
   index: number;
+  /** The block's minimum gas price (its base fee): what a type 2 transaction's gas price is worked out from. */
+  minimumGasPrice: bigint;
+}
+
+/** The access list in its JSON form. */
+function accessListJson(tx: Exclude<ChainTx, { type: 0 }>): NonNullable<TransactionJson["accessList"]> {
+  return tx.accessList.map(([address, storageKeys]) => ({ address: bytesToHex(address), storageKeys: storageKeys.map(bytesToHex) }));
 }
 
 export function formatTransaction(transaction: ChainTransaction, position: TransactionPosition | undefined): TransactionJson {
   const { tx } = transaction;
+  if (tx.type !== 0) {
+    const yParity = tx.v === 1n ? "0x1" : "0x0";
+    return {
+      hash: bytesToHex(transaction.hash),
+      nonce: toQuantity(tx.nonce),
+      blockHash: position === undefined ? null : bytesToHex(position.blockHash),
+      blockNumber: position === undefined ? null : toQuantity(position.blockNumber),
+      transactionIndex: position === undefined ? null : toQuantity(position.index),
+      from: bytesToHex(transaction.sender),
+      to: tx.to === undefined ? null : bytesToHex(tx.to.bytes),
+      gas: toQuantity(tx.gasLimit),
+      // A type 2 transaction's: what it paid once mined, its fee cap while pending (as geth).
+      gasPrice: toQuantity(tx.type === 1 ? tx.gasPrice : position === undefined ? tx.maxFeePerGas : effectiveGasPrice(tx, position.minimumGasPrice)),
+      ...(tx.type === 2 ? { maxFeePerGas: toQuantity(tx.maxFeePerGas), maxPriorityFeePerGas: toQuantity(tx.maxPriorityFeePerGas) } : {}),
+      value: toQuantity(tx.value),
+      input: bytesToHex(tx.data),
+      accessList: accessListJson(tx),
+      chainId: toQuantity(tx.chainId),
+      v: yParity,
+      r: toQuantity(tx.r!),
+      s: toQuantity(tx.s!),
+      yParity,
+      type: tx.type === 1 ? "0x1" : "0x2",
+    };
+  }
   return {
     hash: bytesToHex(transaction.hash),
     nonce: toQuantity(tx.nonce),
@@ -40,9 +74,10 @@ export function formatTransaction(transaction: ChainTransaction, position: Trans
   };
 }
 
-export function formatBlock(block: Block, totalDifficulty: bigint, fullTransactions: boolean): BlockJson {
+/** `baseFeePerGas`: whether the block shows its minimum gas price as its base fee (a node started with --typed-transactions). */
+export function formatBlock(block: Block, totalDifficulty: bigint, fullTransactions: boolean, baseFeePerGas = false): BlockJson {
   const fields = block.header.fields;
-  return {
+  const json: BlockJson = {
     number: toQuantity(fields.number),
     hash: bytesToHex(block.hash),
     parentHash: bytesToHex(fields.parentHash),
@@ -63,7 +98,7 @@ export function formatBlock(block: Block, totalDifficulty: bigint, fullTransacti
     gasUsed: toQuantity(fields.gasUsed),
     timestamp: toQuantity(fields.timestamp),
     transactions: fullTransactions
-      ? block.transactions.map((transaction, index) => formatTransaction(transaction, { blockHash: block.hash, blockNumber: block.number, index }))
+      ? block.transactions.map((transaction, index) => formatTransaction(transaction, { blockHash: block.hash, blockNumber: block.number, index, minimumGasPrice: fields.minimumGasPrice }))
       : block.transactions.map((transaction) => bytesToHex(transaction.hash)),
     uncles: block.uncles.map((uncle) => bytesToHex(uncle.hash)),
     minimumGasPrice: toQuantity(fields.minimumGasPrice),
@@ -73,6 +108,8 @@ export function formatBlock(block: Block, totalDifficulty: bigint, fullTransacti
     parentMergedMiningCoinbaseTransaction: bytesToHex(fields.mergedMiningCoinbaseTransaction),
     parentMergedMiningMerkleProof: bytesToHex(fields.mergedMiningMerkleProof),
   };
+  if (baseFeePerGas) json.baseFeePerGas = json.minimumGasPrice;
+  return json;
 }
 
 /** What a log shares with the other logs of its transaction, as wire strings. */
@@ -159,7 +196,7 @@ export function formatReceipt(block: Block, receipts: readonly ChainReceipt[], i
     logs: receipt.logs.map((log, offset) => formatLog(log, firstLogIndex + offset, place, false)),
     logsBloom: bytesToHex(receipt.logsBloom),
     status: receipt.success ? "0x1" : "0x0",
-    effectiveGasPrice: toQuantity(transaction.tx.gasPrice),
-    type: "0x0",
+    effectiveGasPrice: toQuantity(effectiveGasPrice(transaction.tx, block.header.fields.minimumGasPrice)),
+    type: transaction.tx.type === 0 ? "0x0" : transaction.tx.type === 1 ? "0x1" : "0x2",
   };
 }

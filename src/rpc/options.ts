@@ -18,6 +18,11 @@ export interface RpcOptions {
   batchLimit: number;
   /** Largest answer in bytes, a whole batch included. */
   responseLimitBytes: number;
+  /**
+   * Largest struct-log trace answered alone over HTTP (written in parts as the client reads, not
+   * held to responseLimitBytes): the memory one trace answer may take.
+   */
+  traceAnswerLimitBytes: number;
   /** Deepest nesting of arrays and objects in a request body. */
   jsonDepthLimit: number;
   /** Most array elements and object members in a request body, all levels together. */
@@ -46,6 +51,9 @@ export const defaultRpcOptions: RpcOptions = {
   bodyLimitBytes: 5 * 1024 * 1024,
   batchLimit: 100,
   responseLimitBytes: 10 * 1024 * 1024,
+  // A trace is held whole while it is written (a failure found late can still be answered as an
+  // error): 1 GiB, which a development machine has to spare; geth and Anvil set no bound.
+  traceAnswerLimitBytes: 1024 * 1024 * 1024,
   // The reliability note's suggestion (64-128): requests nest 6 levels at most (a batch of
   // eth_call with state overrides); geth's decoder stops at 10,000, which JSON.parse would take
   // seconds to reach.

@@ -16,7 +16,7 @@
 import type { Socket } from "node:net";
 import type { Logger } from "../common/logger.js";
 import type { Dispatcher } from "./dispatch.js";
-import { PartedAnswer, writeInTurns } from "./partedAnswer.js";
+import { drainedOrClosed, PartedAnswer, writeInTurns } from "./partedAnswer.js";
 
 export interface PlainPostOptions {
   dispatcher: Dispatcher;
@@ -368,7 +368,7 @@ class PlainPostConnection {
     this.socket.write(httpHeadOfLength("200 OK", answer.byteLength, this.keepAlive));
     writeInTurns(
       answer,
-      (text) => this.socket.write(text),
+      { write: (piece) => this.socket.write(piece), onDrain: (resume) => drainedOrClosed(this.socket, resume) },
       () => this.afterAwaitedAnswer(() => {}),
       () => this.socket.destroyed || this.detached,
     );

@@ -10,7 +10,7 @@ import type { Answer, Dispatcher } from "./dispatch.js";
 import { RpcErrorCode } from "./errors.js";
 import { createHostCheck, hostnameOf } from "./hostCheck.js";
 import type { RpcOptions } from "./options.js";
-import { PartedAnswer, writeInTurns } from "./partedAnswer.js";
+import { drainedOrClosed, PartedAnswer, writeInTurns } from "./partedAnswer.js";
 import { PlainPostConnections } from "./plainPostConnections.js";
 import type { SubscriptionHub } from "./subscriptions.js";
 import { WebSocketEndpoint } from "./webSocket.js";
@@ -184,7 +184,7 @@ export function createRpcServer(options: RpcOptions, dispatcher: Dispatcher, log
       else if (typeof answer === "string") response.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(answer), ...corsHeaders }).end(answer);
       else {
         response.writeHead(200, { "content-type": "application/json", "content-length": answer.byteLength, ...corsHeaders });
-        writeInTurns(answer, (text) => response.write(text), () => response.end(), () => response.destroyed);
+        writeInTurns(answer, { write: (piece) => response.write(piece), onDrain: (resume) => drainedOrClosed(response, resume) }, () => response.end(), () => response.destroyed);
       }
     };
     collectBody(request, options.bodyLimitBytes, {

@@ -155,6 +155,8 @@ export interface SubscriptionHubOptions {
   maxSubscriptionsPerConnection: number;
   /** Where a failure while delivering is reported (the chain and the pool go on). */
   reportError: (error: unknown) => void;
+  /** Whether newHeads show baseFeePerGas (a node started with --typed-transactions). */
+  baseFeePerGas?: boolean;
 }
 
 /** Every connection's subscriptions, fed by the chain and the pool. */
@@ -209,7 +211,7 @@ export class SubscriptionHub implements ChainHeadListener {
       for (let index = 0; index < blocks.length; index++) {
         const { block } = blocks[index]!;
         if (heads) {
-          const { transactions: _omitted, ...header } = formatBlock(block, known[index] ?? 0n, false);
+          const { transactions: _omitted, ...header } = formatBlock(block, known[index] ?? 0n, false, this.options.baseFeePerGas);
           this.deliverTo("newHeads", () => true, JSON.stringify(header));
         }
         this.deliverLogs([blocks[index]!], false);

@@ -114,7 +114,8 @@ export class WebSocketEndpoint {
       };
       void isBinary; // binary frames are read as UTF-8 text, as geth does
       try {
-        const answer = dispatcher.handle(rawText(data), scope);
+        // Answers go out as whole messages here: each is held to the response limit.
+        const answer = dispatcher.handle(rawText(data), scope, true);
         if (answer === undefined || typeof answer === "string" || answer instanceof PartedAnswer) write(answer);
         else answer.then(write, fail);
       } catch (error) {

@@ -2,7 +2,7 @@
 // with a struct logger, a call tracer, flat traces or an access-list recorder. Replays of stored
 // blocks are plans (replayPlan.ts) that the call worker runs when the chain is on disk. Writes no state.
 export { ReplayFailedError, ReplayStateMissingError, type ReplayDependencies } from "./replay.js";
-export { replayOutputsFromWire, replayOutputsToWire, runReplayPlan, type ReplayOutput, type ReplayOutputOnWire, type ReplayPlan, type TracerChoice } from "./replayPlan.js";
+export { replayOutputsFromWire, replayOutputsToWire, runReplayPlan, transferablesOf, type ReplayOutput, type ReplayOutputOnWire, type ReplayPlan, type TracerChoice } from "./replayPlan.js";
 export {
   defaultTraceServiceOptions,
   toCallAccessList,
@@ -16,4 +16,4 @@ export {
 } from "./traceService.js";
 export type { CallFrame } from "./callTracer.js";
 export type { FlatTrace } from "./flatTraces.js";
-export { StructLogTooLargeError, StructLogTraceJson, type StructLog, type StructLogTrace } from "./structLogger.js";
+export { StructLogTooLargeError, StructLogTraceJson, type StructLog, type StructLogLimit, type StructLogTrace } from "./structLogger.js";

@@ -5,12 +5,12 @@ import type { Block } from "../chain/block.js";
 import { CallTracer, type CallFrame, type CallTracerOptions } from "./callTracer.js";
 import { FlatTracer, type FlatTrace } from "./flatTraces.js";
 import { replayBlock, type ReplayDependencies, type TransactionTracer } from "./replay.js";
-import { createStructLogBudget, StructLogger, StructLogTraceJson, type StructLogOptions } from "./structLogger.js";
+import { createStructLogBudget, StructLogger, StructLogTraceJson, type StructLogLimit, type StructLogOptions } from "./structLogger.js";
 
 /** The tracer of every traced transaction of one replay. */
 export type TracerChoice =
-  /** `structLogBytes`: the struct-log text all traces of the replay may hold together. */
-  | { kind: "structLog"; options: StructLogOptions; structLogBytes: number }
+  /** `limit`: the struct-log text all traces of the replay may hold together. */
+  | { kind: "structLog"; options: StructLogOptions; limit: StructLogLimit }
   | { kind: "call"; options: CallTracerOptions }
   | { kind: "flat" };
 
@@ -35,7 +35,7 @@ function tracerMaker(choice: TracerChoice, block: Block): () => TransactionTrace
   switch (choice.kind) {
     case "structLog": {
       // One budget for the whole replay: a block's struct logs share the response they go into.
-      const budget = createStructLogBudget(choice.structLogBytes);
+      const budget = createStructLogBudget(choice.limit);
       return () => new StructLogger(choice.options, budget);
     }
     case "call":
@@ -46,17 +46,38 @@ function tracerMaker(choice: TracerChoice, block: Block): () => TransactionTrace
 }
 
 /**
- * Traces as they cross to another thread: a struct-log trace as its JSON parts (strings copy as
- * flat text; the class does not survive a structured clone), the others as the plain objects they are.
+ * Traces as they cross to another thread: a struct-log trace as its JSON parts and length (the
+ * class does not survive a structured clone; its chunks of bytes move without a copy: see
+ * transferablesOf), the others as the plain objects they are.
  */
-export type ReplayOutputOnWire = readonly string[] | CallFrame | FlatTrace[];
+export type ReplayOutputOnWire = { parts: readonly (string | Uint8Array)[]; byteLength: number } | CallFrame | FlatTrace[];
 
 export function replayOutputsToWire(choice: TracerChoice, outputs: readonly ReplayOutput[]): ReplayOutputOnWire[] {
   if (choice.kind !== "structLog") return outputs as ReplayOutputOnWire[];
-  return outputs.map((output) => (output as StructLogTraceJson).parts);
+  return outputs.map((output) => ({ parts: (output as StructLogTraceJson).parts, byteLength: (output as StructLogTraceJson).byteLength }));
+}
+
+/**
+ * The memory of the struct-log chunks among `outputs`, to be handed to the other thread rather
+ * than copied (postMessage's transfer list): a trace of a gigabyte is never held twice.
+ */
+export function transferablesOf(outputs: readonly ReplayOutputOnWire[]): ArrayBuffer[] {
+  const buffers: ArrayBuffer[] = [];
+  for (const output of outputs) {
+    if (!("parts" in output)) continue;
+    for (const part of output.parts) {
+      // Only a chunk that has its memory to itself can move: Buffer's shared pool serves only
+      // allocations under half its size, and the struct logger allocates none of them.
+      if (typeof part !== "string" && part.buffer instanceof ArrayBuffer && part.buffer.byteLength > Buffer.poolSize >>> 1) buffers.push(part.buffer);
+    }
+  }
+  return buffers;
 }
 
 export function replayOutputsFromWire(choice: TracerChoice, outputs: readonly ReplayOutputOnWire[]): ReplayOutput[] {
   if (choice.kind !== "structLog") return outputs as ReplayOutput[];
-  return outputs.map((parts) => new StructLogTraceJson(parts as readonly string[]));
+  return outputs.map((output) => {
+    const { parts, byteLength } = output as { parts: readonly (string | Uint8Array)[]; byteLength: number };
+    return new StructLogTraceJson(parts, byteLength);
+  });
 }

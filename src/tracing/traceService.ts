@@ -19,7 +19,7 @@ import { CallTracer, type CallFrame, type CallTracerOptions } from "./callTracer
 import type { FlatTrace } from "./flatTraces.js";
 import type { ReplayDependencies } from "./replay.js";
 import { runReplayPlan, type ReplayOutput, type ReplayPlan } from "./replayPlan.js";
-import { createStructLogBudget, maxStructLogBytes, StructLogger, StructLogTraceJson, type StructLogOptions } from "./structLogger.js";
+import { createStructLogBudget, defaultStructLogLimit, StructLogger, StructLogTraceJson, type StructLogLimit, type StructLogOptions } from "./structLogger.js";
 
 export type DebugTracerOptions = ({ tracer: "structLogTracer" } & StructLogOptions) | ({ tracer: "callTracer" } & CallTracerOptions);
 
@@ -146,28 +146,30 @@ export class TraceService {
 
   /**
    * debug_traceTransaction: undefined when the transaction is not in the main chain. Struct logs
-   * may hold at most `structLogBytes` of text (past it StructLogTooLargeError).
+   * may hold at most `limit` of text (past it StructLogTooLargeError).
    */
-  async debugTraceTransaction(transactionHash: Uint8Array, options: DebugTracerOptions, structLogBytes = maxStructLogBytes): Promise<StructLogTraceJson | CallFrame | undefined> {
-    return this.traceOne(transactionHash, tracerChoice(options, structLogBytes)) as Promise<StructLogTraceJson | CallFrame | undefined>;
+  async debugTraceTransaction(transactionHash: Uint8Array, options: DebugTracerOptions, limit = defaultStructLogLimit): Promise<StructLogTraceJson | CallFrame | undefined> {
+    return this.traceOne(transactionHash, tracerChoice(options, limit)) as Promise<StructLogTraceJson | CallFrame | undefined>;
   }
 
-  /** debug_traceBlockByHash: one trace per transaction, in block order; the struct logs of all share `structLogBytes`. */
-  debugTraceBlock(block: Block, options: DebugTracerOptions, structLogBytes = maxStructLogBytes): Promise<StructLogTraceJson | BlockCallTrace[]> {
-    return this.inTurn((deadline) => this.traceBlockUntil(block, options, structLogBytes, deadline));
+  /** debug_traceBlockByHash: one trace per transaction, in block order; the struct logs of all share `limit`. */
+  debugTraceBlock(block: Block, options: DebugTracerOptions, limit = defaultStructLogLimit): Promise<StructLogTraceJson | BlockCallTrace[]> {
+    return this.inTurn((deadline) => this.traceBlockUntil(block, options, limit, deadline));
   }
 
-  private async traceBlockUntil(block: Block, options: DebugTracerOptions, structLogBytes: number, deadline: number): Promise<StructLogTraceJson | BlockCallTrace[]> {
-    const plan: ReplayPlan = { tracer: tracerChoice(options, structLogBytes), traced: block.transactions.map((_transaction, index) => index) };
+  private async traceBlockUntil(block: Block, options: DebugTracerOptions, limit: StructLogLimit, deadline: number): Promise<StructLogTraceJson | BlockCallTrace[]> {
+    const plan: ReplayPlan = { tracer: tracerChoice(options, limit), traced: block.transactions.map((_transaction, index) => index) };
     if (options.tracer === "structLogTracer") {
       const traces = (await this.replayPlan(block, plan, deadline)) as StructLogTraceJson[];
-      const parts = ["["];
+      const parts: (string | Uint8Array)[] = ["["];
+      let byteLength = 2 + Math.max(0, traces.length - 1);
       traces.forEach((trace, index) => {
         if (index > 0) parts.push(",");
         for (const part of trace.parts) parts.push(part);
+        byteLength += trace.byteLength;
       });
       parts.push("]");
-      return new StructLogTraceJson(parts);
+      return new StructLogTraceJson(parts, byteLength);
     }
     const frames = (await this.replayPlan(block, plan, deadline)) as CallFrame[];
     return frames.map((result, index) => ({ txHash: `0x${bytesToUnprefixedHex(block.transactions[index]!.hash)}`, result }));
@@ -177,9 +179,9 @@ export class TraceService {
    * debug_traceCall: `call` run after `block` as debug_traceTransaction would trace it sent, under
    * the same time limit and turn as the other traces.
    */
-  debugTraceCall(block: Block, call: MessageCall, overrides: StateOverrides | undefined, options: DebugTracerOptions, structLogBytes = maxStructLogBytes): Promise<StructLogTraceJson | CallFrame> {
+  debugTraceCall(block: Block, call: MessageCall, overrides: StateOverrides | undefined, options: DebugTracerOptions, limit = defaultStructLogLimit): Promise<StructLogTraceJson | CallFrame> {
     return this.inTurn(async (deadline) => {
-      const tracer = options.tracer === "callTracer" ? new CallTracer(options) : new StructLogger(options, createStructLogBudget(structLogBytes));
+      const tracer = options.tracer === "callTracer" ? new CallTracer(options) : new StructLogger(options, createStructLogBudget(limit));
       return (await traceCall<StructLogTraceJson | CallFrame>(this.calls, block, call, overrides, tracer, deadline)).trace;
     });
   }
@@ -271,9 +273,10 @@ export function toCallAccessList(list: RecordedAccessList): NonNullable<MessageC
   return [...list.keys()].sort().map((address) => ({ address: Buffer.from(address, "hex"), storageKeys: [...list.get(address)!].sort().map((slot) => Buffer.from(slot, "hex")) }));
 }
 
-function tracerChoice(options: DebugTracerOptions, structLogBytes: number): ReplayPlan["tracer"] {
+function tracerChoice(options: DebugTracerOptions, limit: StructLogLimit): ReplayPlan["tracer"] {
   if (options.tracer === "callTracer") return { kind: "call", options: { onlyTopCall: options.onlyTopCall, withLog: options.withLog } };
-  return { kind: "structLog", options: { disableStack: options.disableStack, disableMemory: options.disableMemory, disableStorage: options.disableStorage }, structLogBytes };
+  const { disableStack, enableMemory, disableStorage, enableReturnData } = options;
+  return { kind: "structLog", options: { disableStack, enableMemory, disableStorage, enableReturnData, limit: options.limit }, limit };
 }
 
 function matches(filter: FlatTraceFilter, transaction: ChainTransaction): boolean {

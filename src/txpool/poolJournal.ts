@@ -12,9 +12,12 @@
 // again. A revert's new contents go into the batch that cuts the chain (planRestore).
 // A transaction sent from an impersonated account (chain/transactions.ts) has no signature to
 // recover its sender from: its entry is its bytes after one 0x00 byte (a legacy transaction's first
-// byte is 0xc0 or more), and only such an entry is read with the sender its stand-in signature names.
+// byte is 0xc0 or more, a typed one's 0x01 or 0x02), and only such an entry is read with the sender
+// its stand-in signature names. A typed transaction a client sent comes back only while the node
+// takes typed transactions (--typed-transactions): restarted without the flag, it is dropped as
+// unreadable, with the refusal a send would get.
 import type { Common } from "@ethereumjs/common";
-import { decodeRawTransaction, impersonatedSenderOf, restoreImpersonatedTransaction, type ChainTransaction } from "../chain/transactions.js";
+import { decodeRawTransaction, impersonatedSenderOf, restoreImpersonatedTransaction, type ChainTransaction, type TypedTransactionsAccepted } from "../chain/transactions.js";
 import type { KeyValueStore, StoreOperation } from "../storage/keyValueStore.js";
 import { storeKeys } from "../storage/keys.js";
 import type { JournalPlan, PoolObserver } from "./transactionPool.js";
@@ -61,6 +64,8 @@ export class PoolJournal implements PoolObserver {
   constructor(
     private readonly store: KeyValueStore,
     private readonly common: Common,
+    /** Whether received typed transactions are taken back (the node's --typed-transactions). */
+    private readonly typed: TypedTransactionsAccepted = false,
   ) {}
 
   /**
@@ -79,7 +84,7 @@ export class PoolJournal implements PoolObserver {
       if (arrival >= this.nextArrival) this.nextArrival = arrival + 1n;
       let transaction: ChainTransaction;
       try {
-        transaction = value[0] === impersonatedEntryPrefix ? restoreImpersonatedTransaction(value.subarray(1), this.common) : decodeRawTransaction(value, this.common);
+        transaction = value[0] === impersonatedEntryPrefix ? restoreImpersonatedTransaction(value.subarray(1), this.common) : decodeRawTransaction(value, this.common, this.typed);
       } catch (error) {
         unreadable.push({ key, reason: (error as Error).message });
         continue;

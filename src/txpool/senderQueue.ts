@@ -2,11 +2,12 @@
 // nonce, and those waiting behind a nonce gap. A sender may hold thousands (a test sends them while
 // mining is paused), so what admission asks of each new transaction, where the executable run ends
 // and what the held ones cost up front, is kept up to date instead of recounted over them all.
-import type { ChainTransaction } from "../chain/transactions.js";
+import { maxGasPrice, type ChainTransaction } from "../chain/transactions.js";
 
-/** What a transaction may take from its sender's balance: its whole gas at its price, and its value. */
+/** What a transaction may take from its sender's balance: its whole gas at its price (a type 2 transaction's fee cap), and its value. */
 export function upfrontCost(transaction: ChainTransaction): bigint {
-  return transaction.tx.gasLimit * transaction.tx.gasPrice + transaction.tx.value;
+  const { tx } = transaction;
+  return tx.gasLimit * (tx.type === 0 ? tx.gasPrice : maxGasPrice(tx)) + tx.value;
 }
 
 export class SenderQueue {

@@ -1,7 +1,9 @@
 // The transaction pool: admission rules with the reference node's rejection wording, executable
 // (pending) versus nonce-gap (queued) transactions per sender, replacement by price bump, and
-// clean-up when blocks are mined.
-import type { ChainTransaction } from "../chain/transactions.js";
+// clean-up when blocks are mined. A type 2 transaction (--typed-transactions) is held to the
+// minimum gas price by its fee cap, and to the price cap and the replacement bump by what it would
+// pay in the next block (its effective gas price there).
+import { effectiveGasPrice, type ChainTransaction } from "../chain/transactions.js";
 import type { StoreOperation } from "../storage/keyValueStore.js";
 import { bytesToUnprefixedHex } from "../common/hex.js";
 import { SenderQueue, upfrontCost } from "./senderQueue.js";
@@ -167,8 +169,13 @@ export class TransactionPool {
       throw new TransactionRejectedError(`transaction's gas limit of ${tx.gasLimit} is higher than the block's gas limit of ${blockGasLimit}`);
     }
     if (tx.getIntrinsicGas() > tx.gasLimit) throw new TransactionRejectedError("transaction's basic cost is above the gas limit");
-    if (tx.gasPrice < minimumGasPrice) throw new TransactionRejectedError("transaction's gas price lower than block's minimum");
-    if (minimumGasPrice > 0n && tx.gasPrice > minimumGasPrice * maxGasPriceOverMinimum) throw new TransactionRejectedError("transaction's gas price exceeds cap");
+    if (tx.type === 2) {
+      if (tx.maxFeePerGas < minimumGasPrice) {
+        throw new TransactionRejectedError(`transaction's maxFeePerGas (${tx.maxFeePerGas}) is lower than the block's minimum gas price (${minimumGasPrice}), which is its base fee`);
+      }
+    } else if (tx.gasPrice < minimumGasPrice) throw new TransactionRejectedError("transaction's gas price lower than block's minimum");
+    const price = tx.type === 0 ? tx.gasPrice : effectiveGasPrice(tx, minimumGasPrice);
+    if (minimumGasPrice > 0n && price > minimumGasPrice * maxGasPriceOverMinimum) throw new TransactionRejectedError("transaction's gas price exceeds cap");
 
     const senderKey = bytesToUnprefixedHex(transaction.sender);
     const hashKey = bytesToUnprefixedHex(transaction.hash);
@@ -188,8 +195,8 @@ export class TransactionPool {
     }
     const replaced = queue.get(tx.nonce);
     if (replaced !== undefined) {
-      const oldPrice = replaced.tx.gasPrice;
-      if (tx.gasPrice <= oldPrice || tx.gasPrice * 100n < oldPrice * (100n + replacementBumpPercent)) {
+      const oldPrice = effectiveGasPrice(replaced.tx, minimumGasPrice);
+      if (price <= oldPrice || price * 100n < oldPrice * (100n + replacementBumpPercent)) {
         throw new TransactionRejectedError("gas price not enough to bump transaction");
       }
     }

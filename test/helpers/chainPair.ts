@@ -5,10 +5,10 @@ import { Block } from "../../src/chain/block.js";
 import { decodeRawTransaction, type ChainTransaction } from "../../src/chain/transactions.js";
 import { createLogger } from "../../src/common/logger.js";
 import { hexToBytes } from "../../src/common/hex.js";
-import { defaultNodeOptions, findNetworkProfile, openChainServices, type ChainServices } from "../../src/node/index.js";
+import { defaultNodeOptions, findNetworkProfile, openChainServices, type ChainOptions, type ChainServices } from "../../src/node/index.js";
 
-export async function openTestChain(): Promise<ChainServices> {
-  return openChainServices(findNetworkProfile(33)!, { dataDir: undefined, inMemory: true }, { ...defaultNodeOptions.chain, mining: { kind: "off" } }, createLogger("silent"));
+export async function openTestChain(chain: Partial<ChainOptions> = {}): Promise<ChainServices> {
+  return openChainServices(findNetworkProfile(33)!, { dataDir: undefined, inMemory: true }, { ...defaultNodeOptions.chain, mining: { kind: "off" }, ...chain }, createLogger("silent"));
 }
 
 /** A legacy transfer of `value` wei from the development account with `seed`, at `nonce`. */
@@ -20,7 +20,7 @@ export async function signedTransfer(services: ChainServices, seed: string, nonc
 
 /** A block as another node receives it: encoded and decoded again, senders recovered. */
 export function asReceived(block: Block, receiver: ChainServices): Block {
-  return Block.decode(block.encode(), receiver.common);
+  return Block.decode(block.encode(), receiver.common, receiver.typedTransactions);
 }
 
 /** Mines `count` blocks on `services`, each with the transactions `transactionsFor(index)` gives. */

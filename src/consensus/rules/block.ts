@@ -6,6 +6,7 @@
 // node), fork-detection data (phase 2).
 import type { BlockHeader } from "../../chain/header.js";
 import { indexedTrieRoot } from "../../chain/indexedTrie.js";
+import { effectiveGasPrice, maxGasPrice, type ChainTx } from "../../chain/transactions.js";
 import { bytesToHex } from "../../common/hex.js";
 import { firstRefusal, passed, refused, type RuleVerdict } from "../verdict.js";
 import { checkExtraData, checkFutureTimestamp, checkGasUsed, checkMinimumGasLimit } from "./header.js";
@@ -18,7 +19,7 @@ export interface PricedTransaction {
   readonly hash: Uint8Array;
   /** The signed RLP encoding, as the transactions root commits to it. */
   readonly raw: Uint8Array;
-  readonly tx: { readonly gasPrice: bigint };
+  readonly tx: ChainTx;
 }
 
 /** The block under check (a Block fits). */
@@ -55,17 +56,19 @@ export function checkBlockBeforeExecution(block: BlockToCheck, parent: RuleHeade
 /**
  * Every transaction pays at least the block's minimum gas price (TxsMinGasPriceRule) and, while
  * that price is above 0, at most `capMultiplier` times it (BlockTxsMaxGasPriceRule, RSKIP252): the
- * first rule runs over all transactions before the second, as the reference's two rules do.
+ * first rule runs over all transactions before the second, as the reference's two rules do. A type 2
+ * transaction (--typed-transactions) is held to its fee cap for the first rule and to what it pays
+ * in the block for the second.
  */
 export function checkTransactionGasPrices(transactions: readonly PricedTransaction[], minimumGasPrice: bigint, capMultiplier: bigint): RuleVerdict<TransactionRule> {
-  const underpaid = transactions.find((transaction) => transaction.tx.gasPrice < minimumGasPrice);
+  const underpaid = transactions.find((transaction) => maxGasPrice(transaction.tx) < minimumGasPrice);
   if (underpaid !== undefined) {
-    return refused("transactionMinimumGasPrice", `transaction ${bytesToHex(underpaid.hash)} pays ${underpaid.tx.gasPrice}, below the block's minimum gas price ${minimumGasPrice}`);
+    return refused("transactionMinimumGasPrice", `transaction ${bytesToHex(underpaid.hash)} pays ${maxGasPrice(underpaid.tx)}, below the block's minimum gas price ${minimumGasPrice}`);
   }
   const cap = minimumGasPrice * capMultiplier;
-  const overpaid = minimumGasPrice === 0n ? undefined : transactions.find((transaction) => transaction.tx.gasPrice > cap);
+  const overpaid = minimumGasPrice === 0n ? undefined : transactions.find((transaction) => effectiveGasPrice(transaction.tx, minimumGasPrice) > cap);
   if (overpaid !== undefined) {
-    return refused("transactionGasPriceCap", `transaction ${bytesToHex(overpaid.hash)} pays ${overpaid.tx.gasPrice}, above ${capMultiplier} × the block's minimum gas price (${cap})`);
+    return refused("transactionGasPriceCap", `transaction ${bytesToHex(overpaid.hash)} pays ${effectiveGasPrice(overpaid.tx, minimumGasPrice)}, above ${capMultiplier} × the block's minimum gas price (${cap})`);
   }
   return passed;
 }

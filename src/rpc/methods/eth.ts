@@ -50,6 +50,8 @@ export interface EthDependencies extends EthCallDependencies, EthFilterDependenc
   impersonated: ImpersonatedAccounts;
   /** Shared with personal_ (rpc/methods/index.ts), and with the look-ahead of batches. */
   sending: TransactionSending;
+  /** Whether the node takes typed transactions (--typed-transactions): its blocks then show baseFeePerGas. */
+  typedTransactions: boolean;
 }
 
 export function createEthHandlers(deps: EthDependencies): NamespaceHandlers<"eth", RpcCallContext> {
@@ -81,14 +83,14 @@ export function createEthHandlers(deps: EthDependencies): NamespaceHandlers<"eth
   async function formatBlockWithDifficulty(block: Block | undefined, fullTransactions: boolean) {
     if (block === undefined) return null;
     const totalDifficulty = (await chain.getTotalDifficulty(block.hash)) ?? 0n;
-    return formatBlock(block, totalDifficulty, fullTransactions);
+    return formatBlock(block, totalDifficulty, fullTransactions, deps.typedTransactions);
   }
 
   function transactionAt(block: Block | undefined, index: string) {
     const position = Number(BigInt(index));
     const transaction = block?.transactions[position];
     if (block === undefined || transaction === undefined) return null;
-    return formatTransaction(transaction, { blockHash: block.hash, blockNumber: block.number, index: position });
+    return formatTransaction(transaction, { blockHash: block.hash, blockNumber: block.number, index: position, minimumGasPrice: block.header.fields.minimumGasPrice });
   }
 
   return {
@@ -196,6 +198,6 @@ export function createEthHandlers(deps: EthDependencies): NamespaceHandlers<"eth
     const uncle = block?.uncles[Number(BigInt(uncleIndex))];
     if (uncle === undefined) return null;
     const totalDifficulty = (await chain.getTotalDifficulty(uncle.fields.parentHash)) ?? 0n;
-    return formatBlock(new Block(uncle, []), totalDifficulty + uncle.fields.difficulty, false);
+    return formatBlock(new Block(uncle, []), totalDifficulty + uncle.fields.difficulty, false, deps.typedTransactions);
   }
 }

@@ -5,6 +5,7 @@
 import type { NamespaceHandlers } from "../../../generated/methods.js";
 import type { Block } from "../../chain/block.js";
 import type { Chain } from "../../chain/chain.js";
+import { effectiveGasPrice } from "../../chain/transactions.js";
 import { toQuantity } from "../../common/hex.js";
 import { findBlockByNumberOrTag } from "../blockParameters.js";
 import type { RpcCallContext } from "../dispatch.js";
@@ -25,7 +26,7 @@ async function rewardsOf(chain: Chain, block: Block): Promise<{ reward: bigint; 
   const baseFee = block.header.fields.minimumGasPrice;
   return block.transactions
     .map((transaction, index) => {
-      const price = transaction.tx.gasPrice;
+      const price = effectiveGasPrice(transaction.tx, baseFee);
       return { reward: price > baseFee ? price - baseFee : 0n, gasUsed: receipts[index]?.gasUsed ?? 0n };
     })
     .sort((a, b) => (a.reward < b.reward ? -1 : a.reward > b.reward ? 1 : 0));

@@ -1,5 +1,6 @@
 // All handlers, one factory per module; each gets only the dependencies it uses. One transaction-
-// sending path serves eth_ and personal_, and the batch preparation the dispatcher calls.
+// sending path, over the node's transaction intake, serves eth_ and personal_, and the batch
+// preparation the dispatcher calls.
 import type { BatchPreparation, RpcHandlerSet } from "../dispatch.js";
 import { createDebugHandlers, type DebugDependencies } from "./debug.js";
 import { createAnvilHandlers, createHardhatHandlers, type DevHelperDependencies } from "./devHelpers.js";
@@ -10,6 +11,7 @@ import { createNetHandlers, type NetDependencies } from "./net.js";
 import { createPersonalHandlers, type PersonalDependencies } from "./personal.js";
 import { createTraceHandlers, type TraceDependencies } from "./trace.js";
 import { createTransactionSending, type TransactionSendingDependencies } from "./transactionSending.js";
+import type { TransactionIntake } from "../../txpool/transactionIntake.js";
 import { createTxpoolHandlers, type TxpoolDependencies } from "./txpool.js";
 import { createWeb3Handlers, type Web3Dependencies } from "./web3.js";
 
@@ -23,7 +25,10 @@ export type HandlerDependencies = Web3Dependencies &
   Omit<PersonalDependencies, "sending"> &
   DebugDependencies &
   TraceDependencies &
-  TransactionSendingDependencies;
+  TransactionSendingDependencies & {
+    /** The node's way in to the pool (ChainServices.intake), shared with transactions from elsewhere. */
+    intake: TransactionIntake;
+  };
 
 export interface RpcMethods {
   readonly handlers: RpcHandlerSet;
@@ -32,7 +37,7 @@ export interface RpcMethods {
 }
 
 export function createRpcMethods(deps: HandlerDependencies): RpcMethods {
-  const sending = createTransactionSending(deps);
+  const sending = createTransactionSending(deps, deps.intake);
   const withSending = { ...deps, sending };
   return {
     handlers: {

@@ -2,7 +2,7 @@
 // reference's nesting: sender without 0x -> decimal nonce -> [transaction].
 import type { NamespaceHandlers } from "../../../generated/methods.js";
 import type { TxPoolTransaction as PoolTransactionJson } from "../../../generated/types.js";
-import type { ChainTransaction } from "../../chain/transactions.js";
+import { maxGasPrice, type ChainTransaction } from "../../chain/transactions.js";
 import { bytesToHex, bytesToUnprefixedHex, toQuantity } from "../../common/hex.js";
 import type { TransactionPool } from "../../txpool/transactionPool.js";
 import type { RpcCallContext } from "../dispatch.js";
@@ -32,7 +32,8 @@ function formatPoolTransaction(transaction: ChainTransaction): PoolTransactionJs
     transactionIndex: null,
     from: bytesToHex(transaction.sender),
     gas: toQuantity(tx.gasLimit),
-    gasPrice: toQuantity(tx.gasPrice),
+    // A type 2 transaction's fee cap, as geth shows a pending one's gasPrice.
+    gasPrice: toQuantity(maxGasPrice(tx)),
     hash: bytesToHex(transaction.hash),
     input: bytesToHex(tx.data),
     nonce: toQuantity(tx.nonce),
@@ -45,7 +46,7 @@ function formatPoolTransaction(transaction: ChainTransaction): PoolTransactionJs
 function summarizePoolTransaction(transaction: ChainTransaction): string {
   const { tx } = transaction;
   const recipient = tx.to === undefined ? "contract creation" : bytesToUnprefixedHex(tx.to.bytes);
-  return `${recipient}: ${tx.value} wei + ${tx.gasLimit} x ${tx.gasPrice} gas`;
+  return `${recipient}: ${tx.value} wei + ${tx.gasLimit} x ${maxGasPrice(tx)} gas`;
 }
 
 export function createTxpoolHandlers(deps: TxpoolDependencies): NamespaceHandlers<"txpool", RpcCallContext> {

@@ -1,6 +1,7 @@
 // debug_traceTransaction and debug_traceBlockByHash with the default struct-log tracer: every step of
-// a hand-assembled contract against hand-computed gas (Shanghai, EIP-2929 cold/warm costs), the
-// stack, memory and storage each step shows, the switches that drop them, and old blocks.
+// a hand-assembled contract against a hand-computed trace in geth's format (Shanghai, EIP-2929
+// cold/warm costs; compact stack words, storage at SLOAD and SSTORE only, memory when enabled), the
+// switches that add or drop members, the step limit, and old blocks.
 import { expect } from "chai";
 import { JsonRpcProvider, NonceManager, Wallet, keccak256, toUtf8Bytes, type TransactionResponse } from "ethers";
 import { postRaw } from "../../helpers/http.js";
@@ -35,6 +36,23 @@ const expectedSteps: [string, number, number, number[]][] = [
 ];
 const executionGas = expectedSteps.reduce((sum, [, , cost]) => sum + cost, 0);
 const gasLimit = 100_000;
+/** Storage geth shows at the SLOAD and SSTORE steps, by step: the slots seen so far with the one the step loads or stores. */
+const expectedStorage: Record<number, Record<string, string>> = {
+  5: { [word(0)]: word(0x2a) },
+  7: { [word(0)]: word(0x2a) },
+  11: { [word(0)]: word(0x2a), [word(1)]: word(0x2b) },
+};
+
+/** The whole steps as geth's struct logger writes them by default (stack and storage, no memory), computed by hand. */
+function gethSteps(): Record<string, unknown>[] {
+  let gas = gasLimit - 21_000;
+  return expectedSteps.map(([op, pc, gasCost, stack], index) => {
+    const step: Record<string, unknown> = { pc, op, gas, gasCost, depth: 1, stack: stack.map((item) => `0x${item.toString(16)}`) };
+    if (expectedStorage[index] !== undefined) step.storage = expectedStorage[index];
+    gas -= gasCost;
+    return step;
+  });
+}
 
 describe("tracing: struct logs", function () {
   this.timeout(60_000);
@@ -60,10 +78,15 @@ describe("tracing: struct logs", function () {
     expect(BigInt(receipt!.gasUsed)).to.equal(BigInt(21_000 + executionGas));
   });
 
-  it("lists every step with its gas, stack, memory and storage", async () => {
+  it("lists every step as geth does: pc, op, gas, gasCost, depth, compact stack, storage at SLOAD and SSTORE", async () => {
     const trace = await node.client.debug_traceTransaction(traced.hash);
     expectValidResult("debug_traceTransaction", trace);
     if (trace === null || !("structLogs" in trace)) return expect.fail("no struct-log trace");
+    expect(trace.structLogs).to.deep.equal(gethSteps());
+    // The step text itself: geth's members in geth's order.
+    const { text } = await postRaw(node.url, JSON.stringify({ jsonrpc: "2.0", id: 1, method: "debug_traceTransaction", params: [traced.hash] }));
+    expect(text).to.contain('{"pc":9,"op":"SSTORE","gas":78982,"gasCost":22100,"depth":1,"stack":["0x2a","0x0"],"storage":{"0000000000000000000000000000000000000000000000000000000000000000":"000000000000000000000000000000000000000000000000000000000000002a"}}');
+    expect(trace).to.include({ gas: 21_000 + executionGas, failed: false, returnValue: "" });
     expect(trace.contractAddress).to.equal(contract.slice(2));
     expect(trace.error).to.equal("");
     expect(trace.reverted).to.equal(false);
@@ -71,35 +94,65 @@ describe("tracing: struct logs", function () {
     expect(trace.initStorage).to.deep.equal({});
     expect(trace.currentStorage).to.deep.equal({ [word(0)]: word(0x2a), [word(1)]: word(0x2b) });
     expect(trace.storageSize).to.equal(2);
-    const steps = trace.structLogs!;
-    expect(steps.map((step) => [step.op, step.pc, step.gasCost, step.stack!.map((item) => Number.parseInt(item, 16))])).to.deep.equal(expectedSteps);
-    let gas = gasLimit - 21_000;
-    for (const step of steps) {
-      expect(step.depth).to.equal(1);
-      expect(step.gas, `gas before ${step.op} at ${step.pc}`).to.equal(gas);
-      gas -= step.gasCost;
-    }
-    // Memory as it is before each step: the MSTORE's word appears from the step after it.
-    expect(steps.map((step) => step.memory!.length)).to.deep.equal([0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
-    expect(steps[3]!.memory).to.deep.equal([word(0x2a)]);
-    // Storage as the trace knows it before each step: a write shows from the next step on.
-    expect(steps[5]!.storage).to.deep.equal({});
-    expect(steps[6]!.storage).to.deep.equal({ [word(0)]: word(0x2a) });
-    expect(steps[11]!.storage).to.deep.equal({ [word(0)]: word(0x2a) });
-    expect(steps[12]!.storage).to.deep.equal({ [word(0)]: word(0x2a), [word(1)]: word(0x2b) });
   });
 
-  it("drops stack, memory and storage when asked, at the top level or in tracerConfig", async () => {
-    const bare = await node.client.debug_traceTransaction(traced.hash, { disableStack: true, disableMemory: true, disableStorage: true });
+  it("adds memory with enableMemory (or disableMemory: false), where memory is not empty; disableMemory wins", async () => {
+    const stepsWith = async (options: Record<string, unknown>) => {
+      const trace = await node.client.debug_traceTransaction(traced.hash, options);
+      expectValidResult("debug_traceTransaction", trace);
+      return (trace as unknown as { structLogs: Record<string, unknown>[] }).structLogs;
+    };
+    // Memory as it is before each step: the MSTORE's word appears from the step after it.
+    const withMemory = gethSteps().map((step, index) => (index < 3 ? step : { ...step, memory: [word(0x2a)] }));
+    expect(await stepsWith({ enableMemory: true })).to.deep.equal(withMemory);
+    expect(await stepsWith({ tracerConfig: { enableMemory: "true" } })).to.deep.equal(withMemory);
+    expect(await stepsWith({ disableMemory: false })).to.deep.equal(withMemory);
+    expect(await stepsWith({ enableMemory: true, disableMemory: true })).to.deep.equal(gethSteps());
+    expect(await stepsWith({ enableMemory: true, tracerConfig: { disableMemory: true } })).to.deep.equal(gethSteps());
+  });
+
+  it("drops stack and storage when asked, at the top level or in tracerConfig, and keeps the first `limit` steps", async () => {
+    const bare = await node.client.debug_traceTransaction(traced.hash, { disableStack: true, disableStorage: true });
     expectValidResult("debug_traceTransaction", bare);
     const bareSteps = (bare as unknown as { structLogs: Record<string, unknown>[] }).structLogs;
     expect(bareSteps).to.have.length(expectedSteps.length);
-    for (const step of bareSteps) expect(Object.keys(step)).to.deep.equal(["op", "pc", "depth", "gas", "gasCost"]);
+    for (const step of bareSteps) expect(Object.keys(step)).to.deep.equal(["pc", "op", "gas", "gasCost", "depth"]);
     const configured = await node.client.debug_traceTransaction(traced.hash, { disableStack: false, tracerConfig: { disableStack: true } });
-    const step = (configured as unknown as { structLogs: Record<string, unknown>[] }).structLogs[1]!;
-    expect(step).to.not.have.property("stack");
-    expect(step).to.have.property("memory");
-    expect(step).to.have.property("storage");
+    const steps = (configured as unknown as { structLogs: Record<string, unknown>[] }).structLogs;
+    expect(steps[5]).to.not.have.property("stack");
+    expect(steps[5]).to.not.have.property("memory");
+    expect(steps[5]).to.have.property("storage");
+    const limited = await node.client.debug_traceTransaction(traced.hash, { limit: 6 });
+    expectValidResult("debug_traceTransaction", limited);
+    expect((limited as { structLogs: unknown[] }).structLogs).to.deep.equal(gethSteps().slice(0, 6));
+    // The summary still covers the whole transaction.
+    expect(limited).to.include({ gas: 21_000 + executionGas, storageSize: 2 });
+    expect((await node.client.debug_traceTransaction(traced.hash, { tracerConfig: { limit: 1 } }) as { structLogs: unknown[] }).structLogs).to.have.length(1);
+    await expectRpcError(node.client.debug_traceTransaction(traced.hash, { limit: -1 } as never), -32602, /limit/);
+    await expectRpcError(node.client.debug_traceTransaction(traced.hash, { limit: "10" } as never), -32602, /limit/);
+  });
+
+  it("adds the frame's last return data with enableReturnData, from the step after the call on", async () => {
+    const deployRuntime = async (runtimeHex: string) => {
+      const length = (runtimeHex.length / 2).toString(16).padStart(2, "0");
+      const deployment = await signer.sendTransaction({ data: `0x60${length}600c60003960${length}6000f3${runtimeHex}`, gasLimit: 200_000, gasPrice: 0, type: 0 });
+      return (await deployment.wait())!.contractAddress!.toLowerCase();
+    };
+    // The child returns the word 0x2a; the parent calls it (keeping none of the output), pops the flag and stops.
+    const child = await deployRuntime("602a60005260206000f3");
+    const parent = await deployRuntime(`60006000600060006000${"73" + child.slice(2)}5af15000`);
+    const run = await signer.sendTransaction({ to: parent, gasLimit, gasPrice: 0, type: 0 });
+    await run.wait();
+    const trace = (await node.client.debug_traceTransaction(run.hash, { enableReturnData: true, disableStack: true, disableStorage: true })) as { structLogs: { op: string; depth: number; returnData?: string }[] };
+    expectValidResult("debug_traceTransaction", trace);
+    const shown = trace.structLogs.map((step) => [step.op, step.depth, step.returnData]);
+    expect(shown.slice(-2)).to.deep.equal([
+      ["POP", 1, `0x${word(0x2a)}`],
+      ["STOP", 1, `0x${word(0x2a)}`],
+    ]);
+    expect(shown.slice(0, -2).every(([, , returnData]) => returnData === undefined)).to.equal(true);
+    const plain = (await node.client.debug_traceTransaction(run.hash)) as unknown as { structLogs: Record<string, unknown>[] };
+    expect(plain.structLogs.every((step) => !("returnData" in step))).to.equal(true);
   });
 
   it("lists the hundreds of steps of a loop in order, each step's gas its predecessor's less its cost", async () => {
@@ -110,7 +163,7 @@ describe("tracing: struct logs", function () {
     const loop = (await deployment.wait())!.contractAddress!;
     const run = await signer.sendTransaction({ to: loop, gasLimit, gasPrice: 0, type: 0 });
     await run.wait();
-    const trace = (await node.client.debug_traceTransaction(run.hash, { disableMemory: true, disableStorage: true })) as { structLogs: { op: string; pc: number; gas: number; gasCost: number; stack: string[] }[] };
+    const trace = (await node.client.debug_traceTransaction(run.hash, { disableStorage: true })) as { structLogs: { op: string; pc: number; gas: number; gasCost: number; stack: string[] }[] };
     const steps = trace.structLogs;
     const iteration: [string, number][] = [["JUMPDEST", 2], ["PUSH1", 3], ["SWAP1", 5], ["SUB", 6], ["DUP1", 7], ["PUSH1", 8], ["JUMPI", 10]];
     const expected = [["PUSH1", 0], ...Array.from({ length: 100 }, () => iteration).flat(), ["STOP", 11]];
@@ -121,7 +174,7 @@ describe("tracing: struct logs", function () {
   });
 
   it("writes a trace of megabytes in parts with the same bytes on every way an answer goes out", async () => {
-    // 2,000 rounds of the loop above with a two-byte counter: 14,002 steps, about 2 MB with the
+    // 2,000 rounds of the loop above with a two-byte counter: 14,002 steps, about 1.3 MB with the
     // stack, so answered alone it is written in parts (rpc/partedAnswer.ts), in a batch joined.
     const loopRuntime = "6107d0" + "5b" + "6001" + "90" + "03" + "80" + "6003" + "57" + "00";
     const loopInit = "0x600d600c600039600d6000f3" + loopRuntime;
@@ -161,13 +214,13 @@ describe("tracing: struct logs", function () {
     expect(again.structLogs.filter((step) => step.op === "SSTORE").map((step) => step.gasCost)).to.deep.equal([2_200, 2_200]);
   });
 
-  it("answers null for an unknown transaction and a summary without steps for a plain transfer", async () => {
+  it("answers null for an unknown transaction and a summary with no steps for a plain transfer", async () => {
     expect(await node.client.debug_traceTransaction(`0x${"ab".repeat(32)}`)).to.equal(null);
     const transfer = await signer.sendTransaction({ to: "0x00000000000000000000000000000000000000aa", value: 5n, gasPrice: 0, type: 0 });
     await transfer.wait();
     const summary = await node.client.debug_traceTransaction(transfer.hash);
     expectValidResult("debug_traceTransaction", summary);
-    expect(summary).to.not.have.property("structLogs");
+    expect(summary).to.deep.include({ structLogs: [], gas: 21_000, failed: false, returnValue: "" });
     expect(summary).to.include({ contractAddress: "00000000000000000000000000000000000000aa", error: "", reverted: false, storageSize: 0 });
   });
 

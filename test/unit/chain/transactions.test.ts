@@ -1,8 +1,16 @@
 import { expect } from "chai";
 import { RLP } from "@ethereumjs/rlp";
-import { createLegacyTx, createLegacyTxFromRLP } from "@ethereumjs/tx";
+import { createAccessList2930Tx, createFeeMarket1559Tx, createLegacyTx, createLegacyTxFromRLP, createTxFromRLP } from "@ethereumjs/tx";
 import { Address } from "@ethereumjs/util";
-import { decodeOwnTransaction, decodeRawTransaction, MalformedTransactionError } from "../../../src/chain/transactions.js";
+import {
+  decodeOwnTransaction,
+  decodeRawTransaction,
+  effectiveGasPrice,
+  impersonatedSenderOf,
+  impersonatedTransaction,
+  MalformedTransactionError,
+  restoreTransaction,
+} from "../../../src/chain/transactions.js";
 import { keccak256 } from "../../../src/common/crypto.js";
 import { signRecoverable } from "../../../src/common/signatures.js";
 import { bytesToHex } from "../../../src/common/hex.js";
@@ -78,5 +86,46 @@ describe("signed transactions", () => {
     const oversizedInitCode = signed({ nonce: 0n, data: new Uint8Array(49_153) }, true);
     expect(reasonOf(() => decodeOwnTransaction(oversizedInitCode, sender, common))).to.equal("initCode");
     expect(reasonOf(() => decodeRawTransaction(oversizedInitCode, common))).to.equal("initCode");
+  });
+
+  it("typed transactions: only when the node takes them, with the package's hash and sender; stored ones decode either way", () => {
+    const to = new Address(new Uint8Array(20).fill(7));
+    const accessList = [[new Uint8Array(20).fill(7), [new Uint8Array(32)]]] as [Uint8Array, Uint8Array[]][];
+    const cases = [
+      createAccessList2930Tx({ chainId: 33n, nonce: 1n, gasPrice: 5n, gasLimit: 30_000n, to, value: 2n, accessList }, { common }).sign(key).serialize(),
+      createFeeMarket1559Tx({ chainId: 33n, nonce: 2n, maxFeePerGas: 9n, maxPriorityFeePerGas: 3n, gasLimit: 30_000n, to, accessList }, { common }).sign(key).serialize(),
+    ];
+    for (const raw of cases) {
+      expect(reasonOf(() => decodeRawTransaction(raw, common))).to.equal("typed");
+      const reference = createTxFromRLP(raw, { common });
+      const decoded = decodeRawTransaction(raw, common, true);
+      expect(decoded.tx.type).to.equal(raw[0]);
+      expect(bytesToHex(decoded.hash)).to.equal(bytesToHex(reference.hash()));
+      expect(bytesToHex(decoded.sender)).to.equal(cow);
+      const restored = restoreTransaction(raw, decoded.sender, common);
+      expect(bytesToHex(restored.tx.serialize())).to.equal(bytesToHex(raw));
+      expect(bytesToHex(restored.hash)).to.equal(bytesToHex(decoded.hash));
+      // A longer encoding of the same list (its length in two bytes) is refused: its hash would not be the transaction's.
+      expect(raw[1]).to.equal(0xf8);
+      const padded = Uint8Array.from([raw[0]!, 0xf9, 0x00, ...raw.subarray(2)]);
+      expect(reasonOf(() => decodeRawTransaction(padded, common, true))).to.equal("undecodable");
+    }
+    // The fee market one pays min(9, base fee + 3): 3 + base fee up to a base fee of 6, 9 after.
+    const feeMarket = decodeRawTransaction(cases[1]!, common, true).tx;
+    expect([0n, 6n, 7n, 100n].map((baseFee) => effectiveGasPrice(feeMarket, baseFee))).to.deep.equal([3n, 9n, 9n, 9n]);
+    expect(effectiveGasPrice(decodeRawTransaction(cases[0]!, common, true).tx, 100n)).to.equal(5n);
+    // 0x03 and 0x04 are refused by name, with the flag too.
+    for (const type of [3, 4]) expect(reasonOf(() => decodeRawTransaction(Uint8Array.from([type, 0xc0]), common, true))).to.equal("typed");
+  });
+
+  it("a typed transaction from an impersonated sender names it in its stand-in signature", () => {
+    const sender = new Uint8Array(20).fill(0xee);
+    const fields = { nonce: 0n, gasPrice: 0n, gasLimit: 21_000n, to: new Uint8Array(20).fill(7), value: 1n, data: new Uint8Array(0) };
+    for (const type of [0, 1, 2] as const) {
+      const transaction = impersonatedTransaction({ ...fields, type, maxFeePerGas: 4n, maxPriorityFeePerGas: 1n }, sender, common);
+      expect(transaction.tx.type).to.equal(type);
+      expect(bytesToHex(impersonatedSenderOf(transaction.raw)!)).to.equal(bytesToHex(sender));
+      expect(bytesToHex(restoreTransaction(transaction.raw, sender, common).hash)).to.equal(bytesToHex(transaction.hash));
+    }
   });
 });

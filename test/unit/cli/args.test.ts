@@ -28,11 +28,11 @@ describe("cli/args", () => {
     const options = runOptions([
       "--host", "0.0.0.0", "--port", "8545", "--network", "31", "--data-dir", "/tmp/x", "--rpc-modules", "eth,net",
       "--cors", "http://a.test, http://b.test", "--vhosts", "chain.test,node.test", "--log-level", "debug", "--rpc-batch-limit", "7", "--rpc-body-limit", "2048",
-      "--rpc-response-limit", "4096", "--call-gas-cap", "1000000", "--call-timeout", "250", "--allow-insecure-unlock",
+      "--rpc-response-limit", "4096", "--trace-answer-limit", "8192", "--call-gas-cap", "1000000", "--call-timeout", "250", "--allow-insecure-unlock",
       "--ws-max-connections", "5", "--ws-max-subscriptions", "6", "--ws-send-buffer-limit", "65536",
     ]);
     expect(options.rpc).to.deep.equal({
-      host: "0.0.0.0", port: 8545, modules: "eth,net", corsOrigins: ["http://a.test", "http://b.test"], allowedHosts: ["chain.test", "node.test"], batchLimit: 7, bodyLimitBytes: 2048, responseLimitBytes: 4096,
+      host: "0.0.0.0", port: 8545, modules: "eth,net", corsOrigins: ["http://a.test", "http://b.test"], allowedHosts: ["chain.test", "node.test"], batchLimit: 7, bodyLimitBytes: 2048, responseLimitBytes: 4096, traceAnswerLimitBytes: 8192,
       allowInsecureUnlock: true, jsonDepthLimit: 128, jsonValueLimit: 20_000, proofKeysLimit: 1_024, overrideAccountsLimit: 1_000, overrideSlotsLimit: 10_000,
       wsMaxConnections: 5, wsMaxSubscriptions: 6, wsSendBufferLimitBytes: 65_536,
     });
@@ -49,7 +49,7 @@ describe("cli/args", () => {
     expect(options.rpc).to.include({ jsonDepthLimit: 16, jsonValueLimit: 500, proofKeysLimit: 8, overrideAccountsLimit: 3, overrideSlotsLimit: 9 });
     expect(options.chain.tracesAtOnce).to.equal(2);
     expect(runOptions([]).chain.tracesAtOnce).to.equal(1);
-    for (const flag of ["--rpc-json-depth-limit", "--rpc-json-value-limit", "--proof-keys-limit", "--override-accounts-limit", "--override-slots-limit", "--traces-at-once", "--ws-max-connections", "--ws-max-subscriptions", "--ws-send-buffer-limit"]) {
+    for (const flag of ["--trace-answer-limit", "--rpc-json-depth-limit", "--rpc-json-value-limit", "--proof-keys-limit", "--override-accounts-limit", "--override-slots-limit", "--traces-at-once", "--ws-max-connections", "--ws-max-subscriptions", "--ws-send-buffer-limit"]) {
       expect(() => parseCommandLine([flag, "0"]), flag).to.throw(UsageError, /positive integer/);
     }
   });
@@ -74,6 +74,11 @@ describe("cli/args", () => {
     expect(runOptions([]).chain.keyStoreKdf).to.equal("light");
     expect(runOptions(["--keystore-kdf", "standard"]).chain.keyStoreKdf).to.equal("standard");
     expect(runOptions(["--keystore-kdf", "light"]).chain.keyStoreKdf).to.equal("light");
+  });
+
+  it("maps --typed-transactions onto the chain options (default: legacy only)", () => {
+    expect(runOptions([]).chain.typedTransactions).to.equal(false);
+    expect(runOptions(["--typed-transactions"]).chain.typedTransactions).to.equal(true);
   });
 
   it("accepts network names", () => {

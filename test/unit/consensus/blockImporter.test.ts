@@ -2,7 +2,7 @@
 // names, a refusal for every checked field and proof-of-work rule with nothing stored changing,
 // and the switch to a heavier branch.
 import { expect } from "chai";
-import { Block } from "../../../src/chain/block.js";
+import { Block, MalformedBlockError } from "../../../src/chain/block.js";
 import { BlockHeader, unclesHashOf, type HeaderFields } from "../../../src/chain/header.js";
 import { bytesToHex } from "../../../src/common/hex.js";
 import { compressCoinbase, encodeCompressedCoinbase, lastIndexOfBytes, mergedMiningTag } from "../../../src/consensus/compressedCoinbase.js";
@@ -10,7 +10,15 @@ import type { ImportOutcome } from "../../../src/consensus/importResult.js";
 import { sha256d } from "../../../src/consensus/parentChain.js";
 import { combineMerkleNodes } from "../../../src/consensus/parentMerkleBranch.js";
 import { sha256MidstateAfter } from "../../../src/consensus/sha256Midstate.js";
+import { ChainWriteQueue } from "../../../src/chain/writeQueue.js";
+import { BlockImporter } from "../../../src/consensus/blockImporter.js";
+import { consensusConstantsFor } from "../../../src/consensus/constants.js";
+import { BlockBuilder } from "../../../src/execution/blockBuilder.js";
 import { proveBlock } from "../../../src/mining/blockProof.js";
+import { Common, Hardfork, Mainnet } from "@ethereumjs/common";
+import { Wallet, keccak256, toUtf8Bytes } from "ethers";
+import { decodeRawTransaction } from "../../../src/chain/transactions.js";
+import { hexToBytes } from "../../../src/common/hex.js";
 import type { ChainServices } from "../../../src/node/index.js";
 import { asReceived, mineBlocks, openTestChain, signedTransfer } from "../../helpers/chainPair.js";
 import { commitmentTo, createCoinbaseTransaction, solveParentHeader, unsolvedParentHeader } from "../../helpers/parentChainProofs.js";
@@ -193,6 +201,59 @@ describe("consensus/blockImporter", function () {
     it("and takes the same block with a proof a pool would make (a coinbase of its own, the tag in an output)", async () => {
       const block = await withProof((hash, difficulty) => proofOf(coinbaseCommitting(hash), difficulty));
       expectStatus(await target.importer.importBlock(asReceived(block, target), "mergedMiner"), "IMPORTED_BEST");
+    });
+  });
+
+  it("takes typed transactions in a block only where --typed-transactions is on, as a send", async () => {
+    const typedSource = await openTestChain({ typedTransactions: true });
+    const typedTarget = await openTestChain({ typedTransactions: true });
+    try {
+      const wallet = new Wallet(keccak256(toUtf8Bytes("cow")));
+      const raw = await wallet.signTransaction({ type: 2, chainId: 33n, nonce: 0, gasLimit: 21_000n, maxFeePerGas: 10n, maxPriorityFeePerGas: 1n, to: recipient, value: 3n });
+      const [block] = await mineBlocks(typedSource, 1, async () => [decodeRawTransaction(hexToBytes(raw), typedSource.common, true)]);
+      expect(block!.transactions.length).to.equal(1);
+      expect(() => Block.decode(block!.encode(), target.common)).to.throw(MalformedBlockError, /transaction 0: typed transactions/);
+      const received = asReceived(block!, typedTarget);
+      expect(received.size).to.equal(block!.encode().length);
+      expectStatus(await typedTarget.importer.importBlock(received, "peer"), "IMPORTED_BEST");
+      expect(bytesToHex(typedTarget.chain.tip.header.fields.stateRoot)).to.equal(bytesToHex(block!.header.fields.stateRoot));
+    } finally {
+      await typedSource.close();
+      await typedTarget.close();
+    }
+  });
+
+  describe("--verify-imports-with-reference-engine", () => {
+    /** An importer on the target's chain whose second execution runs on `referenceRules`' engine. */
+    function importerCheckedBy(referenceRules: Common): BlockImporter {
+      const { chain, state, common } = target;
+      return new BlockImporter(chain, state, {
+        constants: consensusConstantsFor({ networkId: 33 }),
+        now: () => BigInt(Math.floor(Date.now() / 1000)),
+        writeQueue: new ChainWriteQueue(),
+        createBuilder: (canonicalHash) => BlockBuilder.create(common, state.at(chain.tip.header.fields.stateRoot), canonicalHash),
+        createReferenceBuilder: (canonicalHash) => BlockBuilder.create(referenceRules, state.at(chain.tip.header.fields.stateRoot), canonicalHash, { plainTransfers: false, leanCalls: false }),
+      });
+    }
+
+    it("imports blocks both executions agree on", async () => {
+      let nonce = 0;
+      const blocks = await mineBlocks(source, 4, async (index) => Promise.all(Array.from({ length: index }, () => signedTransfer(source, "cow", nonce++, recipient))));
+      const importer = importerCheckedBy(target.common);
+      for (const block of blocks) expectStatus(await importer.importBlock(asReceived(block, target), "file"), "IMPORTED_BEST");
+      expect(bytesToHex(target.chain.tip.hash)).to.equal(bytesToHex(blocks.at(-1)!.hash));
+    });
+
+    it("refuses a block the two engines run differently, and nothing stored changes", async () => {
+      // A creation whose init code reads a cold account's balance: 2,600 gas under Berlin's rules, 700 under Istanbul's.
+      const initCode = `0x73${"ab".repeat(20)}315000`;
+      const raw = await new Wallet(keccak256(toUtf8Bytes("cow"))).signTransaction({ type: 0, chainId: 33n, nonce: 0, gasLimit: 100_000n, gasPrice: 0n, data: initCode });
+      const blocks = await mineBlocks(source, 1, async () => [decodeRawTransaction(hexToBytes(raw), source.common)]);
+      const istanbul = new Common({ chain: { ...Mainnet, chainId: 33 }, hardfork: Hardfork.Istanbul });
+      const before = await storedSummary(target);
+      const outcome = await importerCheckedBy(istanbul).importBlock(asReceived(blocks[0]!, target), "file");
+      expectStatus(outcome, "INVALID_BLOCK", "referenceEngineDisagrees");
+      expect(await storedSummary(target)).to.equal(before);
     });
   });
 

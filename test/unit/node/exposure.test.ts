@@ -3,6 +3,7 @@
 // personal_ answers that follow from both. The same over real sockets: test/rpc/personal/exposure.test.ts.
 import { expect } from "chai";
 import { Wallet } from "../../../src/accounts/wallet.js";
+import type { Chain } from "../../../src/chain/chain.js";
 import { createExecutionRules } from "../../../src/execution/rules.js";
 import type { Miner } from "../../../src/mining/miner.js";
 import { keyExportAllowedOn, unlockAllowedOn } from "../../../src/node/keyExposure.js";
@@ -27,7 +28,7 @@ async function refusal(call: () => unknown): Promise<{ code: number; message: st
 
 function personalHandlers(wallet: Wallet, keyExportAllowed: boolean) {
   const common = createExecutionRules(33n);
-  return createPersonalHandlers({ wallet, sending: createTransactionSending({ common, pool: {} as TransactionPool, miner: {} as Miner }), keyExportAllowed });
+  return createPersonalHandlers({ wallet, sending: createTransactionSending({ common, chain: {} as Chain, pool: {} as TransactionPool, miner: {} as Miner, typedTransactions: false }), keyExportAllowed });
 }
 
 describe("node: keys on a bind beyond loopback", () => {

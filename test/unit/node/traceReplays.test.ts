@@ -23,7 +23,7 @@ import { compileFixture } from "../../helpers/solidity.js";
 async function outcomeOf(run: () => Promise<unknown>): Promise<unknown> {
   try {
     const result = await run();
-    if (result instanceof StructLogTraceJson) return { structLogs: result.parts.join("") };
+    if (result instanceof StructLogTraceJson) return { structLogs: result.parts.map((part) => (typeof part === "string" ? part : Buffer.from(part).toString("latin1"))).join(""), byteLength: result.byteLength };
     return { json: JSON.stringify(result) };
   } catch (error) {
     const failure = error as Error & { limitBytes?: number };
@@ -96,8 +96,8 @@ describe("node/callWorkers: trace replays on a second thread", function () {
     expect(services.callWorkers!.answered - answeredBefore, "replays answered by the worker").to.equal(byWorker);
   }
 
-  const everything = { tracer: "structLogTracer", disableStack: false, disableMemory: false, disableStorage: false } as const;
-  const noMemory = { ...everything, disableMemory: true };
+  const everything = { tracer: "structLogTracer", disableStack: false, enableMemory: true, disableStorage: false, enableReturnData: true, limit: 0 } as const;
+  const noMemory = { ...everything, enableMemory: false, enableReturnData: false };
   const calls = { tracer: "callTracer", onlyTopCall: false, withLog: true } as const;
   const cases: Record<string, [(service: TraceService) => Promise<unknown>, number]> = {
     "debug_traceTransaction: struct logs with stack, memory and storage, of a nested call": [(service) => service.debugTraceTransaction(hashes.nested!, everything), 1],
@@ -118,7 +118,7 @@ describe("node/callWorkers: trace replays on a second thread", function () {
   for (const [name, [run, byWorker]] of Object.entries(cases)) it(name, () => expectWorkerToTraceAsMainThread(run, byWorker));
 
   it("answers the time limit from the worker as the main thread does (-32011)", async () => {
-    const run = (service: TraceService) => service.debugTraceTransaction(heavy, { tracer: "structLogTracer", disableStack: true, disableMemory: true, disableStorage: true });
+    const run = (service: TraceService) => service.debugTraceTransaction(heavy, { tracer: "structLogTracer", disableStack: true, enableMemory: false, disableStorage: true, enableReturnData: false, limit: 0 });
     const expected = await outcomeOf(() => run(mainThreadOnly({ timeLimitMs: 50 })));
     expect(expected).to.deep.include({ refused: "ExecutionTimeoutError" });
     const answeredBefore = services.callWorkers!.answered;
@@ -127,7 +127,7 @@ describe("node/callWorkers: trace replays on a second thread", function () {
   });
 
   it("answers a struct log past its size cap from the worker as the main thread does, with the cap", async () => {
-    const run = (service: TraceService) => service.debugTraceTransaction(hashes.loop!, noMemory, 20_000);
+    const run = (service: TraceService) => service.debugTraceTransaction(hashes.loop!, noMemory, { bytes: 20_000, flag: "--trace-answer-limit" });
     const expected = await outcomeOf(() => run(mainThreadOnly()));
     expect(expected).to.deep.include({ refused: "StructLogTooLargeError", limitBytes: 20_000 });
     const answeredBefore = services.callWorkers!.answered;

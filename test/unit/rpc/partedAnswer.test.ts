@@ -60,10 +60,10 @@ describe("rpc/partedAnswer", () => {
   });
 
   it("writes the parts joined in pieces, a turn of the event loop between two, and stops once abandoned", async () => {
-    const answer = new PartedAnswer(resultParts, Buffer.byteLength(resultParts.join("")));
     const written: string[] = [];
+    const sink = (into: string[]) => ({ write: (piece: string | Uint8Array) => into.push(piece as string) > 0, onDrain: () => expect.fail("the sink never fills") });
     const turnCounter = countEventLoopTurns();
-    await new Promise<void>((resolve) => writeInTurns(answer, (text) => written.push(text), resolve, () => false));
+    await new Promise<void>((resolve) => writeInTurns(new PartedAnswer(resultParts, Buffer.byteLength(resultParts.join(""))), sink(written), resolve, () => false));
     const turns = turnCounter.stop();
     expect(written.join("")).to.equal(resultParts.join(""));
     // About 1.2 million characters in pieces of at most 256 Ki characters (or one longer part).
@@ -73,10 +73,64 @@ describe("rpc/partedAnswer", () => {
 
     const cut: string[] = [];
     let done = false;
-    writeInTurns(answer, (text) => cut.push(text), () => (done = true), () => cut.length === 2);
+    writeInTurns(new PartedAnswer(resultParts, Buffer.byteLength(resultParts.join(""))), sink(cut), () => (done = true), () => cut.length === 2);
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(cut).to.have.length(2);
     expect(done).to.equal(false);
+  });
+
+  it("answers an unbounded result alone in parts past the response limit, bytes and texts alike; in a batch or with bounded answers it is refused", async () => {
+    const bytesPart = Buffer.from('"' + "cd".repeat(3_000) + '"', "latin1");
+    const parts = ["[", bytesPart, ",", '"x"', "]"];
+    const text = `[${bytesPart.toString("latin1")},"x"]`;
+    const seen: (boolean | undefined)[] = [];
+    const dispatcher = createDispatcher({
+      handlers: Object.fromEntries(
+        [...rpcMethodTable.values()].filter((entry) => entry.implemented).map((entry) => [entry.name, async (_params: unknown, context: { boundedAnswer?: boolean }) => {
+          seen.push(context.boundedAnswer);
+          return new EncodedJson(parts, true);
+        }]),
+      ) as unknown as RpcHandlerSet,
+      enabledModules: new Set(["eth"]),
+      batchLimit: 10,
+      responseLimitBytes: 1_000,
+      jsonShapeLimits: { maxDepth: 128, maxValues: 20_000 },
+      discoverDocumentJson: "{}",
+      log: createLogger("silent"),
+    });
+    const alone = await dispatcher.handle(request(1, "eth_blockNumber"));
+    expect(alone).to.be.instanceOf(PartedAnswer);
+    const answerText = `{"jsonrpc":"2.0","id":1,"result":${text}}`;
+    expect((alone as PartedAnswer).byteLength).to.equal(answerText.length);
+    const written: (string | Uint8Array)[] = [];
+    await new Promise<void>((resolve) => writeInTurns(alone as PartedAnswer, { write: (piece) => written.push(piece) > 0, onDrain: () => expect.fail("never full") }, resolve, () => false));
+    expect(written.map((piece) => (typeof piece === "string" ? piece : Buffer.from(piece).toString("latin1"))).join("")).to.equal(answerText);
+    // The part in bytes goes out as it is, not copied into a text.
+    expect(written).to.include(bytesPart);
+    const batch = JSON.parse((await dispatcher.handle(`[${request(2, "eth_blockNumber")}]`)) as string) as { error: { code: number } }[];
+    expect(batch[0]!.error.code).to.equal(-32011);
+    const bounded = JSON.parse((await dispatcher.handle(request(3, "eth_blockNumber"), undefined, true)) as string) as { error: { code: number } };
+    expect(bounded.error.code).to.equal(-32011);
+    expect(seen).to.deep.equal([undefined, true, true]);
+  });
+
+  it("writes the next piece only once a full sink has drained", async () => {
+    const pieces = Array.from({ length: 4 }, (_, index) => Buffer.alloc(1_000, 97 + index));
+    const answer = new PartedAnswer(pieces, 4_000);
+    const written: (string | Uint8Array)[] = [];
+    let resumeWriting: (() => void) | undefined;
+    let done = false;
+    writeInTurns(answer, { write: (piece) => written.push(piece) % 2 === 0, onDrain: (resume) => (resumeWriting = resume) }, () => (done = true), () => false);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // The first piece filled the sink: nothing more until it drains.
+    expect(written).to.have.length(1);
+    resumeWriting!();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(written).to.have.length(3);
+    resumeWriting!();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(written).to.deep.equal(pieces);
+    expect(done).to.equal(true);
   });
 
   describe("on the plain POST path", () => {

@@ -9,16 +9,33 @@ import { RpcError } from "../../../src/rpc/errors.js";
 const chainAt = (head: bigint) => ({ head: { number: head } }) as unknown as Chain;
 
 describe("tracing options", () => {
-  it("defaults to the struct-log tracer with everything on", () => {
-    expect(debugTracerOptions(undefined)).to.deep.equal({ tracer: "structLogTracer", disableStack: false, disableMemory: false, disableStorage: false });
+  it("defaults to the struct-log tracer as geth's: stack and storage on, memory and return data off, no step limit", () => {
+    const defaults = { tracer: "structLogTracer", disableStack: false, enableMemory: false, disableStorage: false, enableReturnData: false, limit: 0 };
+    expect(debugTracerOptions(undefined)).to.deep.equal(defaults);
+    expect(debugTracerOptions({})).to.deep.equal(defaults);
+  });
+
+  it("turns memory on with enableMemory or disableMemory: false, and off with disableMemory: true whatever enableMemory says", () => {
+    const memory = (options: Parameters<typeof debugTracerOptions>[0]) => (debugTracerOptions(options) as { enableMemory: boolean }).enableMemory;
+    expect(memory({ enableMemory: true })).to.equal(true);
+    expect(memory({ tracerConfig: { enableMemory: "true" } })).to.equal(true);
+    expect(memory({ disableMemory: false })).to.equal(true);
+    expect(memory({ disableMemory: "false" })).to.equal(true);
+    expect(memory({ enableMemory: true, disableMemory: true })).to.equal(false);
+    expect(memory({ enableMemory: true, tracerConfig: { disableMemory: true } })).to.equal(false);
+    expect(memory({ enableMemory: false })).to.equal(false);
+    expect(debugTracerOptions({ limit: 5, enableReturnData: true })).to.deep.include({ limit: 5, enableReturnData: true });
+    expect(debugTracerOptions({ limit: 5, tracerConfig: { limit: 7 } })).to.deep.include({ limit: 7 });
   });
 
   it("takes a switch from tracerConfig over the same one at the top level", () => {
     expect(debugTracerOptions({ disableStack: true, disableMemory: true, tracerConfig: { disableStack: false } })).to.deep.equal({
       tracer: "structLogTracer",
       disableStack: false,
-      disableMemory: true,
+      enableMemory: false,
       disableStorage: false,
+      enableReturnData: false,
+      limit: 0,
     });
     expect(debugTracerOptions({ tracer: "callTracer", onlyTopCall: true, tracerConfig: { withLog: true }, enableMemory: true })).to.deep.equal({ tracer: "callTracer", onlyTopCall: true, withLog: true });
   });
@@ -29,8 +46,10 @@ describe("tracing options", () => {
       expect(debugTracerOptions({ tracer, disableStack: "true", disableMemory: "false", disableStorage: true })).to.deep.equal({
         tracer: "structLogTracer",
         disableStack: true,
-        disableMemory: false,
+        enableMemory: true,
         disableStorage: true,
+        enableReturnData: false,
+        limit: 0,
       });
     }
     expect(() => debugTracerOptions({ tracer: "prestateTracer" })).to.throw(RpcError, 'invalid argument 1: field tracer: unknown tracer "prestateTracer": use structLogTracer (or rskTracer) or callTracer');
