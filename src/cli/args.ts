@@ -17,7 +17,7 @@ export type CliCommand =
   | { kind: "run"; options: NodeOptions; logFormat: LogFormat | undefined }
   | { kind: "verify"; dataDir: string }
   | ({ kind: "export"; from: bigint | undefined; to: bigint | undefined; force: boolean } & TransferCommandOptions)
-  | ({ kind: "import" } & TransferCommandOptions)
+  | ({ kind: "import"; typedTransactions: boolean; verifyWithReferenceEngine: boolean } & TransferCommandOptions)
   | { kind: "help"; text: string }
   | { kind: "version" };
 
@@ -123,7 +123,12 @@ export const exportFlagTable: readonly FlagSpec[] = [
 ];
 
 /** The flags of `chain-node import`. */
-export const importFlagTable: readonly FlagSpec[] = [...transferFlagTable, { flag: "--help", help: "Print this help and exit." }];
+export const importFlagTable: readonly FlagSpec[] = [
+  ...transferFlagTable,
+  { flag: "--typed-transactions", help: "Take blocks holding EIP-2930 and EIP-1559 transactions (a chain made by a node started with --typed-transactions)." },
+  { flag: "--verify-imports-with-reference-engine", help: "Execute every block a second time with the untuned @ethereumjs/vm and stop at a block where the two disagree (about twice as long)." },
+  { flag: "--help", help: "Print this help and exit." },
+];
 
 export function helpText(): string {
   return (
@@ -195,7 +200,9 @@ function parseTransferCommand(kind: "export" | "import", argv: readonly string[]
         network: { type: "string" },
         genesis: { type: "string" },
         help: { type: "boolean", short: "h" },
-        ...(exporting ? { from: { type: "string" }, to: { type: "string" }, force: { type: "boolean" } } : {}),
+        ...(exporting
+          ? { from: { type: "string" }, to: { type: "string" }, force: { type: "boolean" } }
+          : { "typed-transactions": { type: "boolean" }, "verify-imports-with-reference-engine": { type: "boolean" } }),
       },
     });
   } catch (error) {
@@ -210,7 +217,9 @@ function parseTransferCommand(kind: "export" | "import", argv: readonly string[]
   if (dataDirFlag?.trim() === "") throw new UsageError("--data-dir must not be empty");
   const network = networkFlag(flags.network as string | undefined);
   const common = { file, dataDir: dataDirFlag ?? defaultDataDirectory(network), network, genesisFile: flags.genesis as string | undefined };
-  if (!exporting) return { kind, ...common };
+  if (!exporting) {
+    return { kind, ...common, typedTransactions: flags["typed-transactions"] === true, verifyWithReferenceEngine: flags["verify-imports-with-reference-engine"] === true };
+  }
   const from = blockNumberFlag("--from", flags.from as string | undefined);
   const to = blockNumberFlag("--to", flags.to as string | undefined);
   if (from !== undefined && to !== undefined && from > to) throw new UsageError(`--from ${from} is after --to ${to}`);

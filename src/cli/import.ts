@@ -13,6 +13,8 @@ export interface ImportCommand {
   readonly dataDir: string;
   readonly network: NetworkProfile;
   readonly genesisFile: string | undefined;
+  readonly typedTransactions: boolean;
+  readonly verifyWithReferenceEngine: boolean;
 }
 
 function rates(imported: number, gasUsed: bigint, seconds: number): string {

@@ -167,6 +167,10 @@ async function loadGenesisFor(location: ChainLocation) {
 
 export interface ImportRequest extends ChainLocation {
   readonly file: string;
+  /** Take blocks holding EIP-2930 and EIP-1559 transactions (a chain made with --typed-transactions). */
+  readonly typedTransactions?: boolean;
+  /** Execute each block a second time on the untuned engine and refuse it where the two disagree. */
+  readonly verifyWithReferenceEngine?: boolean;
 }
 
 export interface ImportProgress {
@@ -247,7 +251,15 @@ export async function importChain(request: ImportRequest, log: Logger, onProgres
   try {
     let services: ChainServices;
     try {
-      services = await openChainServices(request.network, { dataDir, inMemory: false }, { ...defaultChainOptions, genesisFile: request.genesisFile, mining: { kind: "off" }, callWorker: false, recoveryWorker: false }, log);
+      services = await openChainServices(request.network, { dataDir, inMemory: false }, {
+          ...defaultChainOptions,
+          genesisFile: request.genesisFile,
+          mining: { kind: "off" },
+          callWorker: false,
+          recoveryWorker: false,
+          typedTransactions: request.typedTransactions ?? false,
+          verifyImportsWithReferenceEngine: request.verifyWithReferenceEngine ?? false,
+        }, log);
     } catch (error) {
       if (error instanceof ChainOpeningError) throw new ChainTransferError(error.message);
       throw error;
@@ -272,7 +284,7 @@ export async function importChain(request: ImportRequest, log: Logger, onProgres
           }
           let block: Block;
           try {
-            block = Block.decode(bytes, common);
+            block = Block.decode(bytes, common, services.typedTransactions);
           } catch (error) {
             if (!(error instanceof MalformedBlockError)) throw error;
             stop = { kind: "malformed", offset, ...headerOf(bytes), reason: error.message };

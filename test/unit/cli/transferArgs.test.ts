@@ -7,7 +7,8 @@ describe("cli/args: export and import", () => {
     expect(command).to.deep.include({ kind: "export", file: "chain.blocks", from: 3n, to: 9n, force: true, dataDir: "/tmp/d", genesisFile: undefined });
     expect(command.kind === "export" && command.network.networkId).to.equal(31);
     expect(parseCommandLine(["export", "x"])).to.deep.include({ kind: "export", from: undefined, to: undefined, force: false, dataDir: ".chain-node/regtest" });
-    expect(parseCommandLine(["import", "x", "--genesis", "g.json"])).to.deep.include({ kind: "import", file: "x", genesisFile: "g.json", dataDir: ".chain-node/regtest" });
+    expect(parseCommandLine(["import", "x", "--genesis", "g.json"])).to.deep.include({ kind: "import", file: "x", genesisFile: "g.json", dataDir: ".chain-node/regtest", typedTransactions: false, verifyWithReferenceEngine: false });
+    expect(parseCommandLine(["import", "x", "--typed-transactions", "--verify-imports-with-reference-engine"])).to.deep.include({ typedTransactions: true, verifyWithReferenceEngine: true });
   });
 
   it("refuses a missing or second FILE, a range upside down, numbers that are not block numbers and the other command's flags", () => {
