@@ -20,8 +20,10 @@
 //   - eth_blockNumber's p50/p99 on a connection of its own while heavy requests run (bench/heavyRequests.ts);
 //   - the figures also go to dist/bench/results/chain.json (bench/results.ts);
 //   - the node's resident memory (now and peak) at the end.
-// BENCH_ONLY=start-up,transfers,erc20,reads,call,logs,estimate,snapshot,trace,heavy,bounds picks workloads; BENCH_NODE_FLAGS="--cpu-prof
-// --cpu-prof-dir=DIR" profiles the node under load.
+//   - chain-node import of an exported chain of 10,000 blocks of mixed transactions, next to the
+//     rate they were mined at under automine (bench/importChain.ts);
+// BENCH_ONLY=start-up,transfers,erc20,reads,call,logs,estimate,snapshot,trace,heavy,bounds,import picks workloads; BENCH_NODE_FLAGS="--cpu-prof
+// --cpu-prof-dir=DIR" profiles the node under load (and the import command).
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -32,13 +34,14 @@ import { benchSnapshotRevert } from "./devChain.js";
 import { recordResult, targetsOf, writeResults, type Target } from "./results.js";
 import { runLoad, runSequences, type LoadResult } from "./loadClient.js";
 import { benchHeavyRequests } from "./heavyRequests.js";
+import { benchImport } from "./importChain.js";
 import { benchStructLogTrace } from "./tracing.js";
 
 const transfersPerSender = Number(process.env.BENCH_TRANSFERS_PER_SENDER ?? 250);
 const tokenTransfers = Number(process.env.BENCH_TOKEN_TRANSFERS ?? 1_000);
 const readSeconds = Number(process.env.BENCH_SECONDS ?? 10);
 const senderCount = 8;
-const selected = new Set((process.env.BENCH_ONLY ?? "start-up,transfers,erc20,batched,reads,call,logs,estimate,snapshot,trace,heavy,bounds").split(","));
+const selected = new Set((process.env.BENCH_ONLY ?? "start-up,transfers,erc20,batched,reads,call,logs,estimate,snapshot,trace,heavy,bounds,import").split(","));
 const nodeFlags = process.env.BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? [];
 const signers = developmentSigners();
 /** Milliseconds from spawn to the first answer of eth_blockNumber. */
@@ -286,6 +289,7 @@ try {
   } finally {
     await node.stop();
   }
+  if (selected.has("import")) await benchImport(workDir, nodeFlags);
 } finally {
   await rm(workDir, { recursive: true, force: true });
 }

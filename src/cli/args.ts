@@ -1,11 +1,25 @@
 // Command-line flags -> NodeOptions. The only place that reads argv.
 import { parseArgs } from "node:util";
 import { isLogLevel, logFormats, logLevels, type LogFormat } from "../common/logger.js";
-import { defaultCoinbase, defaultDataDirectory, defaultNodeOptions, findNetworkProfile, networkProfiles, type MiningMode, type NodeOptions } from "../node/index.js";
+import { defaultCoinbase, defaultDataDirectory, defaultNodeOptions, findNetworkProfile, networkProfiles, type MiningMode, type NetworkProfile, type NodeOptions } from "../node/index.js";
 
 export class UsageError extends Error {}
 
-export type CliCommand = { kind: "run"; options: NodeOptions; logFormat: LogFormat | undefined } | { kind: "verify"; dataDir: string } | { kind: "help"; text: string } | { kind: "version" };
+export interface TransferCommandOptions {
+  /** The file of blocks written (export) or read (import). */
+  readonly file: string;
+  readonly dataDir: string;
+  readonly network: NetworkProfile;
+  readonly genesisFile: string | undefined;
+}
+
+export type CliCommand =
+  | { kind: "run"; options: NodeOptions; logFormat: LogFormat | undefined }
+  | { kind: "verify"; dataDir: string }
+  | ({ kind: "export"; from: bigint | undefined; to: bigint | undefined; force: boolean } & TransferCommandOptions)
+  | ({ kind: "import"; typedTransactions: boolean; verifyWithReferenceEngine: boolean } & TransferCommandOptions)
+  | { kind: "help"; text: string }
+  | { kind: "version" };
 
 interface FlagSpec {
   flag: string;
@@ -92,10 +106,54 @@ export const verifyFlagTable: readonly FlagSpec[] = [
   { flag: "--help", help: "Print this help and exit." },
 ];
 
+/** The flags `chain-node export` and `chain-node import` share. */
+const transferFlagTable: readonly FlagSpec[] = [
+  { flag: "--data-dir", value: "DIR", help: "The data directory (default ./.chain-node/<network name>); no node may be running on it." },
+  { flag: "--network", value: "ID", help: `The chain's network profile (default ${defaultNodeOptions.networkId}).` },
+  { flag: "--genesis", value: "FILE", help: "The --genesis file the chain was started with, if it was." },
+];
+
+/** The flags of `chain-node export`. */
+export const exportFlagTable: readonly FlagSpec[] = [
+  { flag: "--from", value: "N", help: "First block written (default 1: every node has the genesis block)." },
+  { flag: "--to", value: "M", help: "Last block written (default the head)." },
+  { flag: "--force", help: "Replace FILE when it exists (without it an existing FILE is refused)." },
+  ...transferFlagTable,
+  { flag: "--help", help: "Print this help and exit." },
+];
+
+/** The flags of `chain-node import`. */
+export const importFlagTable: readonly FlagSpec[] = [
+  ...transferFlagTable,
+  { flag: "--typed-transactions", help: "Take blocks holding EIP-2930 and EIP-1559 transactions (a chain made by a node started with --typed-transactions)." },
+  { flag: "--verify-imports-with-reference-engine", help: "Execute every block a second time with the untuned @ethereumjs/vm and stop at a block where the two disagree (about twice as long)." },
+  { flag: "--help", help: "Print this help and exit." },
+];
+
 export function helpText(): string {
   return (
-    `Usage: chain-node [options]\n       chain-node verify [--data-dir DIR]\n\nA blockchain node served over JSON-RPC 2.0.\n\nOptions:\n${flagLines(flagTable)}\n\n` +
-    `Commands:\n  verify  Check a stopped node's data directory (LevelDB's files, every canonical block, the head's state) and list every problem; exit code 1 when there is any.\n`
+    `Usage: chain-node [options]\n       chain-node verify [--data-dir DIR]\n       chain-node export FILE [--from N] [--to M] [--data-dir DIR]\n       chain-node import FILE [--data-dir DIR]\n\n` +
+    `A blockchain node served over JSON-RPC 2.0.\n\nOptions:\n${flagLines(flagTable)}\n\n` +
+    `Commands (each has its --help):\n  verify  Check a stopped node's data directory (LevelDB's files, every canonical block, the head's state) and list every problem; exit code 1 when there is any.\n` +
+    `  export  Write the canonical blocks of a stopped node's data directory to FILE, as concatenated block RLP.\n` +
+    `  import  Read the blocks of FILE into a data directory (a new one is created), proving and executing each; stops at the first invalid block.\n`
+  );
+}
+
+export function exportHelpText(): string {
+  return (
+    `Usage: chain-node export FILE [options]\n\nWrites canonical blocks of a stopped node's data directory to FILE, one after another in the wire form, RLP([header, [transaction...], [uncle header...]]), ` +
+    `as chain-node import reads them. The blocks go to a temporary file beside FILE, renamed to FILE once all are written and synced: an export cut short leaves no FILE. ` +
+    `Progress on standard error.\n\nOptions:\n${flagLines(exportFlagTable)}\n`
+  );
+}
+
+export function importHelpText(): string {
+  return (
+    `Usage: chain-node import FILE [options]\n\nReads the blocks of FILE (as chain-node export writes them) into a data directory that no node is running on, a new one if it does not exist. ` +
+    `Each block is proven and executed as a block from a peer is; blocks already present are skipped, and a branch heavier than the data directory's own becomes canonical. ` +
+    `Stops at the first malformed or invalid block, or one whose parent is unknown, naming it and its offset in FILE (exit code 1); the blocks before it stay imported. ` +
+    `Progress on standard error (blocks, blocks/s, Mgas/s, time left), a summary on standard output.\n\nOptions:\n${flagLines(importFlagTable)}\n`
   );
 }
 
@@ -121,6 +179,51 @@ function parseVerifyCommand(argv: readonly string[]): CliCommand {
   if (flags.help) return { kind: "help", text: verifyHelpText() };
   if (flags["data-dir"]?.trim() === "") throw new UsageError("--data-dir must not be empty");
   return { kind: "verify", dataDir: flags["data-dir"] ?? defaultDataDirectory(networkFlag(flags.network)) };
+}
+
+function blockNumberFlag(flag: string, text: string | undefined): bigint | undefined {
+  if (text === undefined) return undefined;
+  if (!/^\d+$/.test(text)) throw new UsageError(`${flag} takes a block number (a non-negative integer), got "${text}"`);
+  return BigInt(text);
+}
+
+function parseTransferCommand(kind: "export" | "import", argv: readonly string[]): CliCommand {
+  const exporting = kind === "export";
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: true,
+      options: {
+        "data-dir": { type: "string" },
+        network: { type: "string" },
+        genesis: { type: "string" },
+        help: { type: "boolean", short: "h" },
+        ...(exporting
+          ? { from: { type: "string" }, to: { type: "string" }, force: { type: "boolean" } }
+          : { "typed-transactions": { type: "boolean" }, "verify-imports-with-reference-engine": { type: "boolean" } }),
+      },
+    });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const flags = parsed.values as Record<string, string | boolean | undefined>;
+  if (flags.help) return { kind: "help", text: exporting ? exportHelpText() : importHelpText() };
+  if (parsed.positionals.length !== 1) throw new UsageError(`chain-node ${kind} takes one FILE, got ${parsed.positionals.length === 0 ? "none" : parsed.positionals.map((name) => `"${name}"`).join(" ")}`);
+  const file = parsed.positionals[0]!;
+  if (file.trim() === "") throw new UsageError("FILE must not be empty");
+  const dataDirFlag = flags["data-dir"] as string | undefined;
+  if (dataDirFlag?.trim() === "") throw new UsageError("--data-dir must not be empty");
+  const network = networkFlag(flags.network as string | undefined);
+  const common = { file, dataDir: dataDirFlag ?? defaultDataDirectory(network), network, genesisFile: flags.genesis as string | undefined };
+  if (!exporting) {
+    return { kind, ...common, typedTransactions: flags["typed-transactions"] === true, verifyWithReferenceEngine: flags["verify-imports-with-reference-engine"] === true };
+  }
+  const from = blockNumberFlag("--from", flags.from as string | undefined);
+  const to = blockNumberFlag("--to", flags.to as string | undefined);
+  if (from !== undefined && to !== undefined && from > to) throw new UsageError(`--from ${from} is after --to ${to}`);
+  return { kind, ...common, from, to, force: (flags.force as boolean | undefined) ?? false };
 }
 
 /** The entries of a comma-separated list, trimmed, without empty ones. */
@@ -159,6 +262,7 @@ function logOptionsFrom(flags: Record<string, string | boolean | undefined>, def
 
 export function parseCommandLine(argv: readonly string[]): CliCommand {
   if (argv[0] === "verify") return parseVerifyCommand(argv.slice(1));
+  if (argv[0] === "export" || argv[0] === "import") return parseTransferCommand(argv[0], argv.slice(1));
   let parsed;
   try {
     parsed = parseArgs({

@@ -1,7 +1,8 @@
 #!/usr/bin/env -S node --v8-pool-size=0
 // chain-node command: flags -> options -> node; signals; exit codes
 // (0 clean stop, 1 failure at start or forced stop, 2 bad usage). `chain-node verify` checks a
-// stopped node's data directory instead (cli/verify.ts).
+// stopped node's data directory instead (cli/verify.ts); `chain-node export` and `chain-node
+// import` move blocks between a data directory and a file (cli/export.ts, cli/import.ts).
 //
 // The first line gives node its runtime flags, the ones that cannot be set once it runs (make run
 // and the tests start the command with them too, read from that line):
@@ -18,6 +19,8 @@ import { clientVersionString } from "../common/version.js";
 import { startNode, NodeConfigurationError } from "../node/index.js";
 import { parseCommandLine, UsageError } from "./args.js";
 import { formatBanner } from "./banner.js";
+import { runExport } from "./export.js";
+import { runImport } from "./import.js";
 import { runVerify } from "./verify.js";
 
 /**
@@ -53,6 +56,18 @@ async function main(): Promise<void> {
   if (command.kind === "verify") {
     process.exitCode = await runVerify(command.dataDir).catch((error: unknown) => {
       process.stderr.write(`chain-node verify: ${(error as Error).message}\n`);
+      return 1;
+    });
+    return;
+  }
+  if (command.kind === "export" || command.kind === "import") {
+    // The node's own log lines (the chain opened, warnings) go to standard error with the progress.
+    // No setHeapGrowth here: a command that ends is better served by V8's own heap growth (fewer full
+    // collections). Importing 10,000 mixed blocks alternating: 407/590 blocks/s at 100 %, 470/801 at 300 %.
+    const log = createLogger("warn", process.stderr, process.stderr.isTTY === true ? "pretty" : "json");
+    const run = command.kind === "export" ? runExport(command, log) : runImport(command, log);
+    process.exitCode = await run.catch((error: unknown) => {
+      process.stderr.write(`chain-node ${command.kind}: ${(error as Error)?.stack ?? String(error)}\n`);
       return 1;
     });
     return;

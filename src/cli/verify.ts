@@ -2,9 +2,7 @@
 // with its progress on standard error (a bar on a terminal, a line every few seconds otherwise)
 // and its findings on standard output. Exit code 0 when nothing is wrong, 1 otherwise.
 import { verifyDataDirectory, type VerifyProgress } from "../node/index.js";
-
-const plainProgressIntervalMs = 5000;
-const barWidth = 30;
+import { progressLine } from "./progress.js";
 
 function describe(progress: VerifyProgress): { line: string; fraction?: number } {
   if (progress.phase === "files") return { line: "reading LevelDB's files" };
@@ -13,30 +11,17 @@ function describe(progress: VerifyProgress): { line: string; fraction?: number }
   return { line: `blocks ${progress.done}/${progress.total}`, fraction };
 }
 
-function progressWriter(terminal: boolean): (progress: VerifyProgress) => void {
-  let lastPlainLine = 0;
-  const started = Date.now();
-  return (progress) => {
-    const { line, fraction } = describe(progress);
-    if (terminal) {
-      const filled = fraction === undefined ? 0 : Math.round(fraction * barWidth);
-      const bar = fraction === undefined ? "" : `[${"#".repeat(filled)}${".".repeat(barWidth - filled)}] ${(fraction * 100).toFixed(0).padStart(3)}% `;
-      process.stderr.write(`\r\x1b[K${bar}${line}`);
-    } else if (Date.now() - lastPlainLine >= plainProgressIntervalMs || progress.phase === "files") {
-      lastPlainLine = Date.now();
-      process.stderr.write(`verify: ${line} (${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
-    }
-  };
-}
-
 export async function runVerify(dataDir: string): Promise<number> {
-  const terminal = process.stderr.isTTY === true;
   const started = Date.now();
+  const progress = progressLine("verify");
   let report;
   try {
-    report = await verifyDataDirectory(dataDir, progressWriter(terminal));
+    report = await verifyDataDirectory(dataDir, (step) => {
+      const { line, fraction } = describe(step);
+      progress.update(line, fraction, step.phase === "files");
+    });
   } finally {
-    if (terminal) process.stderr.write("\r\x1b[K");
+    progress.clear();
   }
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   const counts = `${report.tablesRead} LevelDB tables, ${report.blocksChecked} blocks, ${report.stateNodes} state trie nodes (${report.accounts} accounts) in ${seconds} s`;

@@ -73,7 +73,7 @@ export interface ChainServices {
 /** Options that cannot open a chain (data dir, genesis file); the message says which and why. */
 export class ChainOpeningError extends Error {}
 
-async function loadGenesis(network: NetworkProfile, genesisFile: string | undefined): Promise<GenesisSpec> {
+export async function loadGenesis(network: NetworkProfile, genesisFile: string | undefined): Promise<GenesisSpec> {
   if (genesisFile === undefined) return network.genesis;
   let document: unknown;
   try {

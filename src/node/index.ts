@@ -5,3 +5,4 @@ export { defaultDataDirectory, openChainServices, type ChainServices } from "./c
 export { verifyDataDirectory, type VerifyProgress, type VerifyReport } from "./verifyDataDirectory.js";
 export { findNetworkProfile, networkProfiles, type NetworkProfile } from "../chain/networks.js";
 export type { MiningMode } from "../mining/miner.js";
+export { ChainTransferError, exportChain, importChain, type ExportProgress, type ExportReport, type ImportProgress, type ImportReport, type ImportStop } from "./chainTransfer.js";
