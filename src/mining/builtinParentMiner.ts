@@ -5,8 +5,8 @@
 import { randomBytes, randomInt } from "node:crypto";
 import { sha256 } from "@noble/hashes/sha2.js";
 import type { HeaderFields } from "../chain/header.js";
-import { compressCoinbase } from "../consensus/compressedCoinbase.js";
-import { difficultyToParentTarget, encodeParentHeader, isHashWithinTargetBytes, parentRegtestMaxTarget, sha256d, targetToCompact, targetToLittleEndian } from "../consensus/parentChain.js";
+import { compressCoinbaseWithTxid } from "../consensus/compressedCoinbase.js";
+import { difficultyToParentTarget, encodeParentHeader, isHashWithinTargetBytes, ParentHeaderHasher, parentRegtestMaxTarget, targetToCompact, targetToLittleEndian } from "../consensus/parentChain.js";
 import { createParentCoinbase } from "./parentCoinbase.js";
 
 export type MergedMiningFields = Pick<HeaderFields, "mergedMiningHeader" | "mergedMiningMerkleProof" | "mergedMiningCoinbaseTransaction">;
@@ -93,17 +93,22 @@ export function createBuiltinParentMiner(options: BuiltinParentMinerOptions = de
     const target = targetFor(difficulty);
     let attempts = 0;
     let coinbase: Uint8Array = new Uint8Array(0);
+    let compressedCoinbase: Uint8Array = new Uint8Array(0);
     let header: Uint8Array = new Uint8Array(0);
-    let headerView = new DataView(header.buffer);
+    let hasher: ParentHeaderHasher | undefined;
     let noncesLeftForCoinbase = 0;
+    const hash = new Uint8Array(32);
     let solution: ParentBlockSolution | undefined;
 
     // A new coinbase (new prefix, so a new merkle root) once all 2^32 nonces of one have failed.
     function takeNewCoinbase(): void {
       const prefix = options.random.bytes(options.random.integerBelow(options.prefixLengthBound ?? referencePrefixLengthBound));
       coinbase = createParentCoinbase(prefix, hashForMergedMining);
-      header = encodeParentHeader({ version: parentBlockVersion, prevHash: new Uint8Array(32), merkleRoot: sha256d(coinbase), time: options.nowSeconds(), bits: regtestBits, nonce: 0 });
-      headerView = new DataView(header.buffer);
+      // The compressed form the header will carry, and the txid the rule computes from it.
+      const { compressed, txid } = compressCoinbaseWithTxid(coinbase);
+      compressedCoinbase = compressed;
+      header = encodeParentHeader({ version: parentBlockVersion, prevHash: new Uint8Array(32), merkleRoot: txid, time: options.nowSeconds(), bits: regtestBits, nonce: 0 });
+      hasher = new ParentHeaderHasher(header);
       noncesLeftForCoinbase = nonceCount;
     }
 
@@ -115,14 +120,15 @@ export function createBuiltinParentMiner(options: BuiltinParentMinerOptions = de
       tryNonces(maxAttempts) {
         for (let tried = 0; solution === undefined && tried < maxAttempts; tried++) {
           if (noncesLeftForCoinbase === 0) takeNewCoinbase();
-          headerView.setUint32(76, nextNonce, true);
+          const nonce = nextNonce;
           nextNonce = (nextNonce + 1) % nonceCount;
           noncesLeftForCoinbase--;
           attempts++;
-          const parentHeaderHash = sha256d(header);
-          if (isHashWithinTargetBytes(parentHeaderHash, target)) {
-            const fields = { mergedMiningHeader: header.slice(), mergedMiningMerkleProof: new Uint8Array(0), mergedMiningCoinbaseTransaction: compressCoinbase(coinbase) };
-            solution = { fields, coinbase, parentHeaderHash, attempts };
+          hasher!.hashWithNonce(nonce, hash);
+          if (isHashWithinTargetBytes(hash, target)) {
+            new DataView(header.buffer, header.byteOffset, header.byteLength).setUint32(76, nonce, true);
+            const fields = { mergedMiningHeader: header, mergedMiningMerkleProof: new Uint8Array(0), mergedMiningCoinbaseTransaction: compressedCoinbase };
+            solution = { fields, coinbase, parentHeaderHash: hash.slice(), attempts };
           }
         }
         return solution;
