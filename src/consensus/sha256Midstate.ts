@@ -56,9 +56,10 @@ export function compressSha256Block(state: Sha256State, data: Uint8Array, offset
   let h = state[7]!;
   for (let index = 0; index < 64; index++) {
     const sum1 = ((e >>> 6) | (e << 26)) ^ ((e >>> 11) | (e << 21)) ^ ((e >>> 25) | (e << 7));
-    const t1 = (h + sum1 + ((e & f) ^ (~e & g)) + roundConstants[index]! + w[index]!) | 0;
+    // Ch(e, f, g) and Maj(a, b, c) in the forms with fewer operations.
+    const t1 = (h + sum1 + (g ^ (e & (f ^ g))) + roundConstants[index]! + w[index]!) | 0;
     const sum0 = ((a >>> 2) | (a << 30)) ^ ((a >>> 13) | (a << 19)) ^ ((a >>> 22) | (a << 10));
-    const t2 = (sum0 + ((a & b) ^ (a & c) ^ (b & c))) | 0;
+    const t2 = (sum0 + ((a & b) | (c & (a | b)))) | 0;
     h = g;
     g = f;
     f = e;
