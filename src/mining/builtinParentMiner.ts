@@ -99,7 +99,7 @@ export function createBuiltinParentMiner(options: BuiltinParentMinerOptions = de
 
 // Classes rather than object literals with getters: V8 makes each such literal's accessors anew, and
 // made per block they kept the young objects they reach alive through minor collections (a
-// tenth of a block's proof went to the collector).
+// half of a search's time went to the collector).
 
 class Miner implements BuiltinParentMiner {
   /** One counter for all blocks, as the reference's nextNonceToUse: a new search goes on from it. */
