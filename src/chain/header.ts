@@ -2,9 +2,9 @@
 // of the RLP) and the hash the parent chain's miners commit to (`hashForMergedMining`).
 import { RLP } from "@ethereumjs/rlp";
 import { bytesToBigInt } from "@ethereumjs/util";
-import { keccak256 } from "../common/crypto.js";
+import { keccak256, keccak256OfTwo } from "../common/crypto.js";
 import { bigIntToMinimalBytes } from "../common/hex.js";
-import { appendToRlpList, encodeRlpListOfEncoded, rlpListItems } from "../common/rlp.js";
+import { appendBytesToRlpList, appendToRlpList, encodeRlpListOfEncoded, rlpBytesLength, rlpListItems, rlpListPayloadStart, rlpListPrefix } from "../common/rlp.js";
 
 export interface HeaderFields {
   parentHash: Uint8Array;
@@ -111,30 +111,47 @@ function hasMergedMiningFields(fields: Readonly<HeaderFields>): boolean {
  * of the header, and the parent-chain header already commits to them.
  */
 export class BlockHeader {
-  /** What the block hash is keccak-256 of (ext_getRawBlockHeaderBy* answer it). */
-  readonly encodedForHash: Uint8Array;
   readonly hash: Uint8Array;
+  private forHashEncoding: Uint8Array | undefined;
+  /** Where encodedForHash lies in the full encoding's items (the miner's header), until it is made. */
+  private forHashItems: { prefix: Uint8Array; start: number; end: number } | undefined;
   private mergedMiningHash: Uint8Array | undefined;
   private fullEncoding: Uint8Array | undefined;
 
   constructor(
     readonly fields: Readonly<HeaderFields>,
     /** Encodings and hashes already known (withMergedMining), else computed from the fields. */
-    known?: { encoded: Uint8Array; encodedForHash: Uint8Array; hash: Uint8Array; mergedMiningHash: Uint8Array },
+    known?: { encoded: Uint8Array; forHashItems: { prefix: Uint8Array; start: number; end: number }; hash: Uint8Array; mergedMiningHash: Uint8Array },
   ) {
     if (known !== undefined) {
-      ({ encoded: this.fullEncoding, encodedForHash: this.encodedForHash, hash: this.hash, mergedMiningHash: this.mergedMiningHash } = known);
+      ({ encoded: this.fullEncoding, forHashItems: this.forHashItems, hash: this.hash, mergedMiningHash: this.mergedMiningHash } = known);
       return;
     }
     const base = fieldsWithoutMergedMining(fields);
     if (hasMergedMiningFields(fields)) {
-      this.encodedForHash = RLP.encode([...base, fields.mergedMiningHeader]);
-      this.hash = keccak256(this.encodedForHash);
+      this.forHashEncoding = RLP.encode([...base, fields.mergedMiningHeader]);
+      this.hash = keccak256(this.forHashEncoding);
     } else {
       // Without merged-mining fields the block hash is the hash for merged mining.
-      this.encodedForHash = RLP.encode(base);
-      this.hash = this.mergedMiningHash = keccak256(this.encodedForHash);
+      this.forHashEncoding = RLP.encode(base);
+      this.hash = this.mergedMiningHash = keccak256(this.forHashEncoding);
     }
+  }
+
+  /**
+   * What the block hash is keccak-256 of (ext_getRawBlockHeaderBy* answer it). The miner's header
+   * hashes it from its parts in the full encoding, and joins them only when this is read.
+   */
+  get encodedForHash(): Uint8Array {
+    if (this.forHashEncoding === undefined) {
+      const { prefix, start, end } = this.forHashItems!;
+      const encoding = new Uint8Array(prefix.length + end - start);
+      encoding.set(prefix);
+      encoding.set(this.fullEncoding!.subarray(start, end), prefix.length);
+      this.forHashEncoding = encoding;
+      this.forHashItems = undefined;
+    }
+    return this.forHashEncoding;
   }
 
   /**
@@ -167,10 +184,15 @@ export class BlockHeader {
   withMergedMining(merged: Pick<HeaderFields, "mergedMiningHeader" | "mergedMiningMerkleProof" | "mergedMiningCoinbaseTransaction">): BlockHeader {
     const fields = { ...this.fields, ...merged };
     if (hasMergedMiningFields(this.fields) || !hasMergedMiningFields(fields)) return new BlockHeader(fields);
-    const parentHeader = RLP.encode(merged.mergedMiningHeader);
-    const encodedForHash = appendToRlpList(this.encodedForHash, [parentHeader]);
-    const encoded = appendToRlpList(encodedForHash, [RLP.encode(merged.mergedMiningMerkleProof), RLP.encode(merged.mergedMiningCoinbaseTransaction)]);
-    return new BlockHeader(fields, { encoded, encodedForHash, hash: keccak256(encodedForHash), mergedMiningHash: this.hashForMergedMining });
+    // The full encoding is written once; the block hash is of its first 17 items under their own
+    // list prefix, hashed in place.
+    const base = this.encodedForHash;
+    const encoded = appendBytesToRlpList(base, [merged.mergedMiningHeader, merged.mergedMiningMerkleProof, merged.mergedMiningCoinbaseTransaction]);
+    const forHashPayloadLength = base.length - rlpListPayloadStart(base) + rlpBytesLength(merged.mergedMiningHeader);
+    const start = rlpListPayloadStart(encoded);
+    const forHashItems = { prefix: rlpListPrefix(forHashPayloadLength), start, end: start + forHashPayloadLength };
+    const hash = keccak256OfTwo(forHashItems.prefix, encoded.subarray(forHashItems.start, forHashItems.end));
+    return new BlockHeader(fields, { encoded, forHashItems, hash, mergedMiningHash: this.hashForMergedMining });
   }
 
   static decode(encoded: Uint8Array): BlockHeader {

@@ -30,3 +30,12 @@ export function keccak256(data: Uint8Array): Uint8Array {
   hasher.update(data);
   return hasher.digest("binary");
 }
+
+/** keccak-256 of `first ‖ second`, without joining them first. */
+export function keccak256OfTwo(first: Uint8Array, second: Uint8Array): Uint8Array {
+  if (hasher === undefined) return keccak_256.create().update(first).update(second).digest();
+  hasher.init();
+  hasher.update(first);
+  hasher.update(second);
+  return hasher.digest("binary");
+}

@@ -285,3 +285,63 @@ export function appendToRlpList(list: Uint8Array, items: readonly Uint8Array[]):
   const payload = list.subarray(payloadStart);
   return encodeRlpListOfEncoded([payload, ...items]);
 }
+
+/** Bytes of RLP of the byte string `bytes`: its prefix and the bytes (a lone byte below 0x80 is its own encoding). */
+export function rlpBytesLength(bytes: Uint8Array): number {
+  if (bytes.length === 1 && bytes[0]! < 0x80) return 1;
+  return rlpPrefixLength(bytes.length) + bytes.length;
+}
+
+function rlpPrefixLength(length: number): number {
+  return length < 56 ? 1 : 1 + lengthByteCount(length);
+}
+
+/** Writes the prefix of a string (offset 0x80) or list (0xc0) of `length` bytes into `out` at `at`; answers where it ends. */
+function writePrefixInto(out: Uint8Array, at: number, length: number, offset: number): number {
+  if (length < 56) {
+    out[at] = offset + length;
+    return at + 1;
+  }
+  const count = lengthByteCount(length);
+  out[at] = offset + 55 + count;
+  for (let index = count, rest = length; index >= 1; index--, rest = Math.floor(rest / 256)) out[at + index] = rest % 256;
+  return at + 1 + count;
+}
+
+/** The prefix of an RLP list whose items take `payloadLength` bytes. */
+export function rlpListPrefix(payloadLength: number): Uint8Array {
+  const prefix = new Uint8Array(rlpPrefixLength(payloadLength));
+  writePrefixInto(prefix, 0, payloadLength, 0xc0);
+  return prefix;
+}
+
+/** Where the items of the RLP list `list` start (the length of its prefix). */
+export function rlpListPayloadStart(list: Uint8Array): number {
+  const first = list[0]!;
+  if (!(first >= 0xc0)) throw new Error("RLP: not a list");
+  return first <= 0xf7 ? 1 : 1 + first - 0xf7;
+}
+
+/**
+ * The RLP list `list` with the byte strings `strings` appended as items, written once into one
+ * buffer (appendToRlpList with items to encode): the miner's header with its merged-mining fields.
+ */
+export function appendBytesToRlpList(list: Uint8Array, strings: readonly Uint8Array[]): Uint8Array {
+  const payloadStart = rlpListPayloadStart(list);
+  let payloadLength = list.length - payloadStart;
+  for (const bytes of strings) payloadLength += rlpBytesLength(bytes);
+  const encoded = new Uint8Array(rlpPrefixLength(payloadLength) + payloadLength);
+  let offset = writePrefixInto(encoded, 0, payloadLength, 0xc0);
+  encoded.set(list.subarray(payloadStart), offset);
+  offset += list.length - payloadStart;
+  for (const bytes of strings) {
+    if (bytes.length === 1 && bytes[0]! < 0x80) {
+      encoded[offset++] = bytes[0]!;
+      continue;
+    }
+    offset = writePrefixInto(encoded, offset, bytes.length, 0x80);
+    encoded.set(bytes, offset);
+    offset += bytes.length;
+  }
+  return encoded;
+}

@@ -2,8 +2,7 @@
 // SHA-256 state after the whole 64-byte blocks before the last merged-mining tag, then the bytes
 // from there on (reference: MinerServerImpl.compressCoinbase, ProofOfWorkRule). A block stays small
 // whatever the pool put in its coinbase, and the txid can still be computed from it.
-import { sha256 } from "@noble/hashes/sha2.js";
-import { bytesToWords, sha256FromMidstate, sha256MidstateAfter, type Sha256Words, wordsToBytes } from "./sha256Midstate.js";
+import { bytesToWords, finishSha256, sha256OfStateDigest, sha256StateAfter, type Sha256State, type Sha256Words, stateToWords, wordsToBytes, writeSha256State } from "./sha256Midstate.js";
 
 /** `RSKBLOCK:`, the reference's tag; the block's hashForMergedMining follows it in the coinbase. */
 export const mergedMiningTag = new TextEncoder().encode("RSKBLOCK:");
@@ -36,28 +35,49 @@ export function lastIndexOfBytes(haystack: Uint8Array, needle: Uint8Array): numb
  * ahead (the rule then refuses the block for the missing tag).
  */
 export function compressCoinbase(coinbase: Uint8Array): Uint8Array {
-  const tagPosition = lastIndexOfBytes(coinbase, mergedMiningTag);
-  const cut = tagPosition < 0 ? 0 : tagPosition - (tagPosition % 64);
-  return encodeCompressedCoinbase({
-    byteCountBefore: BigInt(cut),
-    midstate: midstateAfter(coinbase.subarray(0, cut)),
-    tail: coinbase.subarray(cut),
-  });
+  return compressCoinbaseWithTxid(coinbase).compressed;
 }
 
 /**
- * The last midstate and the bytes it was computed from: the built-in miner's coinbases all begin
- * with the same 64 bytes, so comparing them costs less than hashing them again.
+ * compressCoinbase, and the coinbase's txid computed as the rule computes it, from the compressed
+ * form's state and tail (coinbaseTxidFromCompressed): the built-in miner needs both for every
+ * block, and the state then serves twice.
  */
-let lastMidstate: { prefix: Uint8Array; midstate: Sha256Words } | undefined;
+export function compressCoinbaseWithTxid(coinbase: Uint8Array): { compressed: Uint8Array; txid: Uint8Array } {
+  const tagPosition = lastIndexOfBytes(coinbase, mergedMiningTag);
+  const cut = tagPosition < 0 ? 0 : tagPosition - (tagPosition % 64);
+  const before = stateBefore(coinbase, cut);
+  const tail = coinbase.subarray(cut);
+  const compressed = new Uint8Array(compressedCoinbaseStateSize + tail.length);
+  compressed.set(before.encoded, 0);
+  compressed.set(tail, compressedCoinbaseStateSize);
+  const state = before.state.slice();
+  finishSha256(state, cut, tail);
+  sha256OfStateDigest(state);
+  const txid = new Uint8Array(32);
+  writeSha256State(state, txid);
+  return { compressed, txid };
+}
 
-function midstateAfter(prefix: Uint8Array): Sha256Words {
-  if (lastMidstate !== undefined && lastMidstate.prefix.length === prefix.length && lastMidstate.prefix.every((byte, index) => byte === prefix[index])) {
-    return [...lastMidstate.midstate] as Sha256Words;
-  }
-  const midstate = sha256MidstateAfter(prefix);
-  lastMidstate = { prefix: prefix.slice(), midstate: [...midstate] as Sha256Words };
-  return midstate;
+/**
+ * The state after the coinbase's first `cut` bytes and its stored form (byte count and words), for
+ * the last bytes asked for: the built-in miner's coinbases all begin with the same 64 bytes, so
+ * comparing them costs less than hashing them again. Never handed out: callers copy the state.
+ */
+let lastStateBefore: { bytes: Uint8Array; state: Sha256State; encoded: Uint8Array } | undefined;
+
+function stateBefore(coinbase: Uint8Array, cut: number): { state: Sha256State; encoded: Uint8Array } {
+  if (lastStateBefore !== undefined && lastStateBefore.bytes.length === cut && startsWith(coinbase, lastStateBefore.bytes)) return lastStateBefore;
+  const bytes = coinbase.slice(0, cut);
+  const state = sha256StateAfter(bytes);
+  const encoded = encodeCompressedCoinbase({ byteCountBefore: BigInt(cut), midstate: stateToWords(state), tail: new Uint8Array(0) });
+  lastStateBefore = { bytes, state, encoded };
+  return lastStateBefore;
+}
+
+function startsWith(bytes: Uint8Array, start: Uint8Array): boolean {
+  for (let index = 0; index < start.length; index++) if (bytes[index] !== start[index]) return false;
+  return true;
 }
 
 export function encodeCompressedCoinbase(compressed: CompressedCoinbase): Uint8Array {
@@ -84,5 +104,10 @@ export function decodeCompressedCoinbase(bytes: Uint8Array): CompressedCoinbase 
 
 /** The coinbase's txid in internal byte order: the second SHA-256 over the resumed first one. */
 export function coinbaseTxidFromCompressed(compressed: CompressedCoinbase): Uint8Array {
-  return sha256(sha256FromMidstate(compressed.midstate, compressed.byteCountBefore, compressed.tail));
+  const state = Int32Array.from(compressed.midstate);
+  finishSha256(state, compressed.byteCountBefore, compressed.tail);
+  sha256OfStateDigest(state);
+  const txid = new Uint8Array(32);
+  writeSha256State(state, txid);
+  return txid;
 }

@@ -5,16 +5,16 @@
 import { randomBytes, randomInt } from "node:crypto";
 import { sha256 } from "@noble/hashes/sha2.js";
 import type { HeaderFields } from "../chain/header.js";
-import { compressCoinbase } from "../consensus/compressedCoinbase.js";
-import { difficultyToParentTarget, encodeParentHeader, isHashWithinTargetBytes, parentRegtestMaxTarget, sha256d, targetToCompact, targetToLittleEndian } from "../consensus/parentChain.js";
-import { createParentCoinbase } from "./parentCoinbase.js";
+import { compressCoinbaseWithTxid } from "../consensus/compressedCoinbase.js";
+import { difficultyToParentTarget, encodeParentHeader, isHashWithinTargetBytes, ParentHeaderHasher, parentRegtestMaxTarget, targetToCompact, targetToLittleEndian } from "../consensus/parentChain.js";
+import { createParentCoinbase, parentCoinbaseLength, writeParentCoinbase } from "./parentCoinbase.js";
 
 export type MergedMiningFields = Pick<HeaderFields, "mergedMiningHeader" | "mergedMiningMerkleProof" | "mergedMiningCoinbaseTransaction">;
 
 export interface ParentBlockSolution {
   fields: MergedMiningFields;
-  /** The full coinbase (the fields carry it compressed). */
-  coinbase: Uint8Array;
+  /** The full coinbase (the fields carry it compressed); made when read. */
+  readonly coinbase: Uint8Array;
   parentHeaderHash: Uint8Array;
   /** Header hashes tried for this block. */
   attempts: number;
@@ -85,59 +85,114 @@ function targetFor(difficulty: bigint): Uint8Array {
   return lastTarget.target;
 }
 
+/**
+ * Where the coinbase is written to be compressed and hashed: only its compressed form is kept, and
+ * the full one is made again when a caller reads it (tests). Nothing yields between writing and
+ * compressing it, so one buffer serves every search.
+ */
+let coinbaseScratch = new Uint8Array(parentCoinbaseLength(referencePrefixLengthBound));
+const zeroHash = new Uint8Array(32);
+
 export function createBuiltinParentMiner(options: BuiltinParentMinerOptions = defaultBuiltinParentMinerOptions): BuiltinParentMiner {
-  // One counter for all blocks, as the reference's nextNonceToUse: a new search goes on from it.
-  let nextNonce = 0;
+  return new Miner(options);
+}
 
-  function startSearch(hashForMergedMining: Uint8Array, difficulty: bigint): ParentBlockSearch {
-    const target = targetFor(difficulty);
-    let attempts = 0;
-    let coinbase: Uint8Array = new Uint8Array(0);
-    let header: Uint8Array = new Uint8Array(0);
-    let headerView = new DataView(header.buffer);
-    let noncesLeftForCoinbase = 0;
-    let solution: ParentBlockSolution | undefined;
+// Classes rather than object literals with getters: V8 makes each such literal's accessors anew, and
+// made per block they kept the young objects they reach alive through minor collections (a
+// half of a search's time went to the collector).
 
-    // A new coinbase (new prefix, so a new merkle root) once all 2^32 nonces of one have failed.
-    function takeNewCoinbase(): void {
-      const prefix = options.random.bytes(options.random.integerBelow(options.prefixLengthBound ?? referencePrefixLengthBound));
-      coinbase = createParentCoinbase(prefix, hashForMergedMining);
-      header = encodeParentHeader({ version: parentBlockVersion, prevHash: new Uint8Array(32), merkleRoot: sha256d(coinbase), time: options.nowSeconds(), bits: regtestBits, nonce: 0 });
-      headerView = new DataView(header.buffer);
-      noncesLeftForCoinbase = nonceCount;
-    }
+class Miner implements BuiltinParentMiner {
+  /** One counter for all blocks, as the reference's nextNonceToUse: a new search goes on from it. */
+  nextNonce = 0;
 
-    takeNewCoinbase();
-    return {
-      get attempts() {
-        return attempts;
-      },
-      tryNonces(maxAttempts) {
-        for (let tried = 0; solution === undefined && tried < maxAttempts; tried++) {
-          if (noncesLeftForCoinbase === 0) takeNewCoinbase();
-          headerView.setUint32(76, nextNonce, true);
-          nextNonce = (nextNonce + 1) % nonceCount;
-          noncesLeftForCoinbase--;
-          attempts++;
-          const parentHeaderHash = sha256d(header);
-          if (isHashWithinTargetBytes(parentHeaderHash, target)) {
-            const fields = { mergedMiningHeader: header.slice(), mergedMiningMerkleProof: new Uint8Array(0), mergedMiningCoinbaseTransaction: compressCoinbase(coinbase) };
-            solution = { fields, coinbase, parentHeaderHash, attempts };
-          }
-        }
-        return solution;
-      },
-    };
+  constructor(readonly options: BuiltinParentMinerOptions) {}
+
+  startSearch(hashForMergedMining: Uint8Array, difficulty: bigint): ParentBlockSearch {
+    return new Search(this, hashForMergedMining, targetFor(difficulty));
   }
 
-  return {
-    startSearch,
-    mine(hashForMergedMining, difficulty) {
-      const search = startSearch(hashForMergedMining, difficulty);
-      for (;;) {
-        const solution = search.tryNonces(nonceCount);
-        if (solution !== undefined) return solution;
-      }
-    },
-  };
+  mine(hashForMergedMining: Uint8Array, difficulty: bigint): ParentBlockSolution {
+    const search = this.startSearch(hashForMergedMining, difficulty);
+    for (;;) {
+      const solution = search.tryNonces(nonceCount);
+      if (solution !== undefined) return solution;
+    }
+  }
+}
+
+class Search implements ParentBlockSearch {
+  private tried = 0;
+  private prefix: Uint8Array = new Uint8Array(0);
+  private compressedCoinbase: Uint8Array = new Uint8Array(0);
+  private header: Uint8Array = new Uint8Array(0);
+  private hasher: ParentHeaderHasher | undefined;
+  private noncesLeftForCoinbase = 0;
+  private readonly hash = new Uint8Array(32);
+  private solution: ParentBlockSolution | undefined;
+
+  constructor(
+    private readonly miner: Miner,
+    private readonly hashForMergedMining: Uint8Array,
+    /** Little-endian, as isHashWithinTargetBytes reads it. */
+    private readonly target: Uint8Array,
+  ) {
+    this.takeNewCoinbase();
+  }
+
+  get attempts(): number {
+    return this.tried;
+  }
+
+  tryNonces(maxAttempts: number): ParentBlockSolution | undefined {
+    const { miner, hash, target } = this;
+    for (let tried = 0; this.solution === undefined && tried < maxAttempts; tried++) {
+      if (this.noncesLeftForCoinbase === 0) this.takeNewCoinbase();
+      const nonce = miner.nextNonce;
+      miner.nextNonce = (nonce + 1) % nonceCount;
+      this.noncesLeftForCoinbase--;
+      this.tried++;
+      this.hasher!.hashWithNonce(nonce, hash);
+      if (isHashWithinTargetBytes(hash, target)) this.solution = this.solved(nonce);
+    }
+    return this.solution;
+  }
+
+  /** A new coinbase (new prefix, so a new merkle root), first and once all 2^32 nonces of one have failed. */
+  private takeNewCoinbase(): void {
+    const { random, prefixLengthBound, nowSeconds } = this.miner.options;
+    this.prefix = random.bytes(random.integerBelow(prefixLengthBound ?? referencePrefixLengthBound));
+    const length = parentCoinbaseLength(this.prefix.length, this.hashForMergedMining.length);
+    if (coinbaseScratch.length < length) coinbaseScratch = new Uint8Array(length);
+    writeParentCoinbase(coinbaseScratch, this.prefix, this.hashForMergedMining);
+    // The compressed form the header will carry, and the txid the rule computes from it.
+    const { compressed, txid } = compressCoinbaseWithTxid(coinbaseScratch.subarray(0, length));
+    this.compressedCoinbase = compressed;
+    this.header = encodeParentHeader({ version: parentBlockVersion, prevHash: zeroHash, merkleRoot: txid, time: nowSeconds(), bits: regtestBits, nonce: 0 });
+    this.hasher = new ParentHeaderHasher(this.header);
+    this.noncesLeftForCoinbase = nonceCount;
+  }
+
+  private solved(nonce: number): ParentBlockSolution {
+    const header = this.header;
+    new DataView(header.buffer, header.byteOffset, header.byteLength).setUint32(76, nonce, true);
+    const fields = { mergedMiningHeader: header, mergedMiningMerkleProof: new Uint8Array(0), mergedMiningCoinbaseTransaction: this.compressedCoinbase };
+    return new Solution(fields, this.hash.slice(), this.tried, this.prefix, this.hashForMergedMining);
+  }
+}
+
+class Solution implements ParentBlockSolution {
+  private fullCoinbase: Uint8Array | undefined;
+
+  constructor(
+    readonly fields: MergedMiningFields,
+    readonly parentHeaderHash: Uint8Array,
+    readonly attempts: number,
+    private readonly prefix: Uint8Array,
+    private readonly hashForMergedMining: Uint8Array,
+  ) {}
+
+  get coinbase(): Uint8Array {
+    this.fullCoinbase ??= createParentCoinbase(this.prefix, this.hashForMergedMining);
+    return this.fullCoinbase;
+  }
 }

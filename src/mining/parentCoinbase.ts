@@ -26,11 +26,35 @@ export const throwawayPayToPubkeyScript = Uint8Array.from(
  * `prefix ‖ RSKBLOCK: ‖ hashForMergedMining` (not a push: the rule only looks for the bytes).
  */
 export function createParentCoinbase(prefix: Uint8Array, hashForMergedMining: Uint8Array): Uint8Array {
-  const commitmentLength = prefix.length + mergedMiningTag.length + hashForMergedMining.length;
-  return encodeParentCoinbase(new Uint8Array(0), [
-    { value: parentCoinbaseSubsidy, script: throwawayPayToPubkeyScript },
-    { value: 0n, script: [prefix, mergedMiningTag, hashForMergedMining], scriptLength: commitmentLength },
-  ]);
+  const coinbase = new Uint8Array(parentCoinbaseLength(prefix.length, hashForMergedMining.length));
+  writeParentCoinbase(coinbase, prefix, hashForMergedMining);
+  return coinbase;
+}
+
+/** The bytes of createParentCoinbase's coinbase for a prefix of `prefixLength` bytes. */
+export function parentCoinbaseLength(prefixLength: number, hashLength = 32): number {
+  const scriptLength = prefixLength + mergedMiningTag.length + hashLength;
+  return coinbaseHead.length + compactSizeLength(scriptLength) + scriptLength + 4;
+}
+
+/**
+ * Writes createParentCoinbase's coinbase at the start of `out` (which holds at least
+ * parentCoinbaseLength bytes); answers its length. Everything up to the commitment's script length
+ * is the same for every block, and is copied.
+ */
+export function writeParentCoinbase(out: Uint8Array, prefix: Uint8Array, hashForMergedMining: Uint8Array): number {
+  const scriptLength = prefix.length + mergedMiningTag.length + hashForMergedMining.length;
+  out.set(coinbaseHead, 0);
+  let offset = writeCompactSize(out, coinbaseHead.length, scriptLength);
+  out.set(prefix, offset);
+  offset += prefix.length;
+  out.set(mergedMiningTag, offset);
+  offset += mergedMiningTag.length;
+  out.set(hashForMergedMining, offset);
+  offset += hashForMergedMining.length;
+  // lock time 0
+  out.fill(0, offset, offset + 4);
+  return offset + 4;
 }
 
 /** An output whose script is given in parts (written one after the other, not joined first). */
@@ -94,3 +118,9 @@ function writeCompactSize(bytes: Uint8Array, offset: number, value: number): num
   bytes[offset + 2] = value >>> 8;
   return offset + 3;
 }
+
+/** The coinbase's first 99 bytes, up to the commitment output's script length: the same for every block. */
+const coinbaseHead = encodeParentCoinbase(new Uint8Array(0), [
+  { value: parentCoinbaseSubsidy, script: throwawayPayToPubkeyScript },
+  { value: 0n, script: new Uint8Array(0) },
+]).subarray(0, -5);

@@ -59,4 +59,23 @@ describe("chain/block", () => {
     expect(mined(withProof.fields.mergedMiningMerkleProof, withProof.fields.mergedMiningCoinbaseTransaction, new Uint8Array(80).fill(4)).hash).to.not.deep.equal(withProof.hash);
     expect(mined(new Uint8Array(32), emptyBytes, emptyBytes).hash).to.deep.equal(keccak_256(RLP.encode([...base, emptyBytes])));
   });
+
+  it("withMergedMining gives the header the fields give: the same encodings and hashes, for fields of every encoded length", () => {
+    const fieldValues = [emptyBytes, Uint8Array.of(5), Uint8Array.of(0x90), new Uint8Array(55).fill(6), new Uint8Array(80).fill(3), new Uint8Array(300).fill(8), new Uint8Array(70_000).fill(9)];
+    for (const extraData of [emptyBytes, new Uint8Array(32).fill(1)]) {
+      const plain = header(9n, 1n, extraData);
+      for (const parent of fieldValues) {
+        for (const [proof, coinbase] of [[emptyBytes, new Uint8Array(150).fill(2)], ...fieldValues.map((value) => [value, value])] as const) {
+          const merged = { mergedMiningHeader: parent, mergedMiningMerkleProof: proof, mergedMiningCoinbaseTransaction: coinbase };
+          const appended = plain.withMergedMining(merged);
+          const built = new BlockHeader({ ...plain.fields, ...merged });
+          const label = `parent ${parent.length}, proof ${proof.length}, coinbase ${coinbase.length}`;
+          expect(Buffer.from(appended.encoded).equals(Buffer.from(built.encoded)), label).to.equal(true);
+          expect(Buffer.from(appended.hash).equals(Buffer.from(built.hash)), label).to.equal(true);
+          expect(Buffer.from(appended.encodedForHash).equals(Buffer.from(built.encodedForHash)), label).to.equal(true);
+          expect(Buffer.from(appended.hashForMergedMining).equals(Buffer.from(plain.hash)), label).to.equal(true);
+        }
+      }
+    }
+  });
 });

@@ -4,13 +4,14 @@ import { sha256 } from "@noble/hashes/sha2.js";
 import {
   coinbaseTxidFromCompressed,
   compressCoinbase,
+  compressCoinbaseWithTxid,
   decodeCompressedCoinbase,
   encodeCompressedCoinbase,
   lastIndexOfBytes,
   mergedMiningTag,
 } from "../../../src/consensus/compressedCoinbase.js";
 import { sha256d } from "../../../src/consensus/parentChain.js";
-import { sha256FromMidstate, sha256MidstateAfter } from "../../../src/consensus/sha256Midstate.js";
+import { sha256FromMidstate, sha256MidstateAfter, wordsToBytes } from "../../../src/consensus/sha256Midstate.js";
 import { commitmentTo, createCoinbaseTransaction, opReturnScript, serializeWithoutWitness } from "../../helpers/parentChainProofs.js";
 
 const hashForMergedMining = Uint8Array.from({ length: 32 }, (_, index) => 0xa0 + index);
@@ -85,6 +86,35 @@ describe("consensus/compressedCoinbase", () => {
       expect(Buffer.from(resumed), `cut ${cut}`).to.deep.equal(Buffer.from(sha256(message)));
     }
     expect(() => sha256MidstateAfter(new Uint8Array(65))).to.throw(RangeError);
+  });
+
+  it("SHA-256 resumed from a midstate is right for every tail length around the padding's block boundaries", () => {
+    const message = Uint8Array.from({ length: 64 + 200 }, (_, index) => (index * 13 + 1) & 0xff);
+    const midstate = sha256MidstateAfter(message.subarray(0, 64));
+    for (let tailLength = 0; tailLength <= 200; tailLength++) {
+      const whole = message.subarray(0, 64 + tailLength);
+      expect(Buffer.from(sha256FromMidstate(midstate, 64n, whole.subarray(64))), `tail of ${tailLength}`).to.deep.equal(Buffer.from(sha256(whole)));
+    }
+  });
+
+  it("compresses with the txid the rule computes, whichever coinbase came before (the kept state is the right one's)", () => {
+    const tagged = (first: number, tagAt: number) => {
+      const coinbase = Uint8Array.from({ length: tagAt + 60 }, (_, index) => (index * 3 + first) & 0xff);
+      coinbase.set(mergedMiningTag, tagAt);
+      coinbase.set(hashForMergedMining, tagAt + mergedMiningTag.length);
+      return coinbase;
+    };
+    // Same cut (64), other first bytes; another cut (128); no tag (cut 0); back to the first.
+    const coinbases = [tagged(1, 100), tagged(1, 127), tagged(2, 100), tagged(2, 130), new Uint8Array(90).fill(4), tagged(1, 100), tagged(1, 64), tagged(1, 63)];
+    for (const [index, coinbase] of coinbases.entries()) {
+      const { compressed, txid } = compressCoinbaseWithTxid(coinbase);
+      expect(Buffer.from(compressed), `coinbase ${index}`).to.deep.equal(Buffer.from(compressCoinbase(coinbase)));
+      expect(Buffer.from(txid), `coinbase ${index}`).to.deep.equal(Buffer.from(sha256d(coinbase)));
+      expect(Buffer.from(coinbaseTxidFromCompressed(decodeCompressedCoinbase(compressed)!))).to.deep.equal(Buffer.from(txid));
+      const tagPosition = lastIndexOfBytes(coinbase, mergedMiningTag);
+      const cut = tagPosition < 0 ? 0 : tagPosition - (tagPosition % 64);
+      expect(Buffer.from(compressed.subarray(8, 40)), `coinbase ${index}`).to.deep.equal(Buffer.from(wordsToBytes(sha256MidstateAfter(coinbase.subarray(0, cut)))));
+    }
   });
 
   it("writes the length field as the reference's Java long does: count * 8 modulo 2^64", () => {

@@ -9,6 +9,7 @@ import {
   isHashWithinTarget,
   isHashWithinTargetBytes,
   littleEndianToBigInt,
+  ParentHeaderHasher,
   parentRegtestMaxTarget,
   sha256d,
   targetToCompact,
@@ -42,6 +43,26 @@ describe("consensus/parentChain: header and proof of work", () => {
     const hash = sha256d(block1Header);
     expect(hashToDisplayHex(hash)).to.equal("00000000839a8e6886ab5951d76f411475428afc90947ee320161bbf18eb6048");
     expect(Buffer.from(hash)).to.deep.equal(Buffer.from(Block.fromBuffer(block1Header).getHash()));
+  });
+
+  it("hashes a header at any nonce from the state after its first 64 bytes as sha256d hashes it whole", () => {
+    const hasher = new ParentHeaderHasher(block1Header);
+    const hash = new Uint8Array(32);
+    hasher.hashWithNonce(block1Header.readUInt32LE(76), hash);
+    expect(hashToDisplayHex(hash)).to.equal("00000000839a8e6886ab5951d76f411475428afc90947ee320161bbf18eb6048");
+    const random = seededRandom(11);
+    for (let round = 0; round < 50; round++) {
+      const header = randomBytes(random, 80);
+      const headerHasher = new ParentHeaderHasher(header);
+      for (const nonce of [0, 1, 0xff, 0x100, 0x12345678, 0xfffffffe, 0xffffffff, random()]) {
+        // The header's own nonce bytes are not read: the hash is of the header with `nonce`.
+        const withNonce = Buffer.from(header);
+        withNonce.writeUInt32LE(nonce, 76);
+        headerHasher.hashWithNonce(nonce, hash);
+        expect(Buffer.from(hash), `round ${round}, nonce ${nonce}`).to.deep.equal(Buffer.from(sha256d(withNonce)));
+      }
+    }
+    expect(() => new ParentHeaderHasher(block1Header.subarray(0, 79))).to.throw(RangeError);
   });
 
   it("takes 2^256 / difficulty as the target, with difficulties below 3 counted as 3", () => {

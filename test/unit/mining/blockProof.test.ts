@@ -3,10 +3,11 @@
 // mined twice has the same hashes, and the next block's difficulty follows the difficulty rule.
 import { expect } from "chai";
 import { Block } from "../../../src/chain/block.js";
-import { BlockHeader } from "../../../src/chain/header.js";
+import { BlockHeader, emptyBloom, emptyListHash } from "../../../src/chain/header.js";
 import { consensusConstantsFor } from "../../../src/consensus/constants.js";
 import { calculateDifficulty } from "../../../src/consensus/difficulty.js";
 import { checkMergedMiningProof } from "../../../src/consensus/mergedMiningProof.js";
+import { proveBlock } from "../../../src/mining/blockProof.js";
 import { createSeededParentMinerRandom } from "../../../src/mining/builtinParentMiner.js";
 import { MinerClock } from "../../../src/mining/clock.js";
 import { nextBlockTemplate } from "../../../src/mining/blockTemplate.js";
@@ -50,6 +51,33 @@ function parentOf(difficulty: bigint, timestamp: bigint): Block {
   return { header: { fields: { difficulty, timestamp, gasLimit: 6_800_000n, minimumGasPrice: 0n } } } as unknown as Block;
 }
 
+/** A block as the miner hands it to proveBlock (no merged-mining fields), its fields fixed by its number. */
+function unprovenBlock(number: bigint, difficulty: bigint): Block {
+  const filled = (length: number, byte: number) => new Uint8Array(length).fill(byte);
+  const header = new BlockHeader({
+    parentHash: filled(32, Number(number)),
+    unclesHash: emptyListHash,
+    coinbase: filled(20, 0x11),
+    stateRoot: filled(32, 0x22),
+    transactionsRoot: filled(32, 0x33),
+    receiptsRoot: filled(32, 0x44),
+    logsBloom: emptyBloom,
+    difficulty,
+    number,
+    gasLimit: 6_800_000n,
+    gasUsed: 21_000n,
+    timestamp: start + number,
+    extraData: new Uint8Array(0),
+    paidFees: 0n,
+    minimumGasPrice: 0n,
+    uncleCount: 0,
+    mergedMiningHeader: new Uint8Array(0),
+    mergedMiningMerkleProof: new Uint8Array(0),
+    mergedMiningCoinbaseTransaction: new Uint8Array(0),
+  });
+  return new Block(header, []);
+}
+
 describe("mining/blockProof", () => {
   it("every block the miner makes carries a proof of work that passes the merged-mining rule", async () => {
     const blocks = await mineSample();
@@ -77,6 +105,30 @@ describe("mining/blockProof", () => {
     const other = await mineSample({ parentMinerRandom: () => createSeededParentMinerRandom(Uint8Array.of(7)) });
     for (const block of other) expect(checkBlock(block).ok).to.equal(true);
     expect(hashes(other)[0]).to.not.equal(hashes(first)[0]);
+  });
+
+  it("proves a given block as it always has: the block hashes of a chain do not change with the miner's code", () => {
+    // Hashes from the first implementation (node:crypto SHA-256d for every nonce, the coinbase hashed whole).
+    const expected: [bigint, bigint, string][] = [
+      [1n, 1n, "49f8626c3af7844d0415ff7bfa8801a524b6c66113b0b9c2b3c5c9bce8acbad5"],
+      [2n, 1n, "7a046c623df7280ce3d255c4c5225985130b2b69713273685ba0974f16b831bb"],
+      [3n, 5000n, "734c20cf663c96700920cd55ff7ff08d121ebe6b4c8dad3ddc7ce1d57853d2f6"],
+      [4n, 3n, "f9597f790691740bfae5eaa53c02a1b9807f630b93852d071454c2c4ca495409"],
+    ];
+    for (const [number, difficulty, hash] of expected) {
+      const proven = proveBlock(unprovenBlock(number, difficulty));
+      expect(Buffer.from(proven.hash).toString("hex"), `block ${number}`).to.equal(hash);
+      expect(checkBlock(proven).ok).to.equal(true);
+    }
+  });
+
+  it("meets each block's own difficulty when it changes from block to block (nothing kept from the last block's target)", () => {
+    const difficulties = [1n, 5000n, 5000n, 1n, 4096n, 3n, 100_000n, 2n, 5000n];
+    difficulties.forEach((difficulty, index) => {
+      const proven = proveBlock(unprovenBlock(BigInt(index + 10), difficulty));
+      const check = checkBlock(proven);
+      expect(check.ok, `block ${index} at difficulty ${difficulty}: ${JSON.stringify(check)}`).to.equal(true);
+    });
   });
 
   it("takes the next block's difficulty from the difficulty rule (regtest: divisor 2048, 10 s, reset after 600 s)", () => {
