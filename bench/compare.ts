@@ -9,6 +9,7 @@
 //                   built with make build; a git worktree of the commit to compare with does)
 //   BENCH_KIND      erc20 (sequential token transfers from one sender, the default) or transfers
 //                   (value transfers from 8 senders at once)
+//   BENCH_PROFILE_DIR  each node writes its CPU profile (--cpu-prof) into a folder of this one
 //   BENCH_BLOCK     transactions per block (default 200); BENCH_BLOCKS blocks per build (default 30),
 //                   after 2 blocks of warm-up each
 import { readFileSync } from "node:fs";
@@ -25,6 +26,8 @@ const kind = process.env.BENCH_KIND ?? "erc20";
 const blockSize = Number(process.env.BENCH_BLOCK ?? 200);
 const measuredBlocks = Number(process.env.BENCH_BLOCKS ?? 30);
 const warmUpBlocks = 2;
+/** BENCH_PROFILE_DIR: each build's node writes a CPU profile there (in a folder named by its label) when it stops. */
+const profileDirectory = process.env.BENCH_PROFILE_DIR;
 const senderCount = 8;
 
 if (otherBundle === undefined) throw new Error("set BENCH_OTHER to the other build's dist/bundle/cli/chain-node.mjs");
@@ -54,7 +57,8 @@ const tokenCode = `${compileFixture("Token.sol", "Token").bytecode}${encodeToken
 
 async function startBuild(label: string, bundle: string): Promise<Build> {
   const dataDir = await mkdtemp(join(tmpdir(), "chain-node-compare-"));
-  const node = await startListeningProcess(bundle, ["--port", "0", "--data-dir", dataDir], 15_000, commandRuntimeFlags(bundle));
+  const profileFlags = profileDirectory === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${join(profileDirectory, label.split(" ")[0]!)}`];
+  const node = await startListeningProcess(bundle, ["--port", "0", "--data-dir", dataDir], 15_000, [...commandRuntimeFlags(bundle), ...profileFlags]);
   try {
     return { label, node, dataDir, blocks: await prepareBlocks(node), blockWallMs: [], mainCpuMs: 0, allCpuMs: 0 };
   } catch (error) {
