@@ -318,15 +318,7 @@ export async function importChain(request: ImportRequest, log: Logger, onProgres
       onProgress(progress());
       return { imported, sideBranch, existing, gasUsed, headBefore, headAfter: { number: chain.head.number, hash: chain.head.hash }, fileBytes: reader.size, elapsedMs: elapsedMs(), stop };
     } finally {
-      // Held while the services close: a worker they started closes on handles that keep nothing
-      // alive (RecoveryOffload.close: the worker and its timer are unref'd), and a command with
-      // nothing else open would leave mid-close, exit code 0, its summary never written.
-      const holdOpen = setInterval(() => undefined, 60_000);
-      try {
-        await services.close();
-      } finally {
-        clearInterval(holdOpen);
-      }
+      await services.close();
     }
   } finally {
     await reader.close();

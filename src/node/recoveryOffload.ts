@@ -125,8 +125,13 @@ export class RecoveryOffload implements SenderRecovery {
     this.log.debug(this.recoveryCounts, "senders recovered on each thread");
     if (worker === undefined) return;
     const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
-    // The worker leaves its loop after the recovery it is doing.
-    await Promise.race([exited, new Promise<void>((resolve) => setTimeout(resolve, 1_000).unref())]);
+    // A close is awaited: the process stays until the worker is gone (else a command with nothing
+    // else open would leave in the middle of it). The worker leaves its loop after the recovery it
+    // is doing; past a second it is terminated.
+    worker.ref();
+    let grace: NodeJS.Timeout | undefined;
+    await Promise.race([exited, new Promise<void>((resolve) => (grace = setTimeout(resolve, 1_000)))]);
+    clearTimeout(grace);
     await worker.terminate();
   }
 

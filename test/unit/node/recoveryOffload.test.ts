@@ -1,6 +1,10 @@
 // Sender recovery on a second thread: signatures submitted together are recovered by the worker,
 // answered in order with exactly the main thread's keys and refusals; the channel gives back what
 // the worker has not started, waits for what it has, and gives up on a worker that does not finish.
+import { spawnSync } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { expect } from "chai";
 import { Worker } from "node:worker_threads";
 import { keccak256 } from "../../../src/common/crypto.js";
@@ -210,6 +214,34 @@ describe("node/recoveryChannel: the slots the two threads share", function () {
     } finally {
       channel.close();
       await worker.terminate();
+    }
+  });
+});
+
+describe("node/recoveryOffload: closing", function () {
+  this.timeout(20_000);
+
+  it("keeps a process with nothing else open alive until the worker is gone, so the code after the close runs", async () => {
+    // A child process whose only handle is the worker: before the fix it left in the middle of the close.
+    const module = new URL("../../../src/node/recoveryOffload.js", import.meta.url).href;
+    const logger = new URL("../../../src/common/logger.js", import.meta.url).href;
+    const script = `
+      const { RecoveryOffload } = await import(${JSON.stringify(module)});
+      const { createLogger } = await import(${JSON.stringify(logger)});
+      const offload = new RecoveryOffload(createLogger("error"));
+      offload.start();
+      await offload.ready;
+      await offload.close();
+      process.stdout.write("closed");
+    `;
+    const directory = await mkdtemp(join(tmpdir(), "chain-node-recovery-close-"));
+    try {
+      const file = join(directory, "close.mjs");
+      await writeFile(file, script);
+      const run = spawnSync(process.execPath, [file], { encoding: "utf8", timeout: 15_000 });
+      expect([run.status, run.stdout], run.stderr).to.deep.equal([0, "closed"]);
+    } finally {
+      await rm(directory, { recursive: true, force: true });
     }
   });
 });
