@@ -1,19 +1,13 @@
 // secp256k1 signatures on libsecp256k1, from the prebuilt binary the secp256k1 npm package ships (no
 // install script runs): a recovery costs about 55-90 µs on this class of machine natively, against
-// 3.6 ms in JavaScript. The binding is loaded directly, so a machine where it cannot load fails with
-// the loader's error instead of silently running the package's slow JavaScript fallback. It is loaded
-// on the first signature, not at import: finding and opening the binary is a tenth of a node's
-// start-up to its first answer, which needs no signature (issue 39). This module loads nothing
-// else: the sender-recovery thread (node/recoveryWorker.ts) imports it alone.
+// 3.6 ms in JavaScript. The binding is loaded directly, so a machine where it cannot load fails at
+// start-up instead of silently running the package's slow JavaScript fallback. This module loads
+// nothing else: the sender-recovery thread (node/recoveryWorker.ts) imports it alone.
 import { createRequire } from "node:module";
 import type * as NativeSecp256k1 from "secp256k1/bindings.js";
 
-let binding: typeof NativeSecp256k1 | undefined;
-
-function secp256k1(): typeof NativeSecp256k1 {
-  binding ??= createRequire(import.meta.url)("secp256k1/bindings.js") as typeof NativeSecp256k1;
-  return binding;
-}
+const require = createRequire(import.meta.url);
+const secp256k1 = require("secp256k1/bindings.js") as typeof NativeSecp256k1;
 
 /** What recovering a signer's public key takes: the hash signed, r || s, and the recovery id. */
 export interface RecoverableSignature {
@@ -52,9 +46,8 @@ export class SignatureRecoveryError extends Error {}
 /** The signer's 64-byte public key (x || y). Throws SignatureRecoveryError when the signature has no signer. */
 export function recoverSignerKey(signature: RecoverableSignature): Uint8Array {
   let publicKey: Uint8Array;
-  const native = secp256k1(); // outside the try: a binding that cannot load is not a bad signature
   try {
-    publicKey = native.ecdsaRecover(signature.rs, signature.recovery, signature.messageHash, false);
+    publicKey = secp256k1.ecdsaRecover(signature.rs, signature.recovery, signature.messageHash, false);
   } catch (error) {
     throw new SignatureRecoveryError((error as Error).message);
   }
@@ -90,7 +83,7 @@ export function recoverPublicKey(messageHash: Uint8Array, v: bigint, r: Uint8Arr
 
 /** An RFC 6979 signature in the engine's "recovered" layout: recovery id || r || s (65 bytes, low s). */
 export function signRecoverable(messageHash: Uint8Array, privateKey: Uint8Array): Uint8Array {
-  const { signature, recid } = secp256k1().ecdsaSign(messageHash, privateKey);
+  const { signature, recid } = secp256k1.ecdsaSign(messageHash, privateKey);
   const recovered = new Uint8Array(65);
   recovered[0] = recid;
   recovered.set(signature, 1);
