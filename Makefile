@@ -9,7 +9,8 @@ TSC := node_modules/.bin/tsc
 # modules halves the start-up time. Packages with native binaries stay outside and load from
 # node_modules. Three levels deep, as dist/src/<module>/, so relative paths to package.json hold.
 # The CLI is bundled as CommonJS (chain-node.main.cjs), which the command (cli/launch.ts) compiles
-# from V8's code cache, written here by running it once; import.meta.url becomes the launcher's
+# from V8's code cache, written here by running it once as users do (V8 refuses a cache made under
+# other V8 flags, and the first line gives some); import.meta.url becomes the launcher's
 # parameter. What the CLI imports only when first needed (Koa for browsers' requests, ws for
 # WebSocket upgrades) is compiled but not run at start.
 BUNDLE := dist/bundle/cli/chain-node.mjs
@@ -58,7 +59,7 @@ build: install
 	$(ESBUILD) dist/src/node/callWorker.js --outfile=$(dir $(BUNDLE))callWorker.js
 	$(ESBUILD) dist/src/node/recoveryWorker.js --outfile=$(dir $(BUNDLE))recoveryWorker.js
 	@chmod +x $(BUNDLE)
-	@node $(BUNDLE) --version >/dev/null
+	@./$(BUNDLE) --version >/dev/null
 	@test -s $(BUNDLE_MAIN).cache
 
 # Fails on an import that breaks the dependency direction of src/ (.dependency-cruiser.cjs).

@@ -11,7 +11,8 @@
 //   - make build writes it (by running `--version`); a start that finds none writes one, through a
 //     file renamed into place so a parallel start never reads half of it. V8 refuses a cache made by
 //     another V8 or with other flags: the source is then compiled as before, and nothing is written.
-// The first line gives node its runtime flags (cli/main.ts says which and why).
+// The first line gives node its runtime flags: the same as cli/main.ts's first line, which says
+// which and why (make build writes the cache through it, so the cache is made under those flags).
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname } from "node:path";
