@@ -4,17 +4,22 @@ SHELL := /bin/bash
 
 NPM_STAMP := node_modules/.installed-from-lock
 TSC := node_modules/.bin/tsc
-# The command as users run it: one ESM file with every pure-JavaScript dependency inside. Loading
-# one file instead of several hundred modules halves the start-up time (names are kept; a source map
-# sits beside it for --enable-source-maps). Packages with native
-# binaries stay outside and load from node_modules. Three levels deep, as dist/src/<module>/, so
-# relative paths to package.json hold. What the CLI imports only when first needed (Koa, for
-# browsers' requests) is split into chunks/ beside it, so a start does not even parse it.
+# The command as users run it: every pure-JavaScript dependency inside one file (names are kept; a
+# source map sits beside it for --enable-source-maps): loading one file instead of several hundred
+# modules halves the start-up time. Packages with native binaries stay outside and load from
+# node_modules. Three levels deep, as dist/src/<module>/, so relative paths to package.json hold.
+# The CLI is bundled as CommonJS (chain-node.main.cjs), which the command (cli/launch.ts) compiles
+# from V8's code cache, written here by running it once as users do (V8 refuses a cache made under
+# other V8 flags, and the first line gives some); import.meta.url becomes the launcher's
+# parameter. What the CLI imports only when first needed (Koa for browsers' requests, ws for
+# WebSocket upgrades) is compiled but not run at start.
 BUNDLE := dist/bundle/cli/chain-node.mjs
+BUNDLE_MAIN := $(dir $(BUNDLE))chain-node.main.cjs
 NATIVE_PACKAGES := classic-level secp256k1 node-gyp-build
-# The CLI and its worker threads (node/callWorker.ts, node/recoveryWorker.ts), which the CLI finds beside itself.
-ESBUILD := node_modules/.bin/esbuild --bundle --platform=node --format=esm --target=node20 --log-level=warning \
-  --minify-whitespace --minify-syntax --sourcemap $(addprefix --external:,$(NATIVE_PACKAGES)) \
+ESBUILD_COMMON := node_modules/.bin/esbuild --bundle --platform=node --target=node20 --log-level=warning \
+  --minify-whitespace --minify-syntax --sourcemap $(addprefix --external:,$(NATIVE_PACKAGES))
+# The launcher and the CLI's worker threads (node/callWorker.ts, node/recoveryWorker.ts), which the CLI finds beside itself.
+ESBUILD := $(ESBUILD_COMMON) --format=esm \
   --banner:js="import { createRequire as createRequireForBundle } from 'node:module'; const require = createRequireForBundle(import.meta.url);"
 RUN_ARGS ?=
 
@@ -48,12 +53,14 @@ gen-check: build
 build: install
 	$(TSC) -p .
 	@mkdir -p dist/generated && cp generated/*.js dist/generated/
-	@rm -rf $(dir $(BUNDLE))chunks
-	$(ESBUILD) --splitting dist/src/cli/main.js --outdir=$(dir $(BUNDLE)) --entry-names=$(basename $(notdir $(BUNDLE))) \
-	  --chunk-names=chunks/[name]-[hash] --out-extension:.js=.mjs
+	@rm -rf $(dir $(BUNDLE))chunks $(BUNDLE_MAIN).cache
+	$(ESBUILD_COMMON) --format=cjs --define:import.meta.url=__importMetaUrl dist/src/cli/main.js --outfile=$(BUNDLE_MAIN)
+	$(ESBUILD) dist/src/cli/launch.js --outfile=$(BUNDLE)
 	$(ESBUILD) dist/src/node/callWorker.js --outfile=$(dir $(BUNDLE))callWorker.js
 	$(ESBUILD) dist/src/node/recoveryWorker.js --outfile=$(dir $(BUNDLE))recoveryWorker.js
 	@chmod +x $(BUNDLE)
+	@./$(BUNDLE) --version >/dev/null
+	@test -s $(BUNDLE_MAIN).cache
 
 # Fails on an import that breaks the dependency direction of src/ (.dependency-cruiser.cjs).
 check-deps: install

@@ -1,9 +1,10 @@
 // Reference servers for bench-rpc: they answer every POST with a fixed eth_chainId response, so
-// a run shows what this machine can do without the node's pipeline at that moment.
+// a run shows what this machine can do without the node's pipeline at that moment. The node-http
+// one is also the start-up floor of bench-chain (a Node.js process that answers at all), so it
+// loads nothing more than node:http: Koa is imported only for the koa server.
 //   node dist/bench/baselineServer.js node-http|koa
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import Koa from "koa";
 
 const answer = '{"jsonrpc":"2.0","id":1,"result":"0x21"}';
 const headers = { "content-type": "application/json", "content-length": Buffer.byteLength(answer) };
@@ -24,6 +25,7 @@ let server;
 if (kind === "node-http") {
   server = createServer((request, response) => void drain(request).then(() => writeAnswer(response)));
 } else if (kind === "koa") {
+  const { default: Koa } = await import("koa");
   const app = new Koa();
   app.use(async (ctx) => {
     await drain(ctx.req);

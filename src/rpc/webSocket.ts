@@ -2,10 +2,11 @@
 // every message goes to the same dispatcher as an HTTP body, with the connection's subscriptions
 // (subscriptions.ts). Bounded: connections, a message's size (the body limit; ws closes with 1009
 // past it), and what waits to be sent to a client that does not read (past the limit the
-// connection is closed, with the reason logged).
+// connection is closed, with the reason logged). The ws package (and the node:https, node:tls and
+// node:zlib it loads) is imported on the first upgrade, not at start (issue 39).
 import type { IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
-import { WebSocketServer, type RawData, type WebSocket } from "ws";
+import type { RawData, WebSocket, WebSocketServer } from "ws";
 import type { Logger } from "../common/logger.js";
 import type { Answer, Dispatcher } from "./dispatch.js";
 import { RpcErrorCode } from "./errors.js";
@@ -34,11 +35,20 @@ function rawText(data: RawData): string {
 }
 
 export class WebSocketEndpoint {
-  private readonly server: WebSocketServer;
+  private server: WebSocketServer | undefined;
+  private serverLoading: Promise<WebSocketServer> | undefined;
+  /** Upgrades waiting for the first load of ws: they count against the connection limit. */
+  private waiting = 0;
   private readonly open = new Set<WebSocket>();
 
-  constructor(private readonly options: WebSocketEndpointOptions) {
-    this.server = new WebSocketServer({ noServer: true, maxPayload: options.maxMessageBytes, perMessageDeflate: false, clientTracking: false });
+  constructor(private readonly options: WebSocketEndpointOptions) {}
+
+  private loadServer(): Promise<WebSocketServer> {
+    this.serverLoading ??= import("ws").then(({ WebSocketServer }) => {
+      this.server = new WebSocketServer({ noServer: true, maxPayload: this.options.maxMessageBytes, perMessageDeflate: false, clientTracking: false });
+      return this.server;
+    });
+    return this.serverLoading;
   }
 
   /** Connections open now. */
@@ -48,14 +58,29 @@ export class WebSocketEndpoint {
 
   /** Whether one more connection is allowed. */
   get full(): boolean {
-    return this.open.size >= this.options.maxConnections;
+    return this.open.size + this.waiting >= this.options.maxConnections;
   }
 
   /** Completes the upgrade of a request already checked (Host, Origin, the connection limit). */
   upgrade(request: IncomingMessage, socket: Socket, head: Buffer): void {
     // node:http's idle timeout does not apply: a subscriber may wait long for its next block.
     socket.setTimeout(0);
-    this.server.handleUpgrade(request, socket, head, (ws) => this.serve(ws, request));
+    if (this.server !== undefined) {
+      this.server.handleUpgrade(request, socket, head, (ws) => this.serve(ws, request));
+      return;
+    }
+    this.waiting += 1;
+    this.loadServer().then(
+      (server) => {
+        this.waiting -= 1;
+        if (!socket.destroyed) server.handleUpgrade(request, socket, head, (ws) => this.serve(ws, request));
+      },
+      (error: unknown) => {
+        this.waiting -= 1;
+        this.options.log.error({ err: error }, "the WebSocket server could not be loaded");
+        socket.destroy();
+      },
+    );
   }
 
   /** Asks every connection to close (1001); `terminate` drops them at once. */
