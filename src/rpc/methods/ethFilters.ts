@@ -19,7 +19,7 @@ import {
 } from "../../logs/index.js";
 import { EncodedJson, type RpcCallContext } from "../dispatch.js";
 import { blockHashNotFoundError, filterNotFoundError, logQueryErrorToRpc, tooManyFiltersError, withErrorsMapped } from "../errors.js";
-import { formatLocatedLogs } from "../format.js";
+import { encodeLocatedLogs, formatLocatedLogs, prepareLogTexts } from "../format.js";
 
 export interface EthFilterDependencies {
   chain: Chain;
@@ -105,6 +105,13 @@ function installing(install: () => string): string {
 
 export function createEthFilterHandlers(deps: EthFilterDependencies): Pick<NamespaceHandlers<"eth", RpcCallContext>, EthFilterMethod> {
   const { chain, filters, logIndex, logLimits, responseLimitBytes } = deps;
+  // The wire text of new blocks' logs is made in the turns after they are indexed (format.ts).
+  logIndex.setPreparation(prepareLogTexts);
+
+  /** The logs' JSON text, spliced into the answer as is (the declared result is the object form). */
+  function encoded(logs: readonly LocatedLog[]): ReturnType<typeof formatLocatedLogs> {
+    return new EncodedJson(encodeLocatedLogs(logs)) as unknown as ReturnType<typeof formatLocatedLogs>;
+  }
 
   /** Runs a query over a range judged at the current head; domain errors become their JSON-RPC errors. */
   function logsInRange(matcher: LogMatcher, from: BlockBound, to: BlockBound): Promise<LocatedLog[]> {
@@ -118,12 +125,12 @@ export function createEthFilterHandlers(deps: EthFilterDependencies): Pick<Names
     eth_getLogs: async ([options]) => {
       const blockHash = options.blockhash ?? options.blockHash;
       const matcher = matcherOf(options);
-      if (blockHash === undefined) return formatLocatedLogs(await logsInRange(matcher, blockBound(options.fromBlock), blockBound(options.toBlock)));
+      if (blockHash === undefined) return encoded(await logsInRange(matcher, blockBound(options.fromBlock), blockBound(options.toBlock)));
       const block = await chain.getBlockByHash(hexToBytes(blockHash));
       const receipts = block === undefined ? undefined : await chain.getReceipts(block.hash);
       if (block === undefined || receipts === undefined) throw blockHashNotFoundError(blockHash);
       const logs = await withErrorsMapped(async () => queryBlockLogs(blockLogsOf(block, receipts), matcher, logLimits), logQueryErrorToRpc);
-      return formatLocatedLogs(logs);
+      return encoded(logs);
     },
 
     eth_newFilter: ([options]) => {
@@ -153,7 +160,7 @@ export function createEthFilterHandlers(deps: EthFilterDependencies): Pick<Names
     eth_getFilterLogs: async ([filterId]) => {
       const query = filters.logFilterQuery(filterId);
       if (query === undefined) throw filterNotFoundError();
-      return formatLocatedLogs(await logsInRange(query.matcher, query.from, query.to));
+      return encoded(await logsInRange(query.matcher, query.from, query.to));
     },
     eth_uninstallFilter: ([filterId]) => filters.uninstall(filterId),
   };
