@@ -6,6 +6,11 @@
 // Added blocks are indexed after the turn that wrote them (a send's answer does not wait for it),
 // or at the first read before that. A block without logs is held as its number alone: in a dev
 // chain most blocks have none, and a record per block (hash, bloom, entry) cost some 400 bytes.
+//
+// A preparation (setPreparation: the RPC layer's wire text of the logs) runs on the blocks indexed
+// with logs in the turns after, a bounded number of logs per turn, so that the first query over new
+// blocks finds their logs ready and mining does not wait for it. Only the most recent blocks are
+// prepared, and only while held: a block that left (revert, reorganisation) is skipped.
 import { StoredDataDamagedError, type Chain } from "../chain/chain.js";
 import type { BlockWithReceipts, ChainHeadListener } from "../chain/events.js";
 import { emptyBloom } from "../chain/header.js";
@@ -23,6 +28,11 @@ export const defaultBlockLogIndexOptions: BlockLogIndexOptions = { maxBlocks: 81
 /** Reads of a block whose receipts are missing before that is an error (see canonical). */
 const maxReadsWithoutReceipts = 3;
 
+/** Most logs prepared in one turn of the event loop (some 2-3 µs each, warm). */
+const preparedLogsPerTurn = 500;
+/** Most logs waiting to be prepared: past it the oldest blocks are left to be prepared at their first query. */
+const maxLogsToPrepare = 20_000;
+
 /** What `held` answers for a block of the window known to have emitted no logs. */
 export const heldWithoutLogs: unique symbol = Symbol("held without logs");
 
@@ -38,6 +48,11 @@ export class BlockLogIndex implements ChainHeadListener {
   /** The chain's removals so far: a read that one overtook is made again (canonical). */
   private removals = 0;
   private readonly unsubscribe: () => void;
+  private preparation: ((logs: BlockLogs) => void) | undefined;
+  /** Blocks held with logs and not prepared yet, oldest first, and how many logs they have. */
+  private toPrepare: BlockLogs[] = [];
+  private logsToPrepare = 0;
+  private preparationRun: NodeJS.Immediate | undefined;
 
   /** Follows the chain's head from now on; a failure while following goes to `reportError`. */
   constructor(
@@ -54,10 +69,23 @@ export class BlockLogIndex implements ChainHeadListener {
     this.unsubscribe();
     if (this.pendingRun !== undefined) clearImmediate(this.pendingRun);
     this.pendingRun = undefined;
+    if (this.preparationRun !== undefined) clearImmediate(this.preparationRun);
+    this.preparationRun = undefined;
+    this.preparation = undefined;
+    this.toPrepare = [];
+    this.logsToPrepare = 0;
     this.pending = [];
     this.withLogs.clear();
     this.withoutLogs.clear();
     this.logCount = 0;
+  }
+
+  /**
+   * Has `prepare` run on each block indexed with logs from now on, in the turns after it is indexed
+   * (see the header). A failure is reported and fails nothing else.
+   */
+  setPreparation(prepare: (logs: BlockLogs) => void): void {
+    this.preparation = prepare;
   }
 
   /**
@@ -147,7 +175,9 @@ export class BlockLogIndex implements ChainHeadListener {
       for (const { block, receipts } of blocks) {
         if (block.number <= this.floor) continue;
         try {
-          this.hold(compactBlockLogs(blockLogsOf(block, receipts)));
+          const logs = compactBlockLogs(blockLogsOf(block, receipts));
+          this.hold(logs);
+          if (logs.logCount > 0 && this.preparation !== undefined) this.queuePreparation(logs);
         } catch (error) {
           this.reportError(error);
         }
@@ -156,6 +186,35 @@ export class BlockLogIndex implements ChainHeadListener {
     const windowFloor = this.windowFloor();
     while (this.floor < windowFloor) this.forget(++this.floor);
     this.shrinkToFit();
+  }
+
+  private queuePreparation(logs: BlockLogs): void {
+    this.toPrepare.push(logs);
+    this.logsToPrepare += logs.logCount;
+    while (this.logsToPrepare > maxLogsToPrepare && this.toPrepare.length > 1) this.logsToPrepare -= this.toPrepare.shift()!.logCount;
+    this.preparationRun ??= setImmediate(() => this.prepareSome());
+  }
+
+  /** Prepares the oldest waiting blocks still held, up to preparedLogsPerTurn logs; the rest in a later turn. */
+  private prepareSome(): void {
+    this.preparationRun = undefined;
+    const prepare = this.preparation;
+    if (prepare === undefined) return;
+    let prepared = 0;
+    let taken = 0;
+    while (taken < this.toPrepare.length && prepared < preparedLogsPerTurn) {
+      const logs = this.toPrepare[taken++]!;
+      this.logsToPrepare -= logs.logCount;
+      if (this.withLogs.get(logs.number) !== logs) continue;
+      prepared += logs.logCount;
+      try {
+        prepare(logs);
+      } catch (error) {
+        this.reportError(error);
+      }
+    }
+    this.toPrepare.splice(0, taken);
+    if (this.toPrepare.length > 0) this.preparationRun = setImmediate(() => this.prepareSome());
   }
 
   private hold(logs: BlockLogs): void {

@@ -76,7 +76,8 @@ export function isWithinBounds(blockNumber: bigint, from: BlockBound, to: BlockB
 export function collectBlockLogs(matcher: LogMatcher, block: BlockLogs, removed: boolean, found: LocatedLog[], shared?: Map<ChainLog, LocatedLog>): void {
   if (block.transactions.length === 0 || !matcher.bloomMayMatch(block.bloom)) return;
   for (const transaction of block.transactions) {
-    if (!matcher.bloomMayMatch(transaction.bloom)) continue;
+    // A block's only transaction with logs shares the block's bloom (compactBlockLogs): tested already.
+    if (transaction.bloom !== block.bloom && !matcher.bloomMayMatch(transaction.bloom)) continue;
     const logs = transaction.logs;
     for (let offset = 0; offset < logs.length; offset++) {
       const log = logs[offset]!;

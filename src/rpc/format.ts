@@ -176,6 +176,84 @@ export function formatLocatedLogs(logs: readonly LocatedLog[]): LogJson[] {
   return result;
 }
 
+// Each log of a block as its JSON text (removed: false), made once per transaction record: an
+// answer of logs is then these texts joined, with no objects to build and serialise. The log index
+// prepares them for blocks it has just indexed (BlockLogIndex.setPreparation), in the turns after
+// mining, so the first query over new blocks finds them ready; a query makes those it lacks. Keyed
+// by the record, so a block that leaves the chain (revert, reorganisation) takes its texts with
+// it, and a block mined again at the same height is a new record. The texts prepared are kept for
+// the most recent logs only (preparedTextChars); those made by queries go with their records.
+const logTexts = new WeakMap<TransactionLogs, readonly string[]>();
+/** Most characters of prepared texts kept; past it those of the oldest prepared records go. */
+const preparedTextChars = 16 * 1024 * 1024;
+const prepared: { transaction: TransactionLogs; chars: number }[] = [];
+let preparedChars = 0;
+
+/** The texts of the transaction's logs, as JSON.stringify writes formatLog's objects (removed: false). */
+function makeLogTexts(block: BlockLogs, transaction: TransactionLogs): string[] {
+  const place = placeOf(block, transaction);
+  const shared = `","transactionIndex":"${place.transactionIndex}","transactionHash":"${place.transactionHash}","blockHash":"${place.blockHash}","blockNumber":"${place.blockNumber}","address":"`;
+  const texts = new Array<string>(transaction.logs.length);
+  for (let offset = 0; offset < transaction.logs.length; offset++) {
+    const log = transaction.logs[offset]!;
+    const pieces = ['{"removed":false,"logIndex":"', toQuantity(transaction.firstLogIndex + offset), shared, bytesToHex(log.address), '","data":"', bytesToHex(log.data), '","topics":['];
+    log.topics.forEach((topic, index) => pieces.push(index === 0 ? '"' : ',"', bytesToHex(topic), '"'));
+    pieces.push("]}");
+    // join: one flat text (a text made with + is a tree of them, flattened again at every answer).
+    texts[offset] = pieces.join("");
+  }
+  return texts;
+}
+
+function logTextsOf(block: BlockLogs, transaction: TransactionLogs): readonly string[] {
+  let texts = logTexts.get(transaction);
+  if (texts === undefined) {
+    texts = makeLogTexts(block, transaction);
+    logTexts.set(transaction, texts);
+  }
+  return texts;
+}
+
+/** Makes the texts of a block's logs ahead of queries (see logTexts), keeping preparedTextChars at most. */
+export function prepareLogTexts(block: BlockLogs): void {
+  for (const transaction of block.transactions) {
+    if (logTexts.has(transaction)) continue;
+    const texts = makeLogTexts(block, transaction);
+    logTexts.set(transaction, texts);
+    let chars = 0;
+    for (const text of texts) chars += text.length;
+    prepared.push({ transaction, chars });
+    preparedChars += chars;
+  }
+  let dropped = 0;
+  while (preparedChars > preparedTextChars && dropped < prepared.length) {
+    const oldest = prepared[dropped++]!;
+    preparedChars -= oldest.chars;
+    logTexts.delete(oldest.transaction);
+  }
+  if (dropped > 0) prepared.splice(0, dropped);
+}
+
+/** Answers of logs longer than this are handed over as bytes (see encodeLocatedLogs). */
+const logBytesMinChars = 64 * 1024;
+
+/**
+ * Logs found by a query, in their order, as the JSON text of formatLocatedLogs' answer (byte for
+ * byte), for the dispatcher to splice in (EncodedJson). The texts are joined once; a long answer
+ * is handed over as its bytes (the texts are ASCII), which the dispatcher writes out as they are,
+ * with no part to measure or encode again (a 1,000-log answer is some 600 kB).
+ */
+export function encodeLocatedLogs(logs: readonly LocatedLog[]): string | Uint8Array {
+  const texts = new Array<string>(logs.length);
+  for (let index = 0; index < logs.length; index++) {
+    const located = logs[index]!;
+    const { transaction } = located;
+    texts[index] = located.removed ? JSON.stringify(formatLocatedLogs([located])[0]) : logTextsOf(located.block, transaction)[located.logIndex - transaction.firstLogIndex]!;
+  }
+  const text = `[${texts.join(",")}]`;
+  return text.length < logBytesMinChars ? text : Buffer.from(text, "latin1");
+}
+
 /** The receipt of the transaction at `index` of `block`; log indexes count from the block's first log. */
 export function formatReceipt(block: Block, receipts: readonly ChainReceipt[], index: number): ReceiptJson {
   const transaction = block.transactions[index]!;

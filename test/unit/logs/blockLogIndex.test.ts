@@ -166,6 +166,42 @@ describe("logs/blockLogIndex", () => {
     index.close();
   });
 
+  it("prepares the blocks indexed with logs in the turns after, in order, a bounded number of logs per turn, skipping blocks that left", async () => {
+    const chain = new StandInChain();
+    const failures: unknown[] = [];
+    const index = new BlockLogIndex(chain, (error) => failures.push(error), { maxBlocks: 10_000, maxLogs: 100_000 });
+    const prepared: BlockLogs[] = [];
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
+    index.setPreparation((logs) => {
+      if (logs.number === 4n) throw new Error("cannot prepare block 4");
+      prepared.push(logs);
+    });
+    const reverted = blockWith(3n, 1);
+    chain.add(blockWith(1n, 1), blockWith(2n, 0), reverted, blockWith(4n, 1));
+    expect(prepared).to.have.length(0);
+    // Block 3 leaves before its turn; block 3 mined again is prepared; a block without logs never.
+    chain.revertTo(2n);
+    chain.add(blockWith(3n, 2, 5), blockWith(4n, 1, 5), blockWith(5n, 1));
+    for (let waited = 0; waited < 5; waited++) await turn();
+    expect(prepared.map((logs) => logs.number)).to.deep.equal([1n, 3n, 5n]);
+    expect(prepared[0]).to.equal(heldLogs(index, 1n));
+    expect(prepared[1]).to.equal(heldLogs(index, 3n));
+    expect(failures).to.have.length(1);
+    // 3,000 logs over 3 blocks: one block a turn (500 logs at most, and at least one block).
+    prepared.length = 0;
+    chain.add(blockWith(6n, 1_000), blockWith(7n, 1_000), blockWith(8n, 1_000));
+    await turn();
+    await turn();
+    expect(prepared.map((logs) => logs.number)).to.deep.equal([6n]);
+    for (let waited = 0; waited < 5; waited++) await turn();
+    expect(prepared.map((logs) => logs.number)).to.deep.equal([6n, 7n, 8n]);
+    // Closed: nothing more is prepared.
+    chain.add(blockWith(9n, 1));
+    index.close();
+    for (let waited = 0; waited < 3; waited++) await turn();
+    expect(prepared).to.have.length(3);
+  });
+
   it("follows the head down after a revert, holds the blocks mined again, and lets them go as the head moves on", async () => {
     const chain = new StandInChain();
     const index = new BlockLogIndex(chain, () => undefined, { maxBlocks: 2, maxLogs: 100 });
