@@ -11,6 +11,8 @@
 //                   (value transfers from 8 senders at once) or call (eth_call of a token's balanceOf
 //                   at 32 connections: the first block is a fresh node's first calls, reported apart
 //                   from the warm blocks after it; blocks of 5,000 calls by default)
+//   BENCH_OTHER_ARGS   command-line options for the other build's node only (say, --no-call-worker,
+//                   with BENCH_OTHER naming this build: calls on the main thread against the worker)
 //   BENCH_PROFILE_DIR  each node writes its CPU profile (--cpu-prof) into a folder of this one
 //   BENCH_BLOCK     transactions per block (default 200); BENCH_BLOCKS blocks per build (default 30),
 //                   after 2 blocks of warm-up each
@@ -32,6 +34,7 @@ const warmUpBlocks = kind === "call" ? 0 : 2;
 const callConnections = 32;
 /** BENCH_PROFILE_DIR: each build's node writes a CPU profile there (in a folder named by its label) when it stops. */
 const profileDirectory = process.env.BENCH_PROFILE_DIR;
+const otherArguments = process.env.BENCH_OTHER_ARGS?.split(" ").filter(Boolean) ?? [];
 const senderCount = 8;
 
 if (otherBundle === undefined) throw new Error("set BENCH_OTHER to the other build's dist/bundle/cli/chain-node.mjs");
@@ -60,10 +63,10 @@ interface Build {
 
 const tokenCode = `${compileFixture("Token.sol", "Token").bytecode}${encodeTokenConstructor(10n ** 30n)}`;
 
-async function startBuild(label: string, bundle: string): Promise<Build> {
+async function startBuild(label: string, bundle: string, extraArguments: string[] = []): Promise<Build> {
   const dataDir = await mkdtemp(join(tmpdir(), "chain-node-compare-"));
   const profileFlags = profileDirectory === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${join(profileDirectory, label.split(" ")[0]!)}`];
-  const node = await startListeningProcess(bundle, ["--port", "0", "--data-dir", dataDir], 15_000, [...commandRuntimeFlags(bundle), ...profileFlags]);
+  const node = await startListeningProcess(bundle, ["--port", "0", "--data-dir", dataDir, ...extraArguments], 15_000, [...commandRuntimeFlags(bundle), ...profileFlags]);
   try {
     return { label, node, dataDir, blocks: await prepareBlocks(node), blockWallMs: [], blockMainCpuMs: [], blockAllCpuMs: [] };
   } catch (error) {
@@ -115,7 +118,7 @@ async function runBlock(build: Build, block: number): Promise<void> {
 const builds: Build[] = [];
 try {
   builds.push(await startBuild("this build", cliPath));
-  builds.push(await startBuild(`other (${resolve(otherBundle)})`, otherBundle));
+  builds.push(await startBuild(`other (${resolve(otherBundle)}${otherArguments.length > 0 ? ` ${otherArguments.join(" ")}` : ""})`, otherBundle, otherArguments));
   const workload = kind === "call" ? `eth_call balanceOf at ${callConnections} connections` : kind === "erc20" ? "sequential token transfers" : `value transfers from ${senderCount} senders`;
   console.log(`${workload}: ${measuredBlocks} blocks of ${blockSize} per build, alternating`);
   for (let block = 0; block < warmUpBlocks + measuredBlocks; block++) {
