@@ -117,9 +117,24 @@ async function serve(port: NonNullable<typeof parentPort>, data: CallWorkerData)
     return replayOutputsToWire(request.plan.tracer, await runReplayPlan(replays, block, request.plan, deadline));
   };
 
-  // Each answer goes at once: the main thread answers its caller while the next call runs here.
-  // A struct-log trace's chunks move to the main thread rather than being copied.
-  const reply = (answer: CallWorkerReply, transfer: ArrayBuffer[] = []): void => port.postMessage([answer], transfer);
+  // The answers of calls and estimates go together at the end of the turn of the event loop in
+  // which they were found: under load a turn finishes several, and each message costs both threads
+  // a structured clone and an event dispatch. A struct-log trace's chunks go at once, moved to the
+  // main thread rather than copied.
+  let answers: CallWorkerReply[] = [];
+  const sendAnswers = (): void => {
+    const batch = answers;
+    answers = [];
+    port.postMessage(batch);
+  };
+  const reply = (answer: CallWorkerReply, transfer: ArrayBuffer[] = []): void => {
+    if (transfer.length > 0) {
+      port.postMessage([answer], transfer);
+      return;
+    }
+    if (answers.length === 0) setImmediate(sendAnswers);
+    answers.push(answer);
+  };
   const run = (request: Exclude<CallWorkerRequest, { kind: "close" | "warm" }>): void => {
     const work = (async () => {
       if (request.kind === "replay") return replay(request);

@@ -137,8 +137,16 @@ function toError(failure: CallWorkerFailure): Error {
   }
 }
 
+/** References made, by block: calls come on the same few blocks (the head, mostly). */
+const references = new WeakMap<Block, BlockReference>();
+
 function referenceTo(block: Block): BlockReference {
-  return { hash: bytesToUnprefixedHex(block.hash), header: block.header.encoded };
+  let reference = references.get(block);
+  if (reference === undefined) {
+    reference = { hash: bytesToUnprefixedHex(block.hash), header: block.header.encoded };
+    references.set(block, reference);
+  }
+  return reference;
 }
 
 interface Outstanding {
