@@ -16,13 +16,12 @@
 //   BENCH_PROFILE_DIR  each node writes its CPU profile (--cpu-prof) into a folder of this one
 //   BENCH_BLOCK     transactions per block (default 200); BENCH_BLOCKS blocks per build (default 30),
 //                   after 2 blocks of warm-up each
-import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { cliPath, commandRuntimeFlags, startListeningProcess, type NodeProcess } from "../test/helpers/nodeProcess.js";
 import { compileFixture } from "../test/helpers/solidity.js";
-import { deploy, developmentSigners, encodeTokenConstructor, median, rpcBody, signedRaw, type Signer } from "./chainClient.js";
+import { cpuMsOf, deploy, developmentSigners, encodeTokenConstructor, median, rpcBody, signedRaw, type Signer } from "./chainClient.js";
 import { runSequences } from "./loadClient.js";
 
 const otherBundle = process.env.BENCH_OTHER;
@@ -40,14 +39,6 @@ const senderCount = 8;
 if (otherBundle === undefined) throw new Error("set BENCH_OTHER to the other build's dist/bundle/cli/chain-node.mjs");
 if (kind !== "erc20" && kind !== "transfers" && kind !== "call") throw new Error(`BENCH_KIND is erc20, transfers or call, not ${kind}`);
 if (kind === "transfers" && blockSize % senderCount !== 0) throw new Error(`BENCH_BLOCK must be a multiple of ${senderCount} for transfers`);
-
-/** CPU time of a process's threads (all, or only its main thread), in milliseconds (Linux /proc). */
-function cpuMs(pid: number, mainThreadOnly: boolean): number {
-  const stat = readFileSync(mainThreadOnly ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  const clockTicks = Number(fields[11]) + Number(fields[12]);
-  return clockTicks * 10;
-}
 
 interface Build {
   readonly label: string;
@@ -103,16 +94,16 @@ async function prepareBlocks(node: NodeProcess): Promise<string[][][]> {
 
 async function runBlock(build: Build, block: number): Promise<void> {
   const pid = build.node.child.pid!;
-  const mainBefore = cpuMs(pid, true);
-  const allBefore = cpuMs(pid, false);
+  const mainBefore = cpuMsOf(pid, true);
+  const allBefore = cpuMsOf(pid, false);
   const started = performance.now();
   const result = await runSequences({ url: build.node.url, bodies: build.blocks[block]! });
   const wallMs = performance.now() - started;
   if (result.errors > 0) throw new Error(`${build.label}: ${result.errors} failed requests; first: ${result.firstError}`);
   if (block < warmUpBlocks) return;
   build.blockWallMs.push(wallMs);
-  build.blockMainCpuMs.push(cpuMs(pid, true) - mainBefore);
-  build.blockAllCpuMs.push(cpuMs(pid, false) - allBefore);
+  build.blockMainCpuMs.push(cpuMsOf(pid, true) - mainBefore);
+  build.blockAllCpuMs.push(cpuMsOf(pid, false) - allBefore);
 }
 
 const builds: Build[] = [];
