@@ -10,7 +10,8 @@
 //     compiling its hot code; once both have run, a second round of each is reported without a
 //     target, for what a node that has run a while does;
 //   - eth_getBalance at 32 keep-alive connections;
-//   - eth_call of the token's balanceOf at 32 keep-alive connections;
+//   - eth_call of the token's balanceOf at 32 keep-alive connections: the node's first 5,024 calls (a fresh
+//     node's with BENCH_ONLY=call), then a warm run; each with the CPU a call of all its threads;
 //   - eth_getLogs over 1,000 Transfer logs in 1,000 blocks (the ERC-20 workload's, else its own):
 //     the first query of the node alone, then the median of 30;
 //   - eth_estimateGas of two calls that need about 400,000 gas (loops of hashes and storage writes:
@@ -32,7 +33,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startListeningProcess, startNodeProcess, type NodeProcess } from "../test/helpers/nodeProcess.js";
 import { compileFixture } from "../test/helpers/solidity.js";
-import { deploy, developmentSigners, encodeTokenConstructor, median, memoryOf, minedReceipt, rpc, rpcBody, signedRaw } from "./chainClient.js";
+import { cpuMsOf, deploy, developmentSigners, encodeTokenConstructor, median, memoryOf, minedReceipt, rpc, rpcBody, signedRaw } from "./chainClient.js";
 import { benchSnapshotRevert } from "./devChain.js";
 import { recordResult, targetsOf, writeResults, type Target } from "./results.js";
 import { runLoad, runSequences, type LoadResult } from "./loadClient.js";
@@ -207,9 +208,21 @@ async function benchBalanceOfCalls(node: NodeProcess): Promise<void> {
   const body = rpcBody("eth_call", [{ to: token, data: `0x70a08231${tokenOwner.address.slice(2).padStart(64, "0")}` }, "latest"]);
   const answer = await rpc<string>(node.url, "eth_call", JSON.parse(body).params);
   if (BigInt(answer) === 0n) throw new Error("balanceOf answered 0: the call does not read the token");
+  // The node's first 5,000 calls (fresh with BENCH_ONLY=call), then a warm run; CPU per call of all the node's threads.
+  const pid = node.child.pid!;
+  let cpuBefore = cpuMsOf(pid);
+  const first = await runSequences({ url: node.url, bodies: Array.from({ length: 32 }, () => Array.from({ length: 157 }, () => body)) });
+  const firstCpuUs = ((cpuMsOf(pid) - cpuBefore) / first.requests) * 1000;
+  report("eth_call balanceOf, first 5,024", first, "req/s", []);
+  console.log(`  CPU ${firstCpuUs.toFixed(0)} µs a call, all threads`);
   await runLoad({ url: node.url, body, connections: 32, durationMs: 3_000 });
+  cpuBefore = cpuMsOf(pid);
   const result = await runLoad({ url: node.url, body, connections: 32, durationMs: readSeconds * 1000 });
+  const warmCpuUs = ((cpuMsOf(pid) - cpuBefore) / result.requests) * 1000;
   report("eth_call balanceOf (32 connections)", result, "req/s", targetsOf("higher", [4, 5_000], [6, 8_000]));
+  console.log(`  CPU ${warmCpuUs.toFixed(0)} µs a call, all threads`);
+  recordResult("eth_call balanceOf CPU a call, first 5,024", firstCpuUs, "µs", []);
+  recordResult("eth_call balanceOf CPU a call (32 connections)", warmCpuUs, "µs", []);
 }
 
 const transferTopic = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef";

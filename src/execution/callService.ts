@@ -109,6 +109,9 @@ export type EstimateCall = Omit<MessageCall, "gasLimit"> & { gasLimit: bigint | 
 export class CallService {
   private readonly engines = new Map<string, StoredRootEngine>();
   private readonly executionBlocks = new Map<string, EngineBlock>();
+  /** A stored block's context, and the engine's blocks for it (free calls, paid calls): calls come on the same few blocks. */
+  private readonly contexts = new WeakMap<Block, { context: ExecutionBlockContext; stateRootKey: string }>();
+  private readonly blocksOfContext = new WeakMap<ExecutionBlockContext, { free?: EngineBlock; paid?: EngineBlock }>();
   private offload: CallOffload | undefined;
 
   constructor(
@@ -249,7 +252,15 @@ export class CallService {
     const timeLeft = deadline - performance.now();
     if (timeLeft <= 0) throw new ExecutionTimeoutError("execution time limit reached");
     // A call that pays no gas price runs with a base fee of zero, as a free call must be able to.
-    const block = this.executionBlock({ ...context, baseFee: call.gasPrice === 0n ? 0n : context.baseFee });
+    const free = call.gasPrice === 0n;
+    let blocks = this.blocksOfContext.get(context);
+    if (blocks === undefined) this.blocksOfContext.set(context, (blocks = {}));
+    let block = free ? blocks.free : blocks.paid;
+    if (block === undefined) {
+      block = this.executionBlock({ ...context, baseFee: free ? 0n : context.baseFee });
+      if (free) blocks.free = block;
+      else blocks.paid = block;
+    }
     return runMessageCall(engine, block, call, overrides, timeLeft, measurements);
   }
 
@@ -269,15 +280,13 @@ export class CallService {
     if (target.kind === "pending") return this.pending.execute(run);
     const { block } = target;
     const fields = block.header.fields;
-    const context: ExecutionBlockContext = {
-      number: block.number,
-      coinbase: fields.coinbase,
-      timestamp: fields.timestamp,
-      gasLimit: fields.gasLimit,
-      baseFee: fields.minimumGasPrice,
-      difficulty: fields.difficulty,
-    };
-    const key = bytesToUnprefixedHex(fields.stateRoot);
+    let known = this.contexts.get(block);
+    if (known === undefined) {
+      const context = { number: block.number, coinbase: fields.coinbase, timestamp: fields.timestamp, gasLimit: fields.gasLimit, baseFee: fields.minimumGasPrice, difficulty: fields.difficulty };
+      known = { context, stateRootKey: bytesToUnprefixedHex(fields.stateRoot) };
+      this.contexts.set(block, known);
+    }
+    const { context, stateRootKey: key } = known;
     let entry = this.engines.get(key);
     if (entry === undefined) {
       entry = { engine: createExecutionEngine(this.common, this.state.overlayAt(fields.stateRoot), this.canonicalHash), queue: Promise.resolve() };

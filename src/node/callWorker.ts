@@ -10,7 +10,7 @@ import { Block } from "../chain/block.js";
 import { installFastRlp } from "../common/rlp.js";
 import { CallService, EstimateRevertedError, GasEstimationError } from "../execution/callService.js";
 import { ExecutionTimeoutError } from "../execution/engine.js";
-import { CallNotExecutableError } from "../execution/messageCall.js";
+import { CallNotExecutableError, type StateOverrides } from "../execution/messageCall.js";
 import { createExecutionRules } from "../execution/rules.js";
 import { ReplayFailedError, ReplayStateMissingError, replayOutputsToWire, runReplayPlan, StructLogTooLargeError, transferablesOf, type ReplayDependencies, type ReplayOutputOnWire } from "../tracing/index.js";
 import { StateDatabase } from "../state/stateDatabase.js";
@@ -33,6 +33,23 @@ const recentBlockCount = 16;
  * same few blocks, and the block and its parent are read for each.
  */
 const replayedBlockCount = 8;
+
+/**
+ * Calls the worker runs on its own when the node starts (CallWorkers.startAndWarm): enough for V8
+ * to compile the call path (the interpreter loop, the frames, the state reads, the result) before
+ * the first burst, one at a time, each after the messages waiting (work that comes meanwhile is not
+ * held up). The code is a token's balanceOf in miniature: the dispatcher's selector test and jump,
+ * the memory pointer, a mapping slot hashed and read, the word returned.
+ */
+const warmUpCallCount = 400;
+const warmUpTarget = new Uint8Array(20).fill(0xca);
+const warmUpCode = (() => {
+  const head = "6080604052" + "60003560e01c" + "6370a08231" + "14" + "60__57" + "fe"; // memory pointer; selector == balanceOf ? jump : invalid
+  const body = "5b" + "600435600052" + "6001602052" + "60406000" + "20" + "54" + "604051" + "52" + "60206040" + "51" + "f3"; // mapping slot, SLOAD, returned
+  const jumpDestination = (head.length / 2).toString(16).padStart(2, "0");
+  return Uint8Array.from(Buffer.from(head.replace("__", jumpDestination) + body, "hex"));
+})();
+const warmUpData = Uint8Array.from(Buffer.from(`70a08231${"00".repeat(12)}${"ca".repeat(20)}`, "hex"));
 
 /** The block to replay is not in LevelDB (removed since the main thread read it): the main thread replays it. */
 class BlockNotStoredError extends Error {}
@@ -100,10 +117,25 @@ async function serve(port: NonNullable<typeof parentPort>, data: CallWorkerData)
     return replayOutputsToWire(request.plan.tracer, await runReplayPlan(replays, block, request.plan, deadline));
   };
 
-  // Each answer goes at once: the main thread answers its caller while the next call runs here.
-  // A struct-log trace's chunks move to the main thread rather than being copied.
-  const reply = (answer: CallWorkerReply, transfer: ArrayBuffer[] = []): void => port.postMessage([answer], transfer);
-  const run = (request: Exclude<CallWorkerRequest, { kind: "close" }>): void => {
+  // The answers of calls and estimates go together at the end of the turn of the event loop in
+  // which they were found: under load a turn finishes several, and each message costs both threads
+  // a structured clone and an event dispatch. A struct-log trace's chunks go at once, moved to the
+  // main thread rather than copied.
+  let answers: CallWorkerReply[] = [];
+  const sendAnswers = (): void => {
+    const batch = answers;
+    answers = [];
+    port.postMessage(batch);
+  };
+  const reply = (answer: CallWorkerReply, transfer: ArrayBuffer[] = []): void => {
+    if (transfer.length > 0) {
+      port.postMessage([answer], transfer);
+      return;
+    }
+    if (answers.length === 0) setImmediate(sendAnswers);
+    answers.push(answer);
+  };
+  const run = (request: Exclude<CallWorkerRequest, { kind: "close" | "warm" }>): void => {
     const work = (async () => {
       if (request.kind === "replay") return replay(request);
       const block = blockOf(request.block);
@@ -114,12 +146,31 @@ async function serve(port: NonNullable<typeof parentPort>, data: CallWorkerData)
       (error: unknown) => reply({ id: request.id, failure: describeFailure(error) }),
     );
   };
+  let closing = false;
+  const warmUp = async (reference: BlockReference): Promise<void> => {
+    const target = { kind: "block", block: blockOf(reference) } as const;
+    const call = { from: new Uint8Array(20), to: warmUpTarget, gasLimit: 100_000n, gasPrice: 0n, value: 0n, data: warmUpData };
+    const overrides: StateOverrides = [[warmUpTarget, { code: warmUpCode }]];
+    let succeeded = 0;
+    for (let count = 0; count < warmUpCallCount && !closing; count++) {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (closing) return;
+      if ((await calls.call(target, call, overrides)).kind === "success") succeeded++;
+    }
+    if (!closing) port.postMessage([{ warmed: succeeded }] satisfies CallWorkerReply[]);
+  };
   port.on("message", (requests: CallWorkerRequest[]) => {
     for (const request of requests) {
+      if (request.kind === "warm") {
+        // A failure here is the next real call's to report.
+        warmUp(request.block).catch(() => undefined);
+        continue;
+      }
       if (request.kind !== "close") {
         run(request);
         continue;
       }
+      closing = true;
       port.close();
       store.close().catch(() => undefined);
       return;

@@ -1,7 +1,9 @@
 // eth_call and eth_estimateGas on a second thread. The node's main thread parses, dispatches and
 // answers every request and builds every block; on a machine with a core to spare, the execution
 // of calls on stored blocks moves to a worker thread (node/callWorker.ts) that reads the same
-// LevelDB. The worker is started by the first call, and takes work only when:
+// LevelDB. The worker is started at node start, once the server listens (startAndWarm), or else by
+// the first call; it first runs a few hundred small calls of its own so that a burst of calls on a
+// fresh node does not find both threads compiling the same code. It takes work only when:
 //   - it is ready (until then, and if it cannot start, calls run on the main thread);
 //   - LevelDB holds every batch the store has acknowledged (the worker does not see the batches
 //     still on their way from the write-ahead log, so while blocks are being written calls stay
@@ -47,6 +49,8 @@ export type CallWorkerRequest =
   | { id: number; kind: "estimate"; block: BlockReference; call: EstimateCall }
   /** `timeLeftMs`: the request's time left when it was sent (each thread has a clock of its own). */
   | { id: number; kind: "replay"; blockHash: Uint8Array; plan: ReplayPlan; timeLeftMs: number }
+  /** Warm the call path up: small calls of the worker's own on this block (see warmUpCalls in callWorker.ts). */
+  | { kind: "warm"; block: BlockReference }
   | { kind: "close" };
 
 /** An error of the worker's call service or replay, as it crosses threads. */
@@ -64,6 +68,8 @@ export interface CallWorkerFailure {
 
 export type CallWorkerReply =
   | { ready: true }
+  /** The warm-up is over: how many of its calls succeeded. */
+  | { warmed: number }
   | { failed: string }
   | { id: number; result: MessageCallResult | bigint | ReplayOutputOnWire[] }
   | { id: number; failure: CallWorkerFailure };
@@ -100,6 +106,8 @@ const maxOutstanding = 256;
  * memory in all (bench-long, 3 minutes: 240 MiB without it, 289 MiB with it).
  */
 const workerYoungGenerationMiB = 8;
+/** From the server listening to the worker's start (startAndWarm). */
+const warmStartDelayMs = 50;
 /** How long a closing worker gets to close its database before it is terminated. */
 const closeGraceMs = 2_000;
 
@@ -129,8 +137,16 @@ function toError(failure: CallWorkerFailure): Error {
   }
 }
 
+/** References made, by block: calls come on the same few blocks (the head, mostly). */
+const references = new WeakMap<Block, BlockReference>();
+
 function referenceTo(block: Block): BlockReference {
-  return { hash: bytesToUnprefixedHex(block.hash), header: block.header.encoded };
+  let reference = references.get(block);
+  if (reference === undefined) {
+    reference = { hash: bytesToUnprefixedHex(block.hash), header: block.header.encoded };
+    references.set(block, reference);
+  }
+  return reference;
 }
 
 interface Outstanding {
@@ -152,6 +168,8 @@ export class CallWorkers implements CallOffload, ReplayOffload {
   private callsThisTurn = 0;
   /** Calls, estimates and replays the worker answered (results and execution errors alike). */
   answered = 0;
+  /** The warm-up's calls that succeeded, once it is over (startAndWarm). */
+  warmedUp: number | undefined;
 
   constructor(
     private readonly data: CallWorkerData,
@@ -159,6 +177,19 @@ export class CallWorkers implements CallOffload, ReplayOffload {
     private readonly log: Logger,
   ) {
     this.readiness = new Promise((resolve) => (this.settleReadiness = resolve));
+  }
+
+  /**
+   * Starts the worker shortly (`delayMs`: the node's first answers do not share the machine with
+   * the thread's start), and once it is ready has it warm its call path up on the head then.
+   */
+  startAndWarm(head: () => Block, delayMs = warmStartDelayMs): void {
+    const timer = setTimeout(() => {
+      void this.whenReady().then((ready) => {
+        if (ready && this.worker !== undefined) this.worker.postMessage([{ kind: "warm", block: referenceTo(head()) }] satisfies CallWorkerRequest[]);
+      });
+    }, delayMs);
+    timer.unref();
   }
 
   /** Starts the worker unless it was started; answers whether it became ready to take work. */
@@ -270,6 +301,11 @@ export class CallWorkers implements CallOffload, ReplayOffload {
       this.status = "ready";
       this.log.info({ threadId: this.worker?.threadId }, "call worker ready: calls and trace replays on stored blocks run on it");
       this.settleReadiness(true);
+      return;
+    }
+    if ("warmed" in reply) {
+      this.warmedUp = reply.warmed;
+      this.log.debug({ calls: reply.warmed }, "call worker warmed up");
       return;
     }
     if ("failed" in reply) {

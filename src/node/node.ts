@@ -98,6 +98,8 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
   const url = `http://${host}:${address.port}`;
   log.info({ url, network: network.name, chainId: Number(network.chainId), modules: [...enabledModules] }, "JSON-RPC server listening");
   reportKeyExposure(options.rpc, address.port, services.wallet, log);
+  // The call worker starts now rather than with the first call's burst, and warms its call path up.
+  services.callWorkers?.startAndWarm(() => services.chain.head);
 
   return {
     url,

@@ -182,6 +182,23 @@ describe("node/callWorkers: calls on a second thread", function () {
     }
   });
 
+  it("starts and warms up at the node's start: its own calls all succeed, and calls meanwhile answer as on the main thread", async () => {
+    const workers = new CallWorkers({ directory, chainId: 33n, limits }, { settled: true } as LevelStore, createLogger("silent"));
+    try {
+      workers.startAndWarm(() => services.chain.head, 0);
+      expect(await workers.whenReady()).to.equal(true);
+      const during = call(probe.encodeFunctionData("divide", [10n, 3n]));
+      const expected = await outcomeOf(() => local.call(target, during));
+      for (let round = 0; round < 5; round++) expect(await outcomeOf(() => workers.call(services.chain.head, during, undefined)!)).to.deep.equal(expected);
+      const deadline = performance.now() + 30_000;
+      while (workers.warmedUp === undefined && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(workers.warmedUp, "warm-up calls that succeeded").to.equal(400);
+      expect(workers.answered).to.equal(5);
+    } finally {
+      await workers.close();
+    }
+  });
+
   it("fails the calls it holds when the node closes it, without waiting for them", async () => {
     const workers = new CallWorkers({ directory, chainId: 33n, limits }, { settled: true } as LevelStore, createLogger("silent"));
     expect(await workers.whenReady()).to.equal(true);
