@@ -2,6 +2,7 @@
 // and the body encoding the store keeps. The block size is that of RLP([header, transactions, uncles]).
 import type { Common } from "@ethereumjs/common";
 import { RLP } from "@ethereumjs/rlp";
+import { encodeRlpListOfEncoded } from "../common/rlp.js";
 import { BlockHeader } from "./header.js";
 import { decodeRawTransaction, restoreTransaction, type ChainTransaction, type TypedTransactionsAccepted } from "./transactions.js";
 
@@ -49,7 +50,7 @@ export class Block {
    */
   encode(): Uint8Array {
     // Signed legacy transactions and headers are RLP lists already: only the list prefixes are added.
-    return rlpListOfEncoded([this.header.encoded, rlpListOfEncoded(this.transactions.map(transactionItem)), rlpListOfEncoded(this.uncles.map((uncle) => uncle.encoded))]);
+    return encodeRlpListOfEncoded([this.header.encoded, encodeRlpListOfEncoded(this.transactions.map(transactionItem)), encodeRlpListOfEncoded(this.uncles.map((uncle) => uncle.encoded))]);
   }
 
   /**
@@ -105,25 +106,6 @@ function transactionItemLength(raw: Uint8Array): number {
 }
 
 const isLegacyEncoding = (raw: Uint8Array) => raw[0]! >= 0xc0;
-
-/** RLP list whose items are already encoded. */
-function rlpListOfEncoded(items: readonly Uint8Array[]): Uint8Array {
-  const payloadLength = items.reduce((sum, item) => sum + item.length, 0);
-  const length = lengthOfList(payloadLength);
-  const out = new Uint8Array(length);
-  const prefixLength = length - payloadLength;
-  if (prefixLength === 1) out[0] = 0xc0 + payloadLength;
-  else {
-    out[0] = 0xf7 + prefixLength - 1;
-    for (let index = prefixLength - 1, rest = payloadLength; index >= 1; index--, rest = Math.floor(rest / 256)) out[index] = rest % 256;
-  }
-  let offset = prefixLength;
-  for (const item of items) {
-    out.set(item, offset);
-    offset += item.length;
-  }
-  return out;
-}
 
 /** Length of an RLP list whose items take `payloadLength` bytes. */
 function lengthOfList(payloadLength: number): number {

@@ -304,7 +304,7 @@ export class Chain {
   /** Whether a block with this hash is stored (on any branch) with its total difficulty. */
   hasBlock(hash: Uint8Array): boolean {
     if (this.blocks.get(bytesToUnprefixedHex(hash)) !== undefined) return true;
-    for (const staged of [...this.writing, ...this.staged]) if (Buffer.compare(staged.block.hash, hash) === 0) return true;
+    if (this.stagedBlock(hash) !== undefined) return true;
     return this.store.getSync(storeKeys.totalDifficulty(hash)) !== undefined;
   }
 
@@ -330,14 +330,16 @@ export class Chain {
 
   /** A block by hash, those still on their way to disk included (the importer reads parents there). */
   async getBlockFromTip(hash: Uint8Array): Promise<Block | undefined> {
-    for (const staged of [...this.staged, ...this.writing]) if (Buffer.compare(staged.block.hash, hash) === 0) return staged.block;
+    const staged = this.stagedBlock(hash);
+    if (staged !== undefined) return staged.block;
     return this.getBlockByHash(hash);
   }
 
   /** Total difficulty of a stored block, or of one still on its way to disk. */
   async getTotalDifficultyFromTip(hash: Uint8Array): Promise<bigint | undefined> {
     if (Buffer.compare(hash, this.tipBlock.hash) === 0) return this.tipTotalDifficulty;
-    for (const staged of [...this.staged, ...this.writing]) if (Buffer.compare(staged.block.hash, hash) === 0) return staged.totalDifficulty;
+    const staged = this.stagedBlock(hash);
+    if (staged !== undefined) return staged.totalDifficulty;
     return this.getTotalDifficulty(hash);
   }
 
@@ -349,6 +351,11 @@ export class Chain {
   /** Whether a side block is stored at `blockNumber` or above (a dev chain that never imported has none). */
   hasSideBlocksFrom(blockNumber: bigint): boolean {
     return this.highestSideBlock !== undefined && this.highestSideBlock >= blockNumber;
+  }
+
+  /** An appended block still on its way to disk, by hash. */
+  private stagedBlock(hash: Uint8Array): StagedBlock | undefined {
+    return this.writing.find((staged) => Buffer.compare(staged.block.hash, hash) === 0) ?? this.staged.find((staged) => Buffer.compare(staged.block.hash, hash) === 0);
   }
 
   private sideBlockHashesAt(blockNumber: bigint): Uint8Array[] {
@@ -417,13 +424,7 @@ export class Chain {
     if (cursor === undefined) throw new ChainBranchError(`block ${block.number}'s branch reaches a block that is not stored`);
     const ancestor = cursor;
     const added = branch.reverse();
-    const removed: BlockWithReceipts[] = [];
-    for (let number = this.headBlock.number; number > ancestor.number; number--) {
-      const old = await this.getBlockByNumber(number);
-      const oldReceipts = old === undefined ? undefined : await this.getReceipts(old.hash);
-      if (old === undefined || oldReceipts === undefined) throw new ChainBranchError(`canonical block ${number} is missing from the store`);
-      removed.push({ block: old, receipts: oldReceipts });
-    }
+    const removed = await this.canonicalBlocksAbove(ancestor.number, (message) => new ChainBranchError(message));
 
     const operations = this.blockOperations(block, receipts, totalDifficulty);
     for (const { block: old } of removed) {
@@ -460,6 +461,18 @@ export class Chain {
     return change;
   }
 
+  /** The canonical blocks above `blockNumber` with their receipts, newest first; a missing one is `failure`'s error. */
+  private async canonicalBlocksAbove(blockNumber: bigint, failure: (message: string) => Error): Promise<BlockWithReceipts[]> {
+    const blocks: BlockWithReceipts[] = [];
+    for (let number = this.headBlock.number; number > blockNumber; number--) {
+      const block = await this.getBlockByNumber(number);
+      const receipts = block === undefined ? undefined : await this.getReceipts(block.hash);
+      if (block === undefined || receipts === undefined) throw failure(`canonical block ${number} is missing from the store`);
+      blocks.push({ block, receipts });
+    }
+    return blocks;
+  }
+
   /**
    * Makes `target`, a canonical block at or below the head, the head and the tip again. The blocks
    * above it are removed in one atomic batch with the new head pointer: their canonical-index
@@ -480,15 +493,11 @@ export class Chain {
     }
     const targetTotalDifficulty = await this.getTotalDifficulty(target.hash);
     if (targetTotalDifficulty === undefined) throw new ChainRevertError(`block ${target.number} has no total difficulty in the store`);
-    const removed: BlockWithReceipts[] = [];
+    const removed = await this.canonicalBlocksAbove(target.number, (message) => new ChainRevertError(message));
     const operations: StoreOperation[] = [];
-    for (let number = this.headBlock.number; number > target.number; number--) {
-      const block = await this.getBlockByNumber(number);
-      const receipts = block === undefined ? undefined : await this.getReceipts(block.hash);
-      if (block === undefined || receipts === undefined) throw new ChainRevertError(`canonical block ${number} is missing from the store`);
-      removed.push({ block, receipts });
+    for (const { block } of removed) {
       operations.push(
-        { type: "del", key: storeKeys.canonicalHash(number) },
+        { type: "del", key: storeKeys.canonicalHash(block.number) },
         { type: "del", key: storeKeys.header(block.hash) },
         { type: "del", key: storeKeys.body(block.hash) },
         { type: "del", key: storeKeys.totalDifficulty(block.hash) },

@@ -20,7 +20,7 @@ import type { BlockHeader } from "../chain/header.js";
 import type { ChainWriteQueue } from "../chain/writeQueue.js";
 import type { ChainReceipt } from "../chain/receipts.js";
 import { bytesToHex, bytesToUnprefixedHex } from "../common/hex.js";
-import type { BlockBuilder } from "../execution/blockBuilder.js";
+import type { BlockBuilder, BlockTemplate } from "../execution/blockBuilder.js";
 import type { CanonicalHashLookup } from "../execution/engine.js";
 import type { StateDatabase } from "../state/stateDatabase.js";
 import type { ConsensusConstants } from "./constants.js";
@@ -153,15 +153,11 @@ export class BlockImporter {
     const builder = (this.builder ??= await this.options.createBuilder((blockNumber) => this.hashOnExecutingBranch(blockNumber)));
     const parentRoot = parent.header.fields.stateRoot;
     if (bytesToUnprefixedHex(parentRoot) !== this.builderRoot) await builder.resetTo(parentRoot);
-    const fields = block.header.fields;
     this.executingParent = parent;
     let refusal: { rule: string; reason: string } | undefined;
     let receipts: ChainReceipt[] = [];
     try {
-      const built = await builder.build(
-        { parent, coinbase: fields.coinbase, timestamp: fields.timestamp, gasLimit: fields.gasLimit, minimumGasPrice: fields.minimumGasPrice, difficulty: fields.difficulty, extraData: fields.extraData },
-        block.transactions,
-      );
+      const built = await builder.build(templateOf(block, parent), block.transactions);
       receipts = built.receipts;
       refusal = executionRefusal(block, built.block, built.skipped.map(({ transaction, reason }) => ({ hash: transaction.hash, reason })));
       if (refusal === undefined && this.options.createReferenceBuilder !== undefined) refusal = await this.compareWithReferenceEngine(block, parent, built.block, receipts);
@@ -177,7 +173,7 @@ export class BlockImporter {
       this.builderRoot = bytesToUnprefixedHex(parentRoot);
       return { ok: false, ...refusal };
     }
-    this.builderRoot = bytesToUnprefixedHex(fields.stateRoot);
+    this.builderRoot = bytesToUnprefixedHex(block.header.fields.stateRoot);
     return { ok: true, receipts };
   }
 
@@ -188,18 +184,11 @@ export class BlockImporter {
   private async compareWithReferenceEngine(block: Block, parent: Block, fast: Block, fastReceipts: readonly ChainReceipt[]): Promise<{ rule: string; reason: string } | undefined> {
     const reference = (this.referenceBuilder ??= await this.options.createReferenceBuilder!((blockNumber) => this.hashOnExecutingBranch(blockNumber)));
     await reference.resetTo(parent.header.fields.stateRoot);
-    const fields = block.header.fields;
-    const built = await reference.build(
-      { parent, coinbase: fields.coinbase, timestamp: fields.timestamp, gasLimit: fields.gasLimit, minimumGasPrice: fields.minimumGasPrice, difficulty: fields.difficulty, extraData: fields.extraData },
-      block.transactions,
-    );
+    const built = await reference.build(templateOf(block, parent), block.transactions);
     const disagreement = (what: string) => ({ rule: "referenceEngineDisagrees", reason: `the fast execution paths and the reference engine disagree on ${what}: a fault of this node, not necessarily of the block` });
     if (built.skipped.length > 0 || built.block.transactions.length !== fast.transactions.length) return disagreement("which transactions can run");
-    for (const field of ["stateRoot", "receiptsRoot", "logsBloom", "gasUsed", "paidFees"] as const) {
-      const [ran, referenced] = [fast.header.fields[field], built.block.header.fields[field]];
-      const same = typeof ran === "bigint" ? ran === referenced : Buffer.compare(ran, referenced as Uint8Array) === 0;
-      if (!same) return disagreement(`the ${field}`);
-    }
+    const differing = firstDifferingResult(fast.header, built.block.header);
+    if (differing !== undefined) return disagreement(`the ${differing.field}`);
     const index = built.receipts.findIndex((receipt, position) => receipt.gasUsed !== fastReceipts[position]!.gasUsed || receipt.success !== fastReceipts[position]!.success);
     return index < 0 ? undefined : disagreement(`transaction ${index}'s gas used or status`);
   }
@@ -237,25 +226,35 @@ export function checkProofOfWork(header: BlockHeader): RuleVerdict {
 function executionRefusal(block: Block, executed: Block, skipped: readonly { hash: Uint8Array; reason: string }[]): { rule: string; reason: string } | undefined {
   const first = skipped[0];
   if (first !== undefined) return { rule: "transactionExecution", reason: `transaction ${bytesToHex(first.hash)} cannot run on the parent's state: ${first.reason}` };
-  const ran = executed.header.fields;
   const claimed = block.header.fields;
   // The builder stops at a transaction that does not fit in the gas left, without naming it.
   if (executed.transactions.length < block.transactions.length) {
     const left = block.transactions[executed.transactions.length]!;
     return { rule: "transactionExecution", reason: `transaction ${bytesToHex(left.hash)} does not fit in the block's gas limit ${claimed.gasLimit}` };
   }
-  const compared: [string, Uint8Array | bigint, Uint8Array | bigint][] = [
-    ["stateRoot", ran.stateRoot, claimed.stateRoot],
-    ["receiptsRoot", ran.receiptsRoot, claimed.receiptsRoot],
-    ["logsBloom", ran.logsBloom, claimed.logsBloom],
-    ["gasUsed", ran.gasUsed, claimed.gasUsed],
-    ["paidFees", ran.paidFees, claimed.paidFees],
-  ];
-  for (const [rule, computed, header] of compared) {
-    const same = typeof computed === "bigint" ? computed === header : Buffer.compare(computed, header as Uint8Array) === 0;
-    if (!same) return { rule, reason: `the header's ${rule} ${show(header)} is not what its transactions give, ${show(computed)}` };
+  const differing = firstDifferingResult(executed.header, block.header);
+  if (differing === undefined) return undefined;
+  const { field, left: computed, right: header } = differing;
+  return { rule: field, reason: `the header's ${field} ${show(header)} is not what its transactions give, ${show(computed)}` };
+}
+
+/** The header fields execution decides, in the order the reference compares them. */
+const executionResultFields = ["stateRoot", "receiptsRoot", "logsBloom", "gasUsed", "paidFees"] as const;
+
+/** The first of the execution's results where two headers differ, with both values. */
+function firstDifferingResult(left: BlockHeader, right: BlockHeader): { field: (typeof executionResultFields)[number]; left: Uint8Array | bigint; right: Uint8Array | bigint } | undefined {
+  for (const field of executionResultFields) {
+    const [leftValue, rightValue] = [left.fields[field], right.fields[field]];
+    const same = typeof leftValue === "bigint" ? leftValue === rightValue : Buffer.compare(leftValue, rightValue as Uint8Array) === 0;
+    if (!same) return { field, left: leftValue, right: rightValue };
   }
   return undefined;
+}
+
+/** What the block builder needs to run `block` on `parent`: the header's own fields. */
+function templateOf(block: Block, parent: Block): BlockTemplate {
+  const { coinbase, timestamp, gasLimit, minimumGasPrice, difficulty, extraData } = block.header.fields;
+  return { parent, coinbase, timestamp, gasLimit, minimumGasPrice, difficulty, extraData };
 }
 
 function show(value: Uint8Array | bigint): string {
