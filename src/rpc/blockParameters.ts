@@ -52,6 +52,8 @@ export async function findBlockForReceipts(chain: Chain, parameter: EthGetBlockR
     selector = { hash: hexToBytes(parameter.blockHash), requireCanonical: requiresCanonical(parameter.requireCanonical) };
   }
   const selection = await selectBlock(chain, selector);
-  if (!selection.found && selection.because === "notCanonical" && typeof parameter !== "string" && "blockHash" in parameter) throw blockNotCanonicalError(parameter.blockHash);
-  return selection.found ? selection.block : undefined;
+  if (selection.found) return selection.block;
+  // Only a selector by hash that requires the canonical chain is refused so; the rest answer null.
+  if (selection.because === "notCanonical") throw blockNotCanonicalError((parameter as { blockHash: string }).blockHash);
+  return undefined;
 }

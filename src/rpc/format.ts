@@ -27,19 +27,27 @@ function accessListJson(tx: Exclude<ChainTx, { type: 0 }>): NonNullable<Transact
   return tx.accessList.map(([address, storageKeys]) => ({ address: bytesToHex(address), storageKeys: storageKeys.map(bytesToHex) }));
 }
 
+/** The members every transaction type shows first, in the reference's order. */
+function transactionBasics(transaction: ChainTransaction, position: TransactionPosition | undefined) {
+  const { tx } = transaction;
+  return {
+    hash: bytesToHex(transaction.hash),
+    nonce: toQuantity(tx.nonce),
+    blockHash: position === undefined ? null : bytesToHex(position.blockHash),
+    blockNumber: position === undefined ? null : toQuantity(position.blockNumber),
+    transactionIndex: position === undefined ? null : toQuantity(position.index),
+    from: bytesToHex(transaction.sender),
+    to: tx.to === undefined ? null : bytesToHex(tx.to.bytes),
+    gas: toQuantity(tx.gasLimit),
+  };
+}
+
 export function formatTransaction(transaction: ChainTransaction, position: TransactionPosition | undefined): TransactionJson {
   const { tx } = transaction;
   if (tx.type !== 0) {
     const yParity = tx.v === 1n ? "0x1" : "0x0";
     return {
-      hash: bytesToHex(transaction.hash),
-      nonce: toQuantity(tx.nonce),
-      blockHash: position === undefined ? null : bytesToHex(position.blockHash),
-      blockNumber: position === undefined ? null : toQuantity(position.blockNumber),
-      transactionIndex: position === undefined ? null : toQuantity(position.index),
-      from: bytesToHex(transaction.sender),
-      to: tx.to === undefined ? null : bytesToHex(tx.to.bytes),
-      gas: toQuantity(tx.gasLimit),
+      ...transactionBasics(transaction, position),
       // A type 2 transaction's: what it paid once mined, its fee cap while pending (as geth).
       gasPrice: toQuantity(tx.type === 1 ? tx.gasPrice : position === undefined ? tx.maxFeePerGas : effectiveGasPrice(tx, position.minimumGasPrice)),
       ...(tx.type === 2 ? { maxFeePerGas: toQuantity(tx.maxFeePerGas), maxPriorityFeePerGas: toQuantity(tx.maxPriorityFeePerGas) } : {}),
@@ -55,14 +63,7 @@ export function formatTransaction(transaction: ChainTransaction, position: Trans
     };
   }
   return {
-    hash: bytesToHex(transaction.hash),
-    nonce: toQuantity(tx.nonce),
-    blockHash: position === undefined ? null : bytesToHex(position.blockHash),
-    blockNumber: position === undefined ? null : toQuantity(position.blockNumber),
-    transactionIndex: position === undefined ? null : toQuantity(position.index),
-    from: bytesToHex(transaction.sender),
-    to: tx.to === undefined ? null : bytesToHex(tx.to.bytes),
-    gas: toQuantity(tx.gasLimit),
+    ...transactionBasics(transaction, position),
     gasPrice: toQuantity(tx.gasPrice),
     value: toQuantity(tx.value),
     input: bytesToHex(tx.data),

@@ -34,6 +34,7 @@ export class PoolChainFollower implements ChainHeadListener {
     const refused = await this.pool.restore([...returning, ...held]);
     for (const { transaction, reason } of refused) this.log.debug({ hash: bytesToHex(transaction.hash), reason }, "transaction not taken back after the reorganisation");
     await this.pool.persist();
-    this.log.info({ ancestor: Number(change.ancestor.number), removed: change.removed.length, added: change.added.length, returned: returning.length - refused.filter(({ transaction }) => returning.includes(transaction)).length }, "chain reorganised");
+    const returned = returning.filter((transaction) => this.pool.get(transaction.hash) === transaction).length;
+    this.log.info({ ancestor: Number(change.ancestor.number), removed: change.removed.length, added: change.added.length, returned }, "chain reorganised");
   }
 }
