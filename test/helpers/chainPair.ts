@@ -29,3 +29,9 @@ export async function mineBlocks(services: ChainServices, count: number, transac
   for (let index = 0; index < count; index++) blocks.push(await services.miner.mineBlock(await transactionsFor(index)));
   return blocks;
 }
+
+/** A signed creation (nonce 0) whose init code emits one log with `topic` and deploys nothing. */
+export async function creationEmitting(seed: string, topic: string): Promise<string> {
+  const initCode = `0x7f${topic.slice(2)}60006000a100`;
+  return new Wallet(keccak256(toUtf8Bytes(seed))).signTransaction({ type: 0, chainId: 33n, nonce: 0, gasLimit: 100_000n, gasPrice: 0n, data: initCode });
+}

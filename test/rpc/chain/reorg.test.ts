@@ -3,18 +3,12 @@
 // other branch: a log filter delivers the lost log with `removed: true` and the new one, the lost
 // transaction is pending again (no receipt) and its receipt follows the block that mines it next.
 import { expect } from "chai";
-import { Wallet, keccak256, toUtf8Bytes } from "ethers";
 import { decodeRawTransaction } from "../../../src/chain/transactions.js";
 import { bytesToHex, hexToBytes } from "../../../src/common/hex.js";
 import type { ChainServices } from "../../../src/node/index.js";
-import { asReceived, openTestChain } from "../../helpers/chainPair.js";
+import { asReceived, creationEmitting, openTestChain } from "../../helpers/chainPair.js";
 import { startManualNode, type ManualNode } from "../../helpers/manualNode.js";
 
-/** A creation whose init code emits one log with `topic` and deploys nothing. */
-async function creationEmitting(seed: string, topic: string): Promise<string> {
-  const initCode = `0x7f${topic.slice(2)}60006000a100`;
-  return new Wallet(keccak256(toUtf8Bytes(seed))).signTransaction({ type: 0, chainId: 33n, nonce: 0, gasLimit: 100_000n, gasPrice: 0n, data: initCode });
-}
 
 interface LogEntry {
   transactionHash: string;

@@ -3,11 +3,10 @@
 // JSON (eth_getTransactionReceipt's logs), whether a query finds the text prepared or makes it;
 // and blocks that leave the chain (evm_revert, a reorganisation) never have their text served.
 import { expect } from "chai";
-import { Wallet, keccak256, toUtf8Bytes } from "ethers";
 import { decodeRawTransaction } from "../../../src/chain/transactions.js";
 import { bytesToHex, hexToBytes } from "../../../src/common/hex.js";
 import type { ChainServices } from "../../../src/node/index.js";
-import { asReceived, openTestChain } from "../../helpers/chainPair.js";
+import { asReceived, creationEmitting, openTestChain } from "../../helpers/chainPair.js";
 import { deployEvents, topic, type EventsContract } from "../../helpers/events.js";
 import { startManualNode, type ManualNode } from "../../helpers/manualNode.js";
 import { startTestNode, type TestNode } from "../../helpers/testNode.js";
@@ -97,11 +96,6 @@ describe("eth_getLogs: the logs' text made ahead of queries", function () {
   });
 });
 
-/** A creation whose init code emits one log with `topic` and deploys nothing. */
-async function creationEmitting(seed: string, logTopic: string): Promise<string> {
-  const initCode = `0x7f${logTopic.slice(2)}60006000a100`;
-  return new Wallet(keccak256(toUtf8Bytes(seed))).signTransaction({ type: 0, chainId: 33n, nonce: 0, gasLimit: 100_000n, gasPrice: 0n, data: initCode });
-}
 
 describe("eth_getLogs: the logs' text after a reorganisation", function () {
   this.timeout(30_000);
