@@ -58,10 +58,12 @@ describe("crash safety: kill -9 during an import and its reorganisation", functi
       const target = join(directory, `killed-${round}`);
       await cp(ownDir, target, { recursive: true });
       const importing = spawn(process.execPath, [...commandRuntimeFlags(), cliPath, "import", branchFile, "--data-dir", target], { stdio: "ignore" });
+      // Listened for from the start: an import that finishes before the kill has exited already.
+      const exited = new Promise((resolve) => importing.once("exit", resolve));
       // Kill moments spread over the import (about 0.4 s to start, then some 800 blocks/s): before the switch, around it, and after it.
       await new Promise((resolve) => setTimeout(resolve, 350 + round * Math.floor(900 / kills) + Math.floor(Math.random() * 100)));
       importing.kill("SIGKILL");
-      await new Promise((resolve) => importing.once("exit", resolve));
+      await exited;
 
       // Without mining: under automine the node would mine the transactions the switch took back into its pool.
       const node = await startNodeProcess(["--port", "0", "--data-dir", target, "--no-mining"]);
