@@ -96,6 +96,7 @@ import type {
   NetListeningResult,
   NetPeerListResult,
   NetVersionResult,
+  ParentDataHex,
   ParentHashHex,
   ParentHashList,
   ParentHeaderHex,
@@ -135,7 +136,6 @@ import type {
   TxPoolStatus,
   Uint64,
   UnlockDuration,
-  UnprefixedHex,
   UnprefixedQuantity,
   Web3ClientVersionResult,
 } from "./types.js";
@@ -787,7 +787,7 @@ export type { HardhatDropTransactionResult } from "./types.js";
 /**
  * Parameters of mnr_submitParentBlock.
  */
-export type MnrSubmitParentBlockParams = [parentBlockHex: UnprefixedHex];
+export type MnrSubmitParentBlockParams = [parentBlockHex: ParentDataHex];
 /**
  * Result of mnr_submitParentBlock.
  */
@@ -796,7 +796,7 @@ export type MnrSubmitParentBlockResult = SubmittedBlockInfo;
 /**
  * Parameters of mnr_submitParentBlockTransactions.
  */
-export type MnrSubmitParentBlockTransactionsParams = [blockHashHex: ParentHashHex, blockHeaderHex: ParentHeaderHex, coinbaseHex: UnprefixedHex, txnHashesHex: ParentHashList];
+export type MnrSubmitParentBlockTransactionsParams = [blockHashHex: ParentHashHex, blockHeaderHex: ParentHeaderHex, coinbaseHex: ParentDataHex, txnHashesHex: ParentHashList];
 /**
  * Result of mnr_submitParentBlockTransactions.
  */
@@ -805,7 +805,7 @@ export type MnrSubmitParentBlockTransactionsResult = SubmittedBlockInfo;
 /**
  * Parameters of mnr_submitParentBlockPartialMerkle.
  */
-export type MnrSubmitParentBlockPartialMerkleParams = [blockHashHex: ParentHashHex, blockHeaderHex: ParentHeaderHex, coinbaseHex: UnprefixedHex, merkleHashesHex: ParentHashList, blockTxnCountHex: UnprefixedQuantity];
+export type MnrSubmitParentBlockPartialMerkleParams = [blockHashHex: ParentHashHex, blockHeaderHex: ParentHeaderHex, coinbaseHex: ParentDataHex, merkleHashesHex: ParentHashList, blockTxnCountHex: UnprefixedQuantity];
 /**
  * Result of mnr_submitParentBlockPartialMerkle.
  */
@@ -1492,7 +1492,7 @@ export interface RpcMethods {
 export type RpcMethodName = keyof RpcMethods;
 
 /** The methods that have an implementation; the others answer "not implemented yet". */
-export type ImplementedMethodName = "web3_clientVersion" | "web3_sha3" | "net_version" | "net_listening" | "net_peerCount" | "net_peerList" | "eth_chainId" | "eth_protocolVersion" | "eth_syncing" | "eth_coinbase" | "eth_mining" | "eth_hashrate" | "eth_gasPrice" | "eth_feeHistory" | "eth_maxPriorityFeePerGas" | "eth_accounts" | "eth_blockNumber" | "eth_getBalance" | "eth_getStorageAt" | "eth_getTransactionCount" | "eth_getBlockTransactionCountByHash" | "eth_getBlockTransactionCountByNumber" | "eth_getUncleCountByBlockHash" | "eth_getUncleCountByBlockNumber" | "eth_getCode" | "eth_getBlockByNumber" | "eth_getTransactionByBlockNumberAndIndex" | "eth_getUncleByBlockNumberAndIndex" | "eth_sign" | "eth_signTypedData_v4" | "eth_sendTransaction" | "eth_sendRawTransaction" | "eth_call" | "eth_estimateGas" | "eth_createAccessList" | "eth_getBlockByHash" | "eth_getTransactionByHash" | "eth_getTransactionByBlockHashAndIndex" | "eth_getTransactionReceipt" | "eth_getBlockReceipts" | "eth_pendingTransactions" | "eth_getUncleByBlockHashAndIndex" | "eth_newFilter" | "eth_newBlockFilter" | "eth_newPendingTransactionFilter" | "eth_uninstallFilter" | "eth_getFilterChanges" | "eth_getFilterLogs" | "eth_getLogs" | "eth_subscribe" | "eth_unsubscribe" | "eth_getProof" | "debug_traceTransaction" | "debug_traceBlockByHash" | "debug_traceCall" | "debug_wireProtocolQueueSize" | "evm_increaseTime" | "evm_mine" | "evm_reset" | "evm_revert" | "evm_snapshot" | "evm_startMining" | "evm_stopMining" | "evm_setNextBlockTimestamp" | "evm_setAutomine" | "evm_setIntervalMining" | "anvil_mine" | "hardhat_mine" | "anvil_setBalance" | "hardhat_setBalance" | "anvil_setCode" | "hardhat_setCode" | "anvil_setStorageAt" | "hardhat_setStorageAt" | "anvil_setNonce" | "hardhat_setNonce" | "anvil_impersonateAccount" | "hardhat_impersonateAccount" | "anvil_stopImpersonatingAccount" | "hardhat_stopImpersonatingAccount" | "anvil_getAutomine" | "hardhat_getAutomine" | "anvil_setCoinbase" | "hardhat_setCoinbase" | "anvil_dropTransaction" | "hardhat_dropTransaction" | "personal_dumpRawKey" | "personal_importRawKey" | "personal_listAccounts" | "personal_lockAccount" | "personal_newAccountWithSeed" | "personal_newAccount" | "personal_sendTransaction" | "personal_sign" | "personal_unlockAccount" | "ext_getRawTransactionReceiptByHash" | "ext_getTransactionReceiptNodesByHash" | "ext_getRawBlockHeaderByHash" | "ext_getRawBlockHeaderByNumber" | "ext_protocolVersion" | "trace_transaction" | "trace_block" | "trace_filter" | "txpool_content" | "txpool_inspect" | "txpool_status";
+export type ImplementedMethodName = "web3_clientVersion" | "web3_sha3" | "net_version" | "net_listening" | "net_peerCount" | "net_peerList" | "eth_chainId" | "eth_protocolVersion" | "eth_syncing" | "eth_coinbase" | "eth_mining" | "eth_hashrate" | "eth_gasPrice" | "eth_feeHistory" | "eth_maxPriorityFeePerGas" | "eth_accounts" | "eth_blockNumber" | "eth_getBalance" | "eth_getStorageAt" | "eth_getTransactionCount" | "eth_getBlockTransactionCountByHash" | "eth_getBlockTransactionCountByNumber" | "eth_getUncleCountByBlockHash" | "eth_getUncleCountByBlockNumber" | "eth_getCode" | "eth_getBlockByNumber" | "eth_getTransactionByBlockNumberAndIndex" | "eth_getUncleByBlockNumberAndIndex" | "eth_sign" | "eth_signTypedData_v4" | "eth_sendTransaction" | "eth_sendRawTransaction" | "eth_call" | "eth_estimateGas" | "eth_createAccessList" | "eth_getBlockByHash" | "eth_getTransactionByHash" | "eth_getTransactionByBlockHashAndIndex" | "eth_getTransactionReceipt" | "eth_getBlockReceipts" | "eth_pendingTransactions" | "eth_getUncleByBlockHashAndIndex" | "eth_newFilter" | "eth_newBlockFilter" | "eth_newPendingTransactionFilter" | "eth_uninstallFilter" | "eth_getFilterChanges" | "eth_getFilterLogs" | "eth_getLogs" | "eth_subscribe" | "eth_unsubscribe" | "eth_netHashrate" | "eth_getWork" | "eth_submitWork" | "eth_submitHashrate" | "eth_getProof" | "debug_traceTransaction" | "debug_traceBlockByHash" | "debug_traceCall" | "debug_wireProtocolQueueSize" | "evm_increaseTime" | "evm_mine" | "evm_reset" | "evm_revert" | "evm_snapshot" | "evm_startMining" | "evm_stopMining" | "evm_setNextBlockTimestamp" | "evm_setAutomine" | "evm_setIntervalMining" | "anvil_mine" | "hardhat_mine" | "anvil_setBalance" | "hardhat_setBalance" | "anvil_setCode" | "hardhat_setCode" | "anvil_setStorageAt" | "hardhat_setStorageAt" | "anvil_setNonce" | "hardhat_setNonce" | "anvil_impersonateAccount" | "hardhat_impersonateAccount" | "anvil_stopImpersonatingAccount" | "hardhat_stopImpersonatingAccount" | "anvil_getAutomine" | "hardhat_getAutomine" | "anvil_setCoinbase" | "hardhat_setCoinbase" | "anvil_dropTransaction" | "hardhat_dropTransaction" | "mnr_submitParentBlock" | "mnr_submitParentBlockTransactions" | "mnr_submitParentBlockPartialMerkle" | "mnr_getWork" | "personal_dumpRawKey" | "personal_importRawKey" | "personal_listAccounts" | "personal_lockAccount" | "personal_newAccountWithSeed" | "personal_newAccount" | "personal_sendTransaction" | "personal_sign" | "personal_unlockAccount" | "ext_getRawTransactionReceiptByHash" | "ext_getTransactionReceiptNodesByHash" | "ext_getRawBlockHeaderByHash" | "ext_getRawBlockHeaderByNumber" | "ext_protocolVersion" | "trace_transaction" | "trace_block" | "trace_filter" | "txpool_content" | "txpool_inspect" | "txpool_status";
 
 /** The modules (method-name prefixes) of the document, in document order. */
 export const rpcNamespaces = ["web3","net","eth","debug","evm","anvil","hardhat","mnr","personal","ext","trace","txpool","sco"] as const;

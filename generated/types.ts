@@ -154,19 +154,19 @@ export type EvmSeconds = Uint64 | string | number;
  */
 export type EvmTimestamp = Uint64 | number;
 /**
- * 32-byte parent-chain hash as 64 hexadecimal digits without 0x, in display (reversed) byte order.
+ * 32-byte parent-chain hash as 64 hexadecimal digits, in display (reversed) byte order; without 0x as the reference takes it, 0x accepted too.
  */
 export type ParentHashHex = string;
 /**
- * 80-byte parent-chain block header as 160 hexadecimal digits without 0x.
+ * 80-byte parent-chain block header as 160 hexadecimal digits; without 0x as the reference takes it, 0x accepted too.
  */
 export type ParentHeaderHex = string;
 /**
- * 32-byte parent-chain hashes (display byte order, hex without 0x) separated by whitespace.
+ * 32-byte parent-chain hashes as 64 hexadecimal digits each (0x optional), separated by whitespace; the method says in which byte order.
  */
 export type ParentHashList = string;
 /**
- * Unsigned integer as hexadecimal digits without the 0x prefix.
+ * Unsigned integer as hexadecimal digits; without 0x as the reference takes it, 0x accepted too.
  */
 export type UnprefixedQuantity = string;
 /**
@@ -207,6 +207,10 @@ export type SubscriptionType = "newHeads" | "logs" | "newPendingTransactions" | 
  * For logs, the filter (address, topics); for newPendingTransactions, true to receive whole transactions instead of hashes.
  */
 export type SubscriptionOptions = LogSubscriptionFilter | boolean;
+/**
+ * Serialized parent-chain data as hexadecimal, two digits per byte, without 0x as the reference takes it; a 0x prefix is accepted too.
+ */
+export type ParentDataHex = string;
 export type Web3ClientVersionResult = string;
 export type NetVersionResult = string;
 export type NetListeningResult = boolean;
@@ -823,11 +827,11 @@ export interface MinerWork {
   blockHashForMergedMining: Hash32;
   target: Hash32;
   /**
-   * Transaction fees of the template in wei, as a decimal string (not hex).
+   * Transaction fees of the template's block (its paidFees) in wei, as a decimal string (not hex).
    */
   feesPaidToMiner: string;
   /**
-   * true when the work changed enough that pools should broadcast it (new parent, or fees up by more than 10% and worth at least the configured minimum); later calls return the same work with false.
+   * true the first time work on a new parent block is handed out (a pool should broadcast it at once); false on every later call for the same parent. The reference's second trigger (fees up by more than 10 % and worth a configured dollar amount) needs a price this node does not have.
    */
   notify: boolean;
   parentBlockHash: Hash32;

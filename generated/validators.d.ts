@@ -35,7 +35,7 @@ export declare const validateEvmMineTimestampParam: ParamValidator;
 export declare const validateEvmRevertSnapshotIdParam: ParamValidator;
 export declare const validateEvmTimestamp: ParamValidator;
 export declare const validateAnvilMineCountParam: ParamValidator;
-export declare const validateUnprefixedHex: ParamValidator;
+export declare const validateParentDataHex: ParamValidator;
 export declare const validateParentHashHex: ParamValidator;
 export declare const validateParentHeaderHex: ParamValidator;
 export declare const validateParentHashList: ParamValidator;

@@ -37,6 +37,13 @@ export const flagTable: readonly FlagSpec[] = [
   { flag: "--genesis", value: "FILE", help: "JSON file with a custom genesis: alloc (address -> balance, nonce, code, storage) and optional gasLimit, timestamp, difficulty, minimumGasPrice, extraData, coinbase." },
   { flag: "--block-time", value: "SECONDS", help: "Interval mining: pending transactions go into one block every SECONDS (default: automine, one block per transaction)." },
   { flag: "--no-mining", help: "Mine no blocks on its own (blocks come from the dev methods); excludes --block-time." },
+  {
+    flag: "--miner",
+    value: "KIND",
+    help: "Who proves the blocks: builtin (default; the node mines its own, by automine or --block-time) or external (only merged miners' submissions through mnr_submitParentBlock* or eth_submitWork make blocks; the dev methods that mine refuse); external excludes --block-time and --no-mining.",
+  },
+  { flag: "--update-work-on-new-transaction", help: "Give merged miners new work (mnr_getWork) whenever a transaction becomes pending, not only on a new best block and every 60 seconds." },
+  { flag: "--work-submission-rate-limit-ms", value: "MS", help: "Refuse a merged-mining submission sooner than MS milliseconds after the previous one (default 0: no limit)." },
   { flag: "--coinbase", value: "ADDRESS", help: `Address paid the fees of the blocks this node mines (default 0x${defaultCoinbase}).` },
   { flag: "--rpc-modules", value: "LIST", help: "Comma-separated modules to enable (e.g. eth,net,web3); all = every module the bind allows without naming; entries with + or - change the default set instead (e.g. -debug,+sco)." },
   { flag: "--rpc-batch-limit", value: "N", help: `Most requests in one batch (default ${defaultNodeOptions.rpc.batchLimit}).` },
@@ -278,6 +285,9 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
         genesis: { type: "string" },
         "block-time": { type: "string" },
         "no-mining": { type: "boolean" },
+        miner: { type: "string" },
+        "update-work-on-new-transaction": { type: "boolean" },
+        "work-submission-rate-limit-ms": { type: "string" },
         coinbase: { type: "string" },
         "rpc-modules": { type: "string" },
         "rpc-batch-limit": { type: "string" },
@@ -338,6 +348,9 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
     : flags["block-time"] === undefined
       ? { kind: "auto" }
       : { kind: "interval", blockTimeSeconds: parsePositiveInteger("--block-time", flags["block-time"]) };
+  const miner = flags.miner ?? defaults.chain.miner;
+  if (miner !== "builtin" && miner !== "external") throw new UsageError(`--miner must be builtin or external, got "${miner}"`);
+  if (miner === "external" && (flags["no-mining"] || flags["block-time"] !== undefined)) throw new UsageError("--miner external excludes --block-time and --no-mining: its blocks come only from merged miners");
   const keyStoreKdf = flags["keystore-kdf"] ?? defaults.chain.keyStoreKdf;
   if (keyStoreKdf !== "light" && keyStoreKdf !== "standard") throw new UsageError(`--keystore-kdf must be light or standard, got "${keyStoreKdf}"`);
   if (flags.coinbase !== undefined && !/^0x[0-9a-fA-F]{40}$/.test(flags.coinbase)) {
@@ -352,7 +365,13 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
       chain: {
         ...defaults.chain,
         genesisFile: flags.genesis,
-        mining,
+        mining: miner === "external" ? { kind: "off" } : mining,
+        miner,
+        mergedMining: {
+          updateWorkOnNewTransaction: flags["update-work-on-new-transaction"] ?? false,
+          submissionRateLimitMs:
+            flags["work-submission-rate-limit-ms"] === undefined ? defaults.chain.mergedMining.submissionRateLimitMs : parsePositiveInteger("--work-submission-rate-limit-ms", flags["work-submission-rate-limit-ms"], { allowZero: true }),
+        },
         coinbase: flags.coinbase === undefined ? defaults.chain.coinbase : new Uint8Array(Buffer.from(flags.coinbase.slice(2), "hex")),
         calls: {
           gasCap: flags["call-gas-cap"] === undefined ? defaults.chain.calls.gasCap : BigInt(parsePositiveInteger("--call-gas-cap", flags["call-gas-cap"])),

@@ -27,6 +27,16 @@ export { BlockTimeExhaustedError, nextBlockTemplate, TimestampNotAfterParentErro
 
 export type MiningMode = { kind: "auto" } | { kind: "interval"; blockTimeSeconds: number } | { kind: "off" };
 
+/** Who proves the node's blocks: its own parent-chain miner, or merged miners through the mining server only. */
+export type MinerKind = "builtin" | "external";
+
+/** A way of making a block here, asked of a node whose blocks come only from merged miners (--miner external). */
+export class ExternalMiningOnlyError extends Error {
+  constructor(what: string) {
+    super(`${what}: this node's blocks come only from merged miners (--miner external); submit work through mnr_getWork and mnr_submitParentBlock*, or start the node with --miner builtin`);
+  }
+}
+
 export interface MinerOptions {
   mode: MiningMode;
   coinbase: Uint8Array;
@@ -47,6 +57,11 @@ export interface MinerOptions {
    * importer and the dev methods; default: a queue of the miner's own.
    */
   writeQueue?: ChainWriteQueue;
+  /**
+   * "external": the miner never makes a block itself (the mode is ignored); blocks come from the
+   * templates it builds (buildTemplate) once a merged miner proves one. Default "builtin".
+   */
+  kind?: MinerKind;
 }
 
 /** What happened to a transaction handed to automine. */
@@ -66,6 +81,8 @@ export class Miner {
   private intervalSeconds: number | undefined;
   private coinbaseAddress: Uint8Array;
   private readonly clock: BlockClock;
+  /** Blocks come only from merged miners (MinerOptions.kind). */
+  readonly external: boolean;
 
   constructor(
     private readonly chain: Chain,
@@ -77,8 +94,9 @@ export class Miner {
     this.writeQueue = options.writeQueue ?? new ChainWriteQueue();
     const now = options.now ?? (() => BigInt(Math.floor(Date.now() / 1000)));
     this.clock = options.clock ?? { now, scheduled: () => undefined, stamped: () => undefined };
-    this.automine = options.mode.kind === "auto";
-    this.intervalSeconds = options.mode.kind === "interval" ? options.mode.blockTimeSeconds : undefined;
+    this.external = options.kind === "external";
+    this.automine = !this.external && options.mode.kind === "auto";
+    this.intervalSeconds = !this.external && options.mode.kind === "interval" ? options.mode.blockTimeSeconds : undefined;
     this.coinbaseAddress = options.coinbase;
     this.builderRoot = bytesToUnprefixedHex(chain.tip.header.fields.stateRoot);
   }
@@ -112,12 +130,14 @@ export class Miner {
    * mined now, one block each, and this resolves once they are on disk.
    */
   async setAutomine(enabled: boolean): Promise<void> {
+    if (enabled) this.refuseIfExternal("automine");
     this.automine = enabled;
     if (enabled) await this.minePending();
   }
 
   /** Interval blocks every `seconds` from now on; 0 turns interval mining off (automine stays as it is). */
   setIntervalMining(seconds: number): void {
+    if (seconds > 0) this.refuseIfExternal("interval mining");
     if (this.timer !== undefined) clearInterval(this.timer);
     this.timer = undefined;
     this.intervalSeconds = seconds > 0 ? seconds : undefined;
@@ -135,6 +155,7 @@ export class Miner {
    * next tick.
    */
   async resume(): Promise<void> {
+    this.refuseIfExternal("starting the built-in miner");
     if (!this.paused) return;
     this.paused = false;
     await this.minePending();
@@ -219,6 +240,7 @@ export class Miner {
    * runs in the queue once the block is the tip. Answers the block once it is on disk.
    */
   async mineStateChange(edit: StateEdit, afterBuild?: () => Promise<void>): Promise<Block> {
+    this.refuseIfExternal("a change of the state is made by mining a block");
     const { built, written } = await this.enqueue(async () => {
       await this.giveTurnIfDue();
       const appended = await this.buildAndAppend([], undefined, edit);
@@ -229,7 +251,22 @@ export class Miner {
     return built.block;
   }
 
+  /**
+   * A block for merged miners to prove (mining/mergedMiningServer.ts): the pool's pending
+   * transactions on the tip, at the clock's time, built and executed but not proven nor appended.
+   * Its trie nodes wait in the state database's unwritten set; they reach the disk with the next
+   * block written (this one once proven, or another: nodes are keyed by hash, extra ones are inert).
+   */
+  buildTemplate(): Promise<BuiltBlock> {
+    return this.enqueue(() => this.buildOn(this.chain.tip, this.pool.pending(), this.clock.now(), undefined, false));
+  }
+
+  private refuseIfExternal(what: string): void {
+    if (this.external) throw new ExternalMiningOnlyError(what);
+  }
+
   private async mineOne(candidates: () => readonly ChainTransaction[], timestamp?: bigint, afterBuild?: () => void): Promise<Block> {
+    this.refuseIfExternal("mining a block");
     const { built, written } = await this.enqueue(async () => {
       // The turn comes before the candidates are read: a replacement arriving in it is seen.
       await this.giveTurnIfDue();
@@ -331,7 +368,7 @@ export class Miner {
   }
 
   /** `clockTime` is the block's time unless the parent's forbids it (nextBlockTemplate). */
-  private async buildOn(parent: Block, candidates: readonly ChainTransaction[], clockTime: bigint, edit: StateEdit | undefined): Promise<BuiltBlock> {
+  private async buildOn(parent: Block, candidates: readonly ChainTransaction[], clockTime: bigint, edit: StateEdit | undefined, prove = true): Promise<BuiltBlock> {
     const parentRoot = parent.header.fields.stateRoot;
     // After a failed write the tip went back: so does the working state.
     if (bytesToUnprefixedHex(parentRoot) !== this.builderRoot) {
@@ -345,7 +382,7 @@ export class Miner {
       const built = await this.builder.build(template, candidates, edit);
       this.builderRoot = bytesToUnprefixedHex(built.block.header.fields.stateRoot);
       // The block is complete but for its proof of work, which its hash then covers.
-      return { ...built, block: proveBlock(built.block, this.options.parentMinerRandom ?? seededFromBlock) };
+      return prove ? { ...built, block: proveBlock(built.block, this.options.parentMinerRandom ?? seededFromBlock) } : built;
     } catch (error) {
       await this.builder.resetTo(parentRoot);
       throw error;

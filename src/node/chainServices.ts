@@ -22,6 +22,8 @@ import { BlockImporter } from "../consensus/blockImporter.js";
 import { consensusConstantsFor } from "../consensus/constants.js";
 import { MinerClock } from "../mining/clock.js";
 import { DevChain } from "../mining/devChain.js";
+import { HashRates, defaultHashRateOptions } from "../mining/hashRates.js";
+import { MergedMiningServer, defaultMergedMiningServerOptions } from "../mining/mergedMiningServer.js";
 import { Miner } from "../mining/miner.js";
 import { PendingState } from "../mining/pendingState.js";
 import { StateDatabase } from "../state/stateDatabase.js";
@@ -48,6 +50,9 @@ export interface ChainServices {
   readonly devChain: DevChain;
   /** The one path for blocks this node did not build (consensus/blockImporter.ts). */
   readonly importer: BlockImporter;
+  /** Block templates for merged miners and their submissions (mnr_, eth_getWork). */
+  readonly mergedMining: MergedMiningServer;
+  readonly hashRates: HashRates;
   /** Addresses eth_sendTransaction sends from without their key (the dev modules anvil_, hardhat_). */
   readonly impersonated: ImpersonatedAccounts;
   readonly pendingState: PendingState;
@@ -222,7 +227,7 @@ export async function openChainServices(
     const minerLog = log.child({ module: "miner" });
     // Mined blocks, imported blocks, reorganisations and the dev methods' cuts, one at a time.
     const writeQueue = new ChainWriteQueue();
-    const miner = new Miner(chain, pool, builder, { mode: options.mining, coinbase: options.coinbase, extraData: options.extraData, clock, rules, writeQueue }, minerLog);
+    const miner = new Miner(chain, pool, builder, { mode: options.mining, kind: options.miner, coinbase: options.coinbase, extraData: options.extraData, clock, rules, writeQueue }, minerLog);
     const importer = new BlockImporter(chain, state, {
       constants: consensus,
       now: () => clock.now(),
@@ -232,6 +237,8 @@ export async function openChainServices(
         ? (canonicalHash) => BlockBuilder.create(common, state.at(chain.tip.header.fields.stateRoot), canonicalHash, { plainTransfers: false, leanCalls: false })
         : undefined,
     });
+    const mergedMining = new MergedMiningServer(chain, pool, miner, importer, { ...defaultMergedMiningServerOptions, ...options.mergedMining }, log.child({ module: "mergedMining" }));
+    const hashRates = new HashRates(chain, { ...defaultHashRateOptions, nowSeconds: () => clock.now(), ownCoinbase: () => (miner.external ? undefined : miner.coinbase) });
     const unfollowChain = chain.subscribeHead(new PoolChainFollower(pool, poolLog), (error) => poolLog.error({ err: error }, "following the chain failed"));
     miner.start();
     // Under automine, transactions the pool took back are mined now, as if they had just arrived:
@@ -275,6 +282,8 @@ export async function openChainServices(
       miner,
       devChain,
       importer,
+      mergedMining,
+      hashRates,
       impersonated: new ImpersonatedAccounts(),
       pendingState,
       calls,
@@ -290,6 +299,7 @@ export async function openChainServices(
         filters.close();
         logIndex.close();
         unfollowChain();
+        await mergedMining.close();
         await miner.stop();
         await pool.persist().catch((error: unknown) => poolLog.error({ err: error }, "the pool's journal could not be written"));
         await callWorkers?.close();

@@ -3,7 +3,7 @@ import { defaultNetworkId, regtestMinerAccount } from "../chain/networks.js";
 import type { LogLevel } from "../common/logger.js";
 import type { CallLimits } from "../execution/callService.js";
 import { defaultLogOptions, type LogOptions } from "../logs/index.js";
-import type { MiningMode } from "../mining/miner.js";
+import type { MinerKind, MiningMode } from "../mining/miner.js";
 import { defaultRpcOptions, type RpcOptions } from "../rpc/options.js";
 import { defaultTraceServiceOptions } from "../tracing/index.js";
 
@@ -18,6 +18,10 @@ export interface ChainOptions {
   /** A JSON file with a custom genesis allocation (see chain/genesis.ts); undefined: the profile's. */
   genesisFile: string | undefined;
   mining: MiningMode;
+  /** "builtin": the node proves its own blocks (the mode above); "external": blocks come only from merged miners' submissions. */
+  miner: MinerKind;
+  /** The merged-mining server's settings (mining/mergedMiningServer.ts). */
+  mergedMining: MergedMiningOptions;
   /** Address the block fees are paid to. */
   coinbase: Uint8Array;
   /** extraData of the blocks this node mines (at most 32 bytes). */
@@ -52,6 +56,13 @@ export interface ChainOptions {
 
 export type KeyStoreKdf = "light" | "standard";
 
+export interface MergedMiningOptions {
+  /** A new template when a transaction becomes pending, not only on a new best block and every 60 s. */
+  updateWorkOnNewTransaction: boolean;
+  /** Milliseconds a submission must wait after the previous one; 0: no limit. */
+  submissionRateLimitMs: number;
+}
+
 export interface NodeOptions {
   /** Network id of the spec: 30, 31, 32 or 33. */
   networkId: number;
@@ -67,6 +78,8 @@ export const defaultCoinbase = regtestMinerAccount.address;
 export const defaultChainOptions: ChainOptions = {
   genesisFile: undefined,
   mining: { kind: "auto" },
+  miner: "builtin",
+  mergedMining: { updateWorkOnNewTransaction: false, submissionRateLimitMs: 0 },
   coinbase: new Uint8Array(Buffer.from(defaultCoinbase, "hex")),
   extraData: new TextEncoder().encode("chain-node"),
   calls: { gasCap: 50_000_000n, timeLimitMs: 5_000 },

@@ -6,7 +6,7 @@ import { AccountExistsError, AccountLockedError, InvalidPrivateKeyError, TooMany
 import { KeyStoreAccessError, KeystoreFormatError, WrongPassphraseError } from "../accounts/keystore.js";
 import { InvalidBlockRangeError, LogBlockRangeExceededError, LogResultLimitExceededError } from "../logs/index.js";
 import { TimeOutOfRangeError } from "../mining/devChain.js";
-import { BlockTimeExhaustedError, TimestampNotAfterParentError } from "../mining/miner.js";
+import { BlockTimeExhaustedError, ExternalMiningOnlyError, TimestampNotAfterParentError } from "../mining/miner.js";
 import { ReplayStateMissingError, StructLogTooLargeError } from "../tracing/index.js";
 import { ExecutionTimeoutError } from "../execution/engine.js";
 
@@ -45,6 +45,10 @@ export const RpcErrorCode = {
   StoredDataDamaged: -32000,
   /** The reference's code for tracing an unknown transaction with the callTracer. */
   TraceTransactionNotFound: -32001,
+  /** The reference's code for every refused merged-mining submission (openrpc MergedMining*). */
+  MergedMiningRefused: -33000,
+  /** A dev method that would mine, on a node whose blocks come only from merged miners (openrpc ExternalMiningOnly). */
+  ExternalMiningOnly: -32000,
 } as const;
 export type RpcErrorCode = (typeof RpcErrorCode)[keyof typeof RpcErrorCode];
 
@@ -247,7 +251,26 @@ export function devChainErrorToRpc(error: unknown, argument: number): unknown {
   if (error instanceof TimeOutOfRangeError) return timeOutOfRangeError(argument, error.message);
   if (error instanceof BlockTimeExhaustedError) return new RpcError(RpcErrorCode.BlockTimeExhausted, error.message);
   if (error instanceof BlockWriteError) return blockNotWrittenError(error);
+  if (error instanceof ExternalMiningOnlyError) return new RpcError(RpcErrorCode.ExternalMiningOnly, error.message);
   return error;
+}
+
+// --- merged mining (the reference's MnrModuleImpl / MinerServerImpl wording) ---
+
+export const mergedMiningRateLimitedError = new RpcError(RpcErrorCode.MergedMiningRefused, "Cannot publish block, block submission rate limit exceeded");
+
+export const mergedMiningEmptyMerkleHashesError = new RpcError(RpcErrorCode.MergedMiningRefused, "The list of merkle hashes can't be empty");
+
+/** `hashForMergedMining`: what follows the coinbase's last tag, or undefined when there is no tag (or too few bytes after it). */
+export function mergedMiningWorkNotFoundError(hashForMergedMining: Uint8Array | undefined): RpcError {
+  const named = hashForMergedMining === undefined ? "(none: the coinbase has no RSKBLOCK: tag followed by 32 bytes)" : bytesToHex(hashForMergedMining);
+  return new RpcError(RpcErrorCode.MergedMiningRefused, `Cannot publish block, could not find hash ${named} in the cache`);
+}
+
+/** The reference's message, with the rule the proof broke after it. Short hashes are their first 6 hex digits, as the reference prints them. */
+export function mergedMiningInvalidBlockError(blockHash: Uint8Array, hashForMergedMining: Uint8Array, blockNumber: bigint, reason: string): RpcError {
+  const short = (hash: Uint8Array) => bytesToHex(hash).slice(2, 8);
+  return new RpcError(RpcErrorCode.MergedMiningRefused, `Invalid block supplied by miner: ${short(blockHash)} ${short(hashForMergedMining)} at height ${blockNumber}: ${reason}`);
 }
 
 /** Any method whose read met damaged data: what is damaged, and what to do (never served as data). */

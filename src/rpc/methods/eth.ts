@@ -23,6 +23,7 @@ import { blockHashNotFoundError, blockNotFoundError, senderAccountNotFoundError,
 import { formatBlock, formatReceipt, formatTransaction } from "../format.js";
 import { createEthCallHandlers, type EthCallDependencies } from "./ethCalls.js";
 import { createEthFeeHandlers } from "./ethFees.js";
+import { createEthMiningHandlers, type EthMiningDependencies } from "./ethMining.js";
 import { createEthFilterHandlers, type EthFilterDependencies } from "./ethFilters.js";
 import { createEthSubscriptionHandlers } from "./ethSubscriptions.js";
 import type { TransactionSending } from "./transactionSending.js";
@@ -35,7 +36,7 @@ const gasPriceMultiplier = { numerator: 11n, denominator: 10n } as const;
 
 export { defaultSendGas, defaultSendGasPrice } from "./transactionSending.js";
 
-export interface EthDependencies extends EthCallDependencies, EthFilterDependencies {
+export interface EthDependencies extends EthCallDependencies, EthFilterDependencies, EthMiningDependencies {
   network: NetworkProfile;
   common: Common;
   chain: Chain;
@@ -100,13 +101,12 @@ export function createEthHandlers(deps: EthDependencies): NamespaceHandlers<"eth
     ...createAccessListHandlers(deps),
     ...createEthFilterHandlers(deps),
     ...createEthSubscriptionHandlers(),
+    ...createEthMiningHandlers(deps),
     eth_chainId: () => chainIdQuantity,
     eth_protocolVersion: () => toQuantity(protocolVersion),
     eth_accounts: () => withErrorsMapped(async () => (await wallet.listAccounts()).map(bytesToHex), walletErrorToRpc),
     eth_coinbase: () => bytesToHex(miner.coinbase),
     eth_mining: () => miner.isMining,
-    // Blocks are sealed without proof-of-work search: no hashes are computed.
-    eth_hashrate: () => "0x0",
     eth_gasPrice: () => toQuantity((chain.head.header.fields.minimumGasPrice * gasPriceMultiplier.numerator) / gasPriceMultiplier.denominator),
     // A lone node is never behind a peer.
     eth_syncing: () => false,

@@ -73,7 +73,11 @@ export function createEvmHandlers(deps: EvmDependencies): NamespaceHandlers<"evm
     evm_setIntervalMining: ([interval]) => {
       const seconds = secondsOf(interval, 0);
       if (seconds > BigInt(maxIntervalSeconds)) throw invalidParamsError(`invalid argument 0: interval must be at most ${maxIntervalSeconds} seconds, got ${seconds}`);
-      devChain.setIntervalMining(Number(seconds));
+      try {
+        devChain.setIntervalMining(Number(seconds));
+      } catch (error) {
+        throw devChainErrorToRpc(error, 0);
+      }
       return null;
     },
     evm_stopMining: () => {

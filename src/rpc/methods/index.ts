@@ -7,6 +7,7 @@ import { createAnvilHandlers, createHardhatHandlers, type DevHelperDependencies 
 import { createEthHandlers, type EthDependencies } from "./eth.js";
 import { createEvmHandlers, type EvmDependencies } from "./evm.js";
 import { createExtHandlers, type ExtDependencies } from "./ext.js";
+import { createMnrHandlers, type MnrDependencies } from "./mnr.js";
 import { createNetHandlers, type NetDependencies } from "./net.js";
 import { createPersonalHandlers, type PersonalDependencies } from "./personal.js";
 import { createTraceHandlers, type TraceDependencies } from "./trace.js";
@@ -19,6 +20,7 @@ export type HandlerDependencies = Web3Dependencies &
   NetDependencies &
   Omit<EthDependencies, "sending"> &
   ExtDependencies &
+  MnrDependencies &
   TxpoolDependencies &
   EvmDependencies &
   DevHelperDependencies &
@@ -45,6 +47,7 @@ export function createRpcMethods(deps: HandlerDependencies): RpcMethods {
       ...createNetHandlers(deps),
       ...createEthHandlers(withSending),
       ...createExtHandlers(deps),
+      ...createMnrHandlers(deps),
       ...createTxpoolHandlers(deps),
       ...createEvmHandlers(deps),
       ...createAnvilHandlers(deps),
