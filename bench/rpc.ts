@@ -7,16 +7,19 @@
 // and Koa): they show the ceiling of the machine at that moment.
 //
 // Then WebSocket (bench/webSocket.ts): eth_blockNumber beside HTTP, newHeads delivery under a send
-// load, and the memory of idle connections. BENCH_RPC_ONLY=pipeline,ws-calls,ws-heads,ws-idle picks parts.
+// load, and the memory of idle connections; then merged mining (bench/mergedMining.ts): mnr_getWork
+// and submit-to-imported latency. BENCH_RPC_ONLY=pipeline,ws-calls,ws-heads,ws-idle,mnr-work,mnr-submit
+// picks parts.
 import { fileURLToPath } from "node:url";
 import { startListeningProcess, startNodeProcess, type NodeProcess } from "../test/helpers/nodeProcess.js";
 import { runLoad } from "./loadClient.js";
 import { recordResult, targetsOf, writeResults, type Target } from "./results.js";
+import { benchGetWork, benchSubmitLatency } from "./mergedMining.js";
 import { benchIdleConnections, benchNewHeadsLatency, benchWebSocketCalls } from "./webSocket.js";
 
 const connections = 32;
 const durationMs = Number(process.env.BENCH_SECONDS ?? 10) * 1000;
-const selected = new Set((process.env.BENCH_RPC_ONLY ?? "pipeline,ws-calls,ws-heads,ws-idle").split(","));
+const selected = new Set((process.env.BENCH_RPC_ONLY ?? "pipeline,ws-calls,ws-heads,ws-idle,mnr-work,mnr-submit").split(","));
 const baselineScript = fileURLToPath(new URL("./baselineServer.js", import.meta.url));
 
 const chainId = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] });
@@ -65,5 +68,10 @@ if (selected.has("ws-calls") || selected.has("ws-heads") || selected.has("ws-idl
   if (selected.has("ws-calls")) await benchWebSocketCalls(durationMs);
   if (selected.has("ws-heads")) await benchNewHeadsLatency(Number(process.env.BENCH_WS_LOAD_SECONDS ?? 5));
   if (selected.has("ws-idle")) await benchIdleConnections();
+}
+if (selected.has("mnr-work") || selected.has("mnr-submit")) {
+  console.log(`Merged mining (issue 37; node ${process.version})`);
+  if (selected.has("mnr-work")) await benchGetWork(durationMs);
+  if (selected.has("mnr-submit")) await benchSubmitLatency(Number(process.env.BENCH_MNR_ROUNDS ?? 200), 100);
 }
 writeResults("rpc");

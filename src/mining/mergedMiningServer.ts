@@ -50,6 +50,8 @@ export const defaultMergedMiningServerOptions: MergedMiningServerOptions = {
 /** A block waiting for its proof of work. */
 export class MiningTemplate {
   private ownCoinbase: { coinbase: Uint8Array; txid: Uint8Array } | undefined;
+  private targetValue: bigint | undefined;
+  private targetBigEndian: Uint8Array | undefined;
 
   constructor(
     /** Complete but for the three merged-mining fields. */
@@ -68,14 +70,18 @@ export class MiningTemplate {
 
   /** 2^256 / max(difficulty, 3): a parent header qualifies when its hash, read little-endian, is at most this. */
   get target(): bigint {
-    return difficultyToParentTarget(this.block.header.fields.difficulty);
+    this.targetValue ??= difficultyToParentTarget(this.block.header.fields.difficulty);
+    return this.targetValue;
   }
 
   /** The target as 32 big-endian bytes (mnr_getWork, eth_getWork). */
   get targetBytes(): Uint8Array {
-    const bytes = new Uint8Array(32);
-    for (let index = 31, rest = this.target; index >= 0; index--, rest >>= 8n) bytes[index] = Number(rest & 0xffn);
-    return bytes;
+    if (this.targetBigEndian === undefined) {
+      const bytes = new Uint8Array(32);
+      for (let index = 31, rest = this.target; index >= 0; index--, rest >>= 8n) bytes[index] = Number(rest & 0xffn);
+      this.targetBigEndian = bytes;
+    }
+    return this.targetBigEndian;
   }
 
   /**
@@ -145,10 +151,18 @@ export class MergedMiningServer {
     private readonly log: Logger,
   ) {}
 
-  /** The work to hand out now: the current template, built first when there is none or it is out of date. */
-  async getWork(): Promise<MergedMiningWork> {
+  /**
+   * The work to hand out now: the current template, built first when there is none or it is out of
+   * date. Answered at once (no promise) when the current one serves: pools poll this.
+   */
+  getWork(): MergedMiningWork | Promise<MergedMiningWork> {
     if (!this.poolsAsking) this.startBuildingAhead();
-    const template = this.isCurrent(this.current) ? this.current! : await this.nextTemplate();
+    const current = this.current;
+    if (current !== undefined && this.isCurrent(current)) return this.handOut(current);
+    return this.nextTemplate().then((template) => this.handOut(template));
+  }
+
+  private handOut(template: MiningTemplate): MergedMiningWork {
     const parent = bytesToHex(template.parentHash);
     const notify = parent !== this.notifiedParent;
     if (notify) this.notifiedParent = parent;

@@ -3,11 +3,11 @@
 // becomes the same proof (header, coinbase without witness, the coinbase's merkle branch) for the
 // merged-mining server.
 import type { NamespaceHandlers } from "../../../generated/methods.js";
-import type { BlockImportedResult, SubmittedBlockInfo } from "../../../generated/types.js";
+import type { BlockImportedResult, MinerWork, SubmittedBlockInfo } from "../../../generated/types.js";
 import { bytesToHex, toQuantity } from "../../common/hex.js";
 import { parseParentBlock, parseParentTransaction } from "../../consensus/parentBlock.js";
 import { merkleBranchOfCoinbase } from "../../consensus/parentMerkleBranch.js";
-import type { MergedMiningServer, ParentChainProof, SubmissionOutcome } from "../../mining/mergedMiningServer.js";
+import type { MergedMiningServer, MergedMiningWork, MiningTemplate, ParentChainProof, SubmissionOutcome } from "../../mining/mergedMiningServer.js";
 import type { RpcCallContext } from "../dispatch.js";
 import {
   devChainErrorToRpc,
@@ -28,15 +28,10 @@ const hashSize = 32;
 export function createMnrHandlers(deps: MnrDependencies): NamespaceHandlers<"mnr", RpcCallContext> {
   const { mergedMining } = deps;
   return {
-    mnr_getWork: async () => {
-      const { template, notify } = await withErrorsMapped(() => mergedMining.getWork(), (error) => devChainErrorToRpc(error, 0));
-      return {
-        blockHashForMergedMining: bytesToHex(template.hashForMergedMining),
-        target: bytesToHex(template.targetBytes),
-        feesPaidToMiner: template.block.header.fields.paidFees.toString(10),
-        notify,
-        parentBlockHash: bytesToHex(template.parentHash),
-      };
+    mnr_getWork: () => {
+      const work = mergedMining.getWork();
+      if (!(work instanceof Promise)) return workAnswer(work);
+      return withErrorsMapped(() => work, (error) => devChainErrorToRpc(error, 0)).then(workAnswer);
     },
     mnr_submitParentBlock: async ([parentBlockHex]) => {
       const parsed = parseParentBlock(hexBytes(parentBlockHex));
@@ -67,6 +62,23 @@ export function createMnrHandlers(deps: MnrDependencies): NamespaceHandlers<"mnr
       return submitted(await mergedMining.submit({ parentHeader: hexBytes(blockHeaderHex), coinbase: coinbaseParam(coinbaseHex, 2), merkleBranch } satisfies ParentChainProof));
     },
   };
+}
+
+/** The JSON of each template, made once: pools poll for the same work many times. */
+const workTexts = new WeakMap<MiningTemplate, Omit<MinerWork, "notify">>();
+
+function workAnswer({ template, notify }: MergedMiningWork): MinerWork {
+  let texts = workTexts.get(template);
+  if (texts === undefined) {
+    texts = {
+      blockHashForMergedMining: bytesToHex(template.hashForMergedMining),
+      target: bytesToHex(template.targetBytes),
+      feesPaidToMiner: template.block.header.fields.paidFees.toString(10),
+      parentBlockHash: bytesToHex(template.parentHash),
+    };
+    workTexts.set(template, texts);
+  }
+  return { ...texts, notify };
 }
 
 /** The answer to a submission, or the reference's -33000 refusal. */

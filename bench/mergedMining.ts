@@ -1,0 +1,86 @@
+// make bench-rpc, merged-mining part (issue 37), on a node running as its own process with
+// --miner external and a data dir on disk:
+//   - mnr_getWork at 32 keep-alive connections (the template is cached: the answer is built from it);
+//   - submit-to-imported latency: 200 rounds of 100 value transfers sent in one batch, the template
+//     that holds them fetched, a parent-chain block built around it by a pool (bitcoinjs-lib,
+//     bench/../test/helpers/parentChainProofs.ts), then mnr_submitParentBlockPartialMerkle timed
+//     from the request to its answer, which the node gives once the block is imported and on disk.
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startNodeProcess } from "../test/helpers/nodeProcess.js";
+import { minePoolBlock } from "../test/helpers/parentChainProofs.js";
+import { developmentSigners, rpc, rpcBody, signedRaw } from "./chainClient.js";
+import { runLoad } from "./loadClient.js";
+import { recordResult, targetsOf } from "./results.js";
+
+const issue = 37;
+const stranger = "0x00000000000000000000000000000000000000aa";
+
+function percentile(values: readonly number[], fraction: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))]!;
+}
+
+interface Work {
+  blockHashForMergedMining: string;
+  target: string;
+}
+
+export async function benchGetWork(durationMs: number): Promise<void> {
+  const directory = await mkdtemp(join(tmpdir(), "chain-node-bench-mnr-"));
+  const node = await startNodeProcess(["--port", "0", "--data-dir", join(directory, "data"), "--miner", "external"]);
+  try {
+    const body = rpcBody("mnr_getWork", []);
+    await runLoad({ url: node.url, body, connections: 32, durationMs: 3_000 });
+    const result = await runLoad({ url: node.url, body, connections: 32, durationMs });
+    const verdict = recordResult("mnr_getWork (32 connections)", result.perSecond, "req/s", targetsOf("higher", [issue, 10_000]), { p50Ms: result.p50Ms, p99Ms: result.p99Ms, errors: result.errors });
+    console.log(`mnr_getWork, 32 connections            ${result.perSecond.toFixed(0).padStart(7)} req/s  p50 ${result.p50Ms.toFixed(2)} ms  p99 ${result.p99Ms.toFixed(2)} ms  errors ${result.errors}  ${verdict}`);
+  } finally {
+    await node.stop();
+    await rm(directory, { recursive: true, force: true });
+  }
+}
+
+export async function benchSubmitLatency(rounds: number, transfersPerBlock: number): Promise<void> {
+  const directory = await mkdtemp(join(tmpdir(), "chain-node-bench-mnr-"));
+  // Each batch of sends makes a new template (built once the batch is in the pool).
+  const node = await startNodeProcess(["--port", "0", "--data-dir", join(directory, "data"), "--miner", "external", "--update-work-on-new-transaction"]);
+  const signers = developmentSigners();
+  const latencies: number[] = [];
+  try {
+    for (let round = 0; round < rounds; round++) {
+      const batch = Array.from({ length: transfersPerBlock }, (_, index) => JSON.parse(rpcBody("eth_sendRawTransaction", [signedRaw(signers[index % signers.length]!, { to: stranger, value: 1n, gasLimit: 21_000n })], index)) as unknown);
+      const sent = (await (await fetch(node.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(batch) })).json()) as { error?: unknown }[];
+      if (sent.some((answer) => answer.error !== undefined)) throw new Error(`a send was refused: ${JSON.stringify(sent.find((answer) => answer.error !== undefined))}`);
+      // The template holding the batch: the pool changed, so work is rebuilt; asked until it holds them all.
+      let work: Work;
+      let held = 0;
+      for (let tries = 0; ; tries++) {
+        work = await rpc<Work>(node.url, "mnr_getWork", []);
+        held = Number((await rpc<{ pending: number }>(node.url, "txpool_status", [])).pending);
+        if (held === transfersPerBlock || tries > 100) break;
+      }
+      const pool = minePoolBlock({ hashForMergedMining: Buffer.from(work.blockHashForMergedMining.slice(2), "hex"), target: BigInt(work.target), otherTransactions: 6, seed: round + 1 });
+      const started = performance.now();
+      const info = await rpc<{ blockImportedResult: string; blockHash: string }>(node.url, "mnr_submitParentBlockPartialMerkle", [
+        "00".repeat(32),
+        pool.headerHex,
+        pool.coinbaseHex,
+        pool.merkleHashesHex.join(" "),
+        pool.transactionCount.toString(16),
+      ]);
+      latencies.push(performance.now() - started);
+      if (Buffer.from(info.blockImportedResult.slice(2), "hex").toString("ascii") !== "IMPORTED_BEST") throw new Error(`round ${round}: ${info.blockImportedResult}`);
+      const block = await rpc<{ transactions: string[] }>(node.url, "eth_getBlockByHash", [info.blockHash, false]);
+      if (block.transactions.length !== transfersPerBlock) throw new Error(`round ${round}: the block holds ${block.transactions.length} transfers, not ${transfersPerBlock}`);
+    }
+    const p50 = percentile(latencies, 0.5);
+    const p99 = percentile(latencies, 0.99);
+    const verdict = recordResult(`submit-to-imported p99 (${transfersPerBlock} transfers)`, p99, "ms", targetsOf("lower", [issue, 20]), { p50Ms: p50, maxMs: Math.max(...latencies), rounds });
+    console.log(`submit-to-imported, ${transfersPerBlock} transfers, ${rounds} blocks   p50 ${p50.toFixed(2)} ms  p99 ${p99.toFixed(2)} ms  max ${Math.max(...latencies).toFixed(2)} ms  ${verdict}`);
+  } finally {
+    await node.stop();
+    await rm(directory, { recursive: true, force: true });
+  }
+}
