@@ -111,6 +111,8 @@ function describeOtherHexProblem(value: string, regex: string): string | undefin
   if (prefix === "refused" && hasPrefix) return "hex string with a 0x prefix, where plain hex digits are expected";
   const digits = hasPrefix ? value.slice(2) : value;
   if (!/^[0-9a-fA-F]*$/.test(digits)) return "invalid hex string";
+  // Whole bytes: "([0-9a-fA-F]{2})+$" or "*$".
+  if (/\{2\}\)[+*]\$$/.test(regex) && digits.length % 2 === 1) return `odd number of hex digits (${digits.length}): two digits a byte`;
   const count = digitCount.exec(regex);
   if (count === null) return undefined;
   const least = Number(count[1]);

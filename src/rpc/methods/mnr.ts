@@ -100,7 +100,7 @@ function submitted(result: SubmissionOutcome): SubmittedBlockInfo {
 }
 
 function strip0x(hex: string): string {
-  return hex.startsWith("0x") || hex.startsWith("0X") ? hex.slice(2) : hex;
+  return hex.startsWith("0x") ? hex.slice(2) : hex;
 }
 
 /** Hex the schema has checked (even length, 0x optional) as bytes. */
