@@ -5,9 +5,8 @@
 import type { NamespaceHandlers } from "../../../generated/methods.js";
 import type { BlockImportedResult, MinerWork, SubmittedBlockInfo } from "../../../generated/types.js";
 import { bytesToHex, toQuantity } from "../../common/hex.js";
-import { parseParentBlock, parseParentTransaction } from "../../consensus/parentBlock.js";
-import { merkleBranchOfCoinbase } from "../../consensus/parentMerkleBranch.js";
 import type { MergedMiningServer, MergedMiningWork, MiningTemplate, ParentChainProof, SubmissionOutcome } from "../../mining/mergedMiningServer.js";
+import { proofFromMerkleBranch, proofFromParentBlock, proofFromTransactionIds, type ProofAssembly, type SubmissionPart } from "../../mining/parentSubmission.js";
 import type { RpcCallContext } from "../dispatch.js";
 import {
   devChainErrorToRpc,
@@ -23,8 +22,6 @@ export interface MnrDependencies {
   mergedMining: MergedMiningServer;
 }
 
-const hashSize = 32;
-
 export function createMnrHandlers(deps: MnrDependencies): NamespaceHandlers<"mnr", RpcCallContext> {
   const { mergedMining } = deps;
   return {
@@ -33,16 +30,12 @@ export function createMnrHandlers(deps: MnrDependencies): NamespaceHandlers<"mnr
       if (!(work instanceof Promise)) return workAnswer(work);
       return withErrorsMapped(() => work, (error) => devChainErrorToRpc(error, 0)).then(workAnswer);
     },
-    mnr_submitParentBlock: async ([parentBlockHex]) => {
-      const parsed = parseParentBlock(hexBytes(parentBlockHex));
-      if (!parsed.ok) throw invalidParamsError(`invalid argument 0: parentBlockHex is not a parent-chain block: ${parsed.reason}`);
-      return submitted(await mergedMining.submit({ parentHeader: parsed.header, coinbase: parsed.coinbase, merkleBranch: merkleBranchOfCoinbase(parsed.txids) }));
-    },
+    mnr_submitParentBlock: async ([parentBlockHex]) => submitted(await mergedMining.submit(assembled(proofFromParentBlock(hexBytes(parentBlockHex)), parameterNames.block))),
     mnr_submitParentBlockTransactions: async ([, blockHeaderHex, coinbaseHex, txnHashesHex]) => {
       // Transaction ids come in display order, as explorers and getblocktemplate show them.
       const txids = hashList(txnHashesHex).map((txid) => txid.reverse());
       if (txids.length === 0) throw invalidParamsError("invalid argument 3: txnHashesHex holds no transaction id (the coinbase's comes first)");
-      return submitted(await mergedMining.submit({ parentHeader: hexBytes(blockHeaderHex), coinbase: coinbaseParam(coinbaseHex, 2), merkleBranch: merkleBranchOfCoinbase(txids) }));
+      return submitted(await mergedMining.submit(assembled(proofFromTransactionIds(hexBytes(blockHeaderHex), hexBytes(coinbaseHex), txids), parameterNames.withTransactionIds)));
     },
     mnr_submitParentBlockPartialMerkle: async ([, blockHeaderHex, coinbaseHex, merkleHashesHex, blockTxnCountHex]) => {
       // The coinbase's id first (not used: the node hashes the coinbase), then its branch's siblings
@@ -50,16 +43,8 @@ export function createMnrHandlers(deps: MnrDependencies): NamespaceHandlers<"mnr
       // to store it and back to check it).
       const hashes = hashList(merkleHashesHex);
       if (hashes.length === 0) throw mergedMiningEmptyMerkleHashesError;
-      const siblings = hashes.slice(1);
       const transactionCount = BigInt(`0x${strip0x(blockTxnCountHex)}`);
-      if (transactionCount === 0n) throw invalidParamsError("invalid argument 4: blockTxnCountHex is 0; a parent block holds at least its coinbase");
-      const branchLength = coinbaseBranchLength(transactionCount);
-      if (branchLength !== siblings.length) {
-        throw invalidParamsError(`invalid argument 4: a parent block of ${transactionCount} transactions has a coinbase merkle branch of ${branchLength} hashes, but merkleHashesHex holds ${siblings.length} after the coinbase id`);
-      }
-      const merkleBranch = new Uint8Array(siblings.length * hashSize);
-      siblings.forEach((sibling, index) => merkleBranch.set(sibling, index * hashSize));
-      return submitted(await mergedMining.submit({ parentHeader: hexBytes(blockHeaderHex), coinbase: coinbaseParam(coinbaseHex, 2), merkleBranch } satisfies ParentChainProof));
+      return submitted(await mergedMining.submit(assembled(proofFromMerkleBranch(hexBytes(blockHeaderHex), hexBytes(coinbaseHex), hashes.slice(1), transactionCount), parameterNames.withBranch)));
     },
   };
 }
@@ -116,18 +101,16 @@ function hashList(text: string): Uint8Array[] {
     .map(hexBytes);
 }
 
-/** The coinbase parameter: one parent-chain transaction, taken without its witness (its txid's form). */
-function coinbaseParam(hex: string, argument: number): Uint8Array {
-  const bytes = hexBytes(hex);
-  const parsed = parseParentTransaction(bytes);
-  if (!parsed.ok) throw invalidParamsError(`invalid argument ${argument}: coinbaseHex is not a parent-chain transaction: ${parsed.reason}`);
-  if (parsed.end !== bytes.length) throw invalidParamsError(`invalid argument ${argument}: coinbaseHex has ${bytes.length - parsed.end} bytes after its transaction`);
-  return parsed.withoutWitness;
-}
+/** Each method's parameter (position and name) for each part a submission may be refused on. */
+const parameterNames = {
+  block: { block: [0, "parentBlockHex"] },
+  withTransactionIds: { coinbase: [2, "coinbaseHex"] },
+  withBranch: { coinbase: [2, "coinbaseHex"], transactionCount: [4, "blockTxnCountHex"] },
+} as const satisfies Record<string, Partial<Record<SubmissionPart, readonly [number, string]>>>;
 
-/** Levels of a merkle tree over `count` leaves: the length of any leaf's branch. */
-function coinbaseBranchLength(count: bigint): number {
-  let levels = 0;
-  for (let width = count; width > 1n; width = (width + 1n) / 2n) levels++;
-  return levels;
+/** The proof, or -32602 naming the parameter that did not parse. */
+function assembled(assembly: ProofAssembly, names: Partial<Record<SubmissionPart, readonly [number, string]>>): ParentChainProof {
+  if (assembly.ok) return assembly.proof;
+  const [argument, name] = names[assembly.part] ?? [0, assembly.part];
+  throw invalidParamsError(`invalid argument ${argument}: ${name}: ${assembly.reason}`);
 }

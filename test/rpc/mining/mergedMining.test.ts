@@ -193,7 +193,7 @@ describe("mnr_: merged mining for pools (--miner external)", function () {
     await expectRpcError(
       client.mnr_submitParentBlockPartialMerkle("00".repeat(32), good.headerHex, good.coinbaseHex, good.merkleHashesHex.join(" "), (good.transactionCount * 4).toString(16)),
       -32602,
-      "invalid argument 4: a parent block of 24 transactions has a coinbase merkle branch of 5 hashes, but merkleHashesHex holds 3 after the coinbase id",
+      "invalid argument 4: blockTxnCountHex: a parent block of 24 transactions has a coinbase merkle branch of 5 hashes, but the branch holds 3",
     );
     await expectRpcError(client.mnr_submitParentBlockPartialMerkle("00".repeat(32), good.headerHex, good.coinbaseHex, "", "6"), -33000, "The list of merkle hashes can't be empty");
     // Malformed hex: the schema names the parameter.
@@ -202,8 +202,8 @@ describe("mnr_: merged mining for pools (--miner external)", function () {
     await expectRpcError(client.mnr_submitParentBlockTransactions("00".repeat(32), good.headerHex.slice(2), good.coinbaseHex, good.txidsDisplayHex.join(" ")), -32602, /^invalid argument 1: /);
     await expectRpcError(client.mnr_submitParentBlockTransactions("00".repeat(32), good.headerHex, good.coinbaseHex, "12 34"), -32602, /^invalid argument 3: /);
     // Bytes that do not parse: a truncated block, a coinbase with bytes after it.
-    await expectRpcError(client.mnr_submitParentBlock(good.blockHex.slice(0, -20)), -32602, /^invalid argument 0: parentBlockHex is not a parent-chain block: /);
-    await expectRpcError(client.mnr_submitParentBlockPartialMerkle("00".repeat(32), good.headerHex, `${good.coinbaseHex}00`, good.merkleHashesHex.join(" "), "6"), -32602, "invalid argument 2: coinbaseHex has 1 bytes after its transaction");
+    await expectRpcError(client.mnr_submitParentBlock(good.blockHex.slice(0, -20)), -32602, /^invalid argument 0: parentBlockHex: not a parent-chain block: /);
+    await expectRpcError(client.mnr_submitParentBlockPartialMerkle("00".repeat(32), good.headerHex, `${good.coinbaseHex}00`, good.merkleHashesHex.join(" "), "6"), -32602, "invalid argument 2: coinbaseHex: 1 bytes after its transaction");
     await unchanged();
 
     // The good block, unprefixed, still goes in.

@@ -179,7 +179,7 @@ describe("JSON-RPC 2.0 transport", () => {
       { name: "an empty string where text is required", method: "sco_banAddress", params: [""], message: "invalid argument 0: must not be empty" },
       { name: "non-hex digits in a storage position", method: "eth_getStorageAt", params: [address, "0xzz", "latest"], message: "invalid argument 1: invalid hex string" },
       { name: "an odd count of hex digits where whole bytes are expected", method: "mnr_submitParentBlock", params: ["0x123"], message: "invalid argument 0: odd number of hex digits (3): two digits a byte" },
-      { name: "bytes that are not a parent-chain block", method: "mnr_submitParentBlock", params: ["1234"], message: "invalid argument 0: parentBlockHex is not a parent-chain block: truncated: block of 2 bytes, shorter than its 80-byte header" },
+      { name: "bytes that are not a parent-chain block", method: "mnr_submitParentBlock", params: ["1234"], message: "invalid argument 0: parentBlockHex: not a parent-chain block: truncated: block of 2 bytes, shorter than its 80-byte header" },
       { name: "an empty block selector", method: "eth_getBalance", params: [address, {}], message: 'invalid argument 1: missing field "blockHash" or "blockNumber"' },
       { name: "a JSON number as block", method: "eth_getBalance", params: [address, 0], message: "invalid argument 1: expected string or object, got integer" },
       { name: "a storage position over 32 bytes", method: "eth_getStorageAt", params: [address, `0x${"01".repeat(33)}`, "latest"], message: "invalid argument 1: hex number longer than 32 bytes" },
