@@ -44,6 +44,8 @@ export const flagTable: readonly FlagSpec[] = [
   },
   { flag: "--update-work-on-new-transaction", help: "Give merged miners new work (mnr_getWork) whenever a transaction becomes pending, not only on a new best block and every 60 seconds." },
   { flag: "--work-submission-rate-limit-ms", value: "MS", help: "Refuse a merged-mining submission sooner than MS milliseconds after the previous one (default 0: no limit)." },
+  { flag: "--metrics-port", value: "PORT", help: "Serve Prometheus metrics at http://HOST:PORT/metrics (head, peers, sync, pool, imported and invalid blocks, JSON-RPC latency per method); off by default; 0 picks a free port." },
+  { flag: "--metrics-host", value: "ADDRESS", help: "Address the metrics endpoint binds to (default 127.0.0.1); needs --metrics-port." },
   { flag: "--coinbase", value: "ADDRESS", help: `Address paid the fees of the blocks this node mines (default 0x${defaultCoinbase}).` },
   { flag: "--rpc-modules", value: "LIST", help: "Comma-separated modules to enable (e.g. eth,net,web3); all = every module the bind allows without naming; entries with + or - change the default set instead (e.g. -debug,+sco)." },
   { flag: "--rpc-batch-limit", value: "N", help: `Most requests in one batch (default ${defaultNodeOptions.rpc.batchLimit}).` },
@@ -286,6 +288,8 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
         "block-time": { type: "string" },
         "no-mining": { type: "boolean" },
         miner: { type: "string" },
+        "metrics-port": { type: "string" },
+        "metrics-host": { type: "string" },
         "update-work-on-new-transaction": { type: "boolean" },
         "work-submission-rate-limit-ms": { type: "string" },
         coinbase: { type: "string" },
@@ -351,6 +355,9 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
   const miner = flags.miner ?? defaults.chain.miner;
   if (miner !== "builtin" && miner !== "external") throw new UsageError(`--miner must be builtin or external, got "${miner}"`);
   if (miner === "external" && (flags["no-mining"] || flags["block-time"] !== undefined)) throw new UsageError("--miner external excludes --block-time and --no-mining: its blocks come only from merged miners");
+  if (flags["metrics-host"] !== undefined && flags["metrics-port"] === undefined) throw new UsageError("--metrics-host needs --metrics-port");
+  const metricsPort = flags["metrics-port"] === undefined ? undefined : parsePositiveInteger("--metrics-port", flags["metrics-port"], { allowZero: true });
+  if (metricsPort !== undefined && metricsPort > 65535) throw new UsageError(`--metrics-port must be at most 65535, got ${metricsPort}`);
   const keyStoreKdf = flags["keystore-kdf"] ?? defaults.chain.keyStoreKdf;
   if (keyStoreKdf !== "light" && keyStoreKdf !== "standard") throw new UsageError(`--keystore-kdf must be light or standard, got "${keyStoreKdf}"`);
   if (flags.coinbase !== undefined && !/^0x[0-9a-fA-F]{40}$/.test(flags.coinbase)) {
@@ -386,6 +393,7 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
         typedTransactions: flags["typed-transactions"] ?? false,
       },
       logLevel,
+      metrics: metricsPort === undefined ? undefined : { host: flags["metrics-host"] ?? "127.0.0.1", port: metricsPort },
       storage: { dataDir: flags["data-dir"], inMemory: flags["in-memory"] ?? false },
       rpc: {
         host,

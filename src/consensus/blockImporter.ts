@@ -53,8 +53,8 @@ export interface BlockImporterOptions {
   readonly createReferenceBuilder?: ((canonicalHash: CanonicalHashLookup) => Promise<BlockBuilder>) | undefined;
 }
 
-/** Hears of every block the importer stored (not of the ones it refused or already had). */
-export type BlockImportedListener = (outcome: ImportOutcome, source: BlockSource) => void;
+/** Hears the outcome of every block handed to the importer (stored, refused, already there, orphaned). */
+export type ImportOutcomeListener = (outcome: ImportOutcome, source: BlockSource) => void;
 
 /** BLOCKHASH reaches this many blocks back (the EVM's window). */
 const blockHashWindow = 256n;
@@ -66,7 +66,7 @@ export class BlockImporter {
   private builderRoot = "";
   /** The parent of the block executing: BLOCKHASH answers along its branch. */
   private executingParent: Block | undefined;
-  private readonly importedListeners = new Set<BlockImportedListener>();
+  private readonly outcomeListeners = new Set<ImportOutcomeListener>();
 
   constructor(
     private readonly chain: Chain,
@@ -93,15 +93,15 @@ export class BlockImporter {
     return this.options.writeQueue.run(async () => {
       await this.options.writeQueue.yieldIfDue();
       const outcome = await this.importNow(block, builtReceipts);
-      if (outcome.status === "IMPORTED_BEST" || outcome.status === "IMPORTED_NOT_BEST") for (const listener of this.importedListeners) listener(outcome, source);
+      for (const listener of this.outcomeListeners) listener(outcome, source);
       return outcome;
     });
   }
 
-  /** Tells `listener` of every block stored from now on; answers the function that unsubscribes. */
-  subscribeImported(listener: BlockImportedListener): () => void {
-    this.importedListeners.add(listener);
-    return () => this.importedListeners.delete(listener);
+  /** Tells `listener` the outcome of every block imported from now on; answers the function that unsubscribes. */
+  subscribeOutcomes(listener: ImportOutcomeListener): () => void {
+    this.outcomeListeners.add(listener);
+    return () => this.outcomeListeners.delete(listener);
   }
 
   private async importNow(block: Block, builtReceipts: ChainReceipt[] | undefined): Promise<ImportOutcome> {

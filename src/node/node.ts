@@ -10,6 +10,7 @@ import { createStandaloneNetwork } from "../p2p/index.js";
 import { createDispatcher, createRpcMethods, createRpcServer, ModuleSelectionError, resolveEnabledModules, SubscriptionHub } from "../rpc/index.js";
 import { ChainOpeningError, openChainServices } from "./chainServices.js";
 import { keyExportAllowedOn, reportKeyExposure, unlockAllowedOn } from "./keyExposure.js";
+import { startMetricsEndpoint, type MetricsEndpoint } from "./metrics.js";
 import type { NodeOptions } from "./options.js";
 
 export interface RunningNode {
@@ -19,6 +20,8 @@ export interface RunningNode {
   readonly enabledModules: ReadonlySet<string>;
   /** Where the chain is kept: a directory, or "memory". */
   readonly location: string;
+  /** The Prometheus endpoint's URL, when --metrics-port is given. */
+  readonly metricsUrl: string | undefined;
   /** The network's development accounts with their keys (public knowledge), balances at the head, and whether the node holds them unlocked. */
   developmentAccounts(): Promise<DevelopmentAccountState[]>;
   stop(): Promise<void>;
@@ -58,6 +61,15 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
     throw error;
   }
   const peers = createStandaloneNetwork();
+  let metrics: MetricsEndpoint | undefined;
+  if (options.metrics !== undefined) {
+    try {
+      metrics = await startMetricsEndpoint(options.metrics, services, peers, log.child({ module: "metrics" }));
+    } catch (error) {
+      await services.close();
+      throw new NodeConfigurationError(`the metrics endpoint cannot listen on ${options.metrics.host}:${options.metrics.port}: ${(error as Error).message}`);
+    }
+  }
   const { handlers, prepareBatch } = createRpcMethods({
     clientVersion: clientVersionString(),
     network,
@@ -76,6 +88,7 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
     jsonShapeLimits: { maxDepth: options.rpc.jsonDepthLimit, maxValues: options.rpc.jsonValueLimit },
     batchTimeLimitMs: options.chain.calls.timeLimitMs,
     prepareBatch,
+    observeCall: metrics?.observeCall,
     discoverDocumentJson: openRpcDocumentJson,
     log: log.child({ module: "rpc" }),
   });
@@ -91,6 +104,7 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
     address = await server.start();
   } catch (error) {
     subscriptions.close();
+    await metrics?.close();
     await services.close();
     throw error;
   }
@@ -106,6 +120,7 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
     network,
     enabledModules,
     location: services.location,
+    metricsUrl: metrics?.url,
     async developmentAccounts() {
       const root = services.chain.head.header.fields.stateRoot;
       return Promise.all(
@@ -119,6 +134,7 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
     async stop() {
       await server.stop();
       subscriptions.close();
+      await metrics?.close();
       await services.close();
       log.info("node stopped");
     },

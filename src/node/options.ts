@@ -70,6 +70,8 @@ export interface NodeOptions {
   storage: StorageOptions;
   chain: ChainOptions;
   logLevel: LogLevel;
+  /** The operators' Prometheus endpoint (--metrics-port); undefined: off. */
+  metrics: { host: string; port: number } | undefined;
 }
 
 /** The reference's regtest miner address (facts 12), whose key the node holds on regtest. */
@@ -98,4 +100,5 @@ export const defaultNodeOptions: NodeOptions = {
   storage: { dataDir: undefined, inMemory: false },
   chain: defaultChainOptions,
   logLevel: "info",
+  metrics: undefined,
 };

@@ -75,8 +75,16 @@ export interface DispatcherOptions {
   batchTimeLimitMs?: number;
   /** Told of a batch's requests before it runs them (see BatchPreparation). */
   prepareBatch?: BatchPreparation;
+  /**
+   * Told of every answered call (operators' metrics): the method (methods this node does not
+   * document count as "other", so a client cannot make up new names), its seconds, and its error
+   * code when it failed.
+   */
+  observeCall?: CallObserver;
   log: Logger;
 }
+
+export type CallObserver = (method: string, seconds: number, errorCode: number | undefined) => void;
 
 /** A request of a batch, well-formed and of an enabled module, as prepareBatch sees it. */
 export interface BatchRequest {
@@ -184,7 +192,7 @@ function successResponse(id: RequestId, result: unknown, alone: boolean, streama
 }
 
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
-  const { enabledModules, batchLimit, responseLimitBytes, batchTimeLimitMs, jsonShapeLimits, log } = options;
+  const { enabledModules, batchLimit, responseLimitBytes, batchTimeLimitMs, jsonShapeLimits, log, observeCall } = options;
   const debugEnabled = log.isLevelEnabled("debug");
   const discoverResult = new EncodedJson(options.discoverDocumentJson);
 
@@ -272,7 +280,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       return errorResponse(id, invalidRequestError('"params" must be an array'));
     }
     const method = request.method;
-    const started = debugEnabled ? performance.now() : 0;
+    const started = debugEnabled || observeCall !== undefined ? performance.now() : 0;
 
     const succeed = (result: unknown): Answer | undefined => {
       if (isNotification) return logged(undefined, undefined);
@@ -291,6 +299,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       return logged(isNotification ? undefined : errorResponse(id, rpcError), rpcError.code);
     };
     const logged = <T extends Answer | undefined>(response: T, errorCode: number | undefined): T => {
+      if (observeCall !== undefined) observeCall(rpcMethodTable.has(method) || method === discoverMethod ? method : "other", (performance.now() - started) / 1000, errorCode);
       if (debugEnabled) {
         log.debug({ method: method.slice(0, 64), id, ms: +(performance.now() - started).toFixed(3), errorCode }, "rpc call");
       }

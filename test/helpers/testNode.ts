@@ -33,6 +33,7 @@ export interface TestNodeOverrides {
   /** A LevelDB directory; default: an in-memory chain. */
   dataDir?: string;
   logLevel?: LogLevel;
+  metrics?: NodeOptions["metrics"];
 }
 
 /** A writable that keeps pino's JSON lines. */
@@ -55,6 +56,7 @@ export async function startTestNode(overrides: TestNodeOverrides = {}): Promise<
     storage: overrides.dataDir === undefined ? { dataDir: undefined, inMemory: true } : { dataDir: overrides.dataDir, inMemory: false },
     rpc: { ...defaultNodeOptions.rpc, port: 0, ...overrides.rpc },
     chain: { ...defaultNodeOptions.chain, ...overrides.chain },
+    metrics: overrides.metrics,
   };
   const capture = createLogCapture();
   const node = await startNode(options, createLogger(options.logLevel, capture.stream));
