@@ -14,7 +14,7 @@ const allowed = {
   logs: ["chain", "txpool", "common"],
   mining: ["txpool", "execution", "chain", "common", "state", "consensus"],
   p2p: ["common"],
-  sync: ["p2p", "common", "chain"],
+  sync: ["p2p", "common", "chain", "consensus", "txpool"],
   rpc: ["common", "chain", "state", "execution", "txpool", "mining", "tracing", "accounts", "p2p", "logs"],
   node: ["common", "storage", "state", "execution", "chain", "consensus", "accounts", "txpool", "tracing", "mining", "p2p", "sync", "rpc", "logs"],
   cli: ["node", "common"],

@@ -1,0 +1,246 @@
+// Long sync (rskj: co/rsk/net/sync/*SyncState, network brief 6.2): when the best peer is more
+// than `longSyncLimit` blocks ahead, its chain is fetched in chunks and imported in order:
+//   0. its best header, which must hash to the status's best and carry a valid proof of work;
+//   1. the connection point (connectionPoint.ts);
+//   2. a skeleton from there: its canonical block every chunk, up to 20 chunks, and its best;
+//   3. each chunk's headers, walking back from the chunk's end: the first must be the skeleton's
+//      block, each the parent of the one before, the last a child of the previous chunk's end, the
+//      count exact, every proof of work valid;
+//   4. the bodies, in batches from every peer whose best reaches the chunk, several in flight,
+//      each checked against its header (transactions root, uncles hash);
+//   5. each block through the importer, in order.
+// A peer whose answer is wrong, short or late is reported (PeerFault) and its work goes to
+// another; a block the importer refuses ends the sync, reported against the peer that sent its body.
+// The next round starts from what was imported, until the peer's best is reached.
+import { Block } from "../chain/block.js";
+import { unclesHashOf, type BlockHeader } from "../chain/header.js";
+import { bytesToHex } from "../common/hex.js";
+import { checkProofOfWork } from "../consensus/blockImporter.js";
+import { checkTransactionsRoot } from "../consensus/rules/block.js";
+import { findConnectionPoint } from "./connectionPoint.js";
+import type { BlockBody, PeerFault, SkeletonPoint, SyncChain, SyncPeer } from "./syncPeer.js";
+
+export interface LongSyncOptions {
+  /** A peer further ahead than this is long-synced from (rskj: 24). */
+  readonly longSyncLimit: bigint;
+  /** Blocks between skeleton points (rskj: 192). */
+  readonly chunkSize: number;
+  /** Hashes in one bodies request (network brief 4: at most 64). */
+  readonly bodiesPerRequest: number;
+  /** Body requests in flight at once (rskj: 20). */
+  readonly maxBodyRequestsInFlight: number;
+  /** A request unanswered after this is a timeout (rskj: 30 s). */
+  readonly requestTimeoutMs: number;
+}
+
+export const defaultLongSyncOptions: LongSyncOptions = { longSyncLimit: 24n, chunkSize: 192, bodiesPerRequest: 64, maxBodyRequestsInFlight: 20, requestTimeoutMs: 30_000 };
+
+export interface SyncProgress {
+  readonly startingBlock: bigint;
+  readonly currentBlock: bigint;
+  readonly highestBlock: bigint;
+}
+
+export interface LongSyncEvents {
+  /** After every imported block (eth_syncing reads the last one). */
+  onProgress?(progress: SyncProgress): void;
+  /** A peer answered wrong, short or late. */
+  reportPeer?(peerId: string, fault: PeerFault, reason: string): void;
+}
+
+export type LongSyncResult =
+  | { readonly kind: "notNeeded" }
+  | { readonly kind: "synced"; readonly imported: number; readonly from: string }
+  | { readonly kind: "failed"; readonly imported: number; readonly reason: string };
+
+class PeerAnswerError extends Error {
+  constructor(
+    readonly peer: SyncPeer,
+    readonly fault: PeerFault,
+    reason: string,
+  ) {
+    super(reason);
+  }
+}
+
+/** The peer to long-sync from: the heaviest that is heavier than us and more than the limit ahead. */
+export function chooseSyncPeer(peers: readonly SyncPeer[], chain: SyncChain, longSyncLimit: bigint): SyncPeer | undefined {
+  let best: SyncPeer | undefined;
+  for (const peer of peers) {
+    if (peer.best.totalDifficulty <= chain.headTotalDifficulty || peer.best.number <= chain.head.number + longSyncLimit) continue;
+    if (best === undefined || peer.best.totalDifficulty > best.best.totalDifficulty) best = peer;
+  }
+  return best;
+}
+
+export class LongSync {
+  private imported = 0;
+  private readonly excluded = new Set<string>();
+
+  constructor(
+    private readonly chain: SyncChain,
+    private readonly peers: () => readonly SyncPeer[],
+    private readonly options: LongSyncOptions = defaultLongSyncOptions,
+    private readonly events: LongSyncEvents = {},
+  ) {}
+
+  async run(): Promise<LongSyncResult> {
+    const startingBlock = this.chain.head.number;
+    for (;;) {
+      const peer = chooseSyncPeer(this.usablePeers(), this.chain, this.options.longSyncLimit);
+      if (peer === undefined) return this.imported === 0 && this.excluded.size === 0 ? { kind: "notNeeded" } : this.ended(startingBlock);
+      try {
+        await this.syncFrom(peer, startingBlock);
+        if (this.chain.head.number >= peer.best.number || Buffer.compare(this.chain.head.hash, peer.best.hash) === 0) return { kind: "synced", imported: this.imported, from: peer.id };
+      } catch (error) {
+        if (!(error instanceof PeerAnswerError)) throw error;
+        this.events.reportPeer?.(error.peer.id, error.fault, error.message);
+        this.excluded.add(error.peer.id);
+        if (error.fault === "invalidBlock") return { kind: "failed", imported: this.imported, reason: `${error.peer.id}: ${error.message}` };
+      }
+    }
+  }
+
+  private ended(startingBlock: bigint): LongSyncResult {
+    return this.chain.head.number > startingBlock ? { kind: "synced", imported: this.imported, from: "" } : { kind: "failed", imported: this.imported, reason: "no peer left to sync from" };
+  }
+
+  private usablePeers(): SyncPeer[] {
+    return this.peers().filter((peer) => !this.excluded.has(peer.id));
+  }
+
+  /** One round per skeleton, until the peer's best is stored. */
+  private async syncFrom(peer: SyncPeer, startingBlock: bigint): Promise<void> {
+    const [bestHeader] = await this.ask(peer, () => peer.headers(peer.best.hash, 1));
+    if (bestHeader === undefined || Buffer.compare(bestHeader.hash, peer.best.hash) !== 0 || bestHeader.number !== peer.best.number) {
+      throw new PeerAnswerError(peer, "invalidHeader", `its best header is not the block ${bytesToHex(peer.best.hash)} its status gave`);
+    }
+    this.checkProof(peer, bestHeader);
+    while (!this.chain.hasBlock(peer.best.hash)) {
+      const connection = await findConnectionPoint({ blockHashAt: (number) => this.ask(peer, () => peer.blockHashAt(number)), hasBlock: (hash) => this.chain.hasBlock(hash) }, peer.best.number);
+      const skeleton = await this.ask(peer, () => peer.skeleton(connection.number));
+      const ends = this.chunkEnds(peer, skeleton, connection.number);
+      let previous: { number: bigint; hash: Uint8Array | undefined } = connection;
+      for (const end of ends) {
+        const headers = await this.chunkHeaders(peer, previous, end);
+        await this.importChunk(headers, end.number, startingBlock, peer);
+        previous = end;
+      }
+    }
+  }
+
+  /** The skeleton's points past the connection point, checked: ascending, one chunk apart at most, the last the peer's best. */
+  private chunkEnds(peer: SyncPeer, skeleton: readonly SkeletonPoint[], connection: bigint): SkeletonPoint[] {
+    const ends = skeleton.filter((point) => point.number > connection);
+    let previous = connection;
+    for (const point of ends) {
+      if (point.number <= previous || point.number - previous > BigInt(this.options.chunkSize)) {
+        throw new PeerAnswerError(peer, "badAnswer", `skeleton point ${point.number} after ${previous}: not ascending by at most ${this.options.chunkSize}`);
+      }
+      previous = point.number;
+    }
+    if (ends.length === 0) throw new PeerAnswerError(peer, "badAnswer", `a skeleton with nothing after block ${connection}, below its best ${peer.best.number}`);
+    return ends;
+  }
+
+  /** A chunk's headers, oldest first, checked against the skeleton and the block before it. */
+  private async chunkHeaders(peer: SyncPeer, previous: { number: bigint; hash: Uint8Array | undefined }, end: SkeletonPoint): Promise<BlockHeader[]> {
+    const count = Number(end.number - previous.number);
+    const newestFirst = await this.ask(peer, () => peer.headers(end.hash, count));
+    if (newestFirst.length !== count) throw new PeerAnswerError(peer, "invalidHeader", `${newestFirst.length} headers for blocks ${previous.number + 1n}-${end.number}, not ${count}`);
+    if (Buffer.compare(newestFirst[0]!.hash, end.hash) !== 0) throw new PeerAnswerError(peer, "invalidHeader", `the chunk's first header is not the skeleton's block ${bytesToHex(end.hash)}`);
+    const headers = [...newestFirst].reverse();
+    for (const [index, header] of headers.entries()) {
+      const expectedNumber = previous.number + 1n + BigInt(index);
+      if (header.number !== expectedNumber) throw new PeerAnswerError(peer, "invalidHeader", `header ${index} of the chunk is block ${header.number}, not ${expectedNumber}`);
+      const parentHash = header.fields.parentHash;
+      const linked = index === 0 ? (previous.hash === undefined ? this.chain.hasBlock(parentHash) : Buffer.compare(parentHash, previous.hash) === 0) : Buffer.compare(parentHash, headers[index - 1]!.hash) === 0;
+      if (!linked) throw new PeerAnswerError(peer, "invalidHeader", `block ${header.number}'s parent ${bytesToHex(parentHash)} is not the block before it`);
+      this.checkProof(peer, header);
+    }
+    return headers;
+  }
+
+  private checkProof(peer: SyncPeer, header: BlockHeader): void {
+    const verdict = checkProofOfWork(header);
+    if (!verdict.ok) throw new PeerAnswerError(peer, "invalidHeader", `block ${header.number}: ${verdict.reason}`);
+  }
+
+  /**
+   * The chunk's bodies, asked in batches of peers whose best reaches `chunkEnd` (several in flight),
+   * and its blocks imported in order as their bodies arrive.
+   */
+  private async importChunk(headers: readonly BlockHeader[], chunkEnd: bigint, startingBlock: bigint, headerPeer: SyncPeer): Promise<void> {
+    const highestBlock = headerPeer.best.number;
+    const batches: BlockHeader[][] = [];
+    for (let start = 0; start < headers.length; start += this.options.bodiesPerRequest) batches.push(headers.slice(start, start + this.options.bodiesPerRequest));
+    const inFlight: Promise<{ peer: SyncPeer; blocks: Block[] }>[] = [];
+    let nextBatch = 0;
+    const launch = () => {
+      while (nextBatch < batches.length && inFlight.length < this.options.maxBodyRequestsInFlight) {
+        const fetched = this.fetchBlocks(batches[nextBatch]!, chunkEnd, nextBatch++);
+        // Awaited in order below; a later batch failing first must not go unhandled meanwhile.
+        fetched.catch(() => undefined);
+        inFlight.push(fetched);
+      }
+    };
+    launch();
+    while (inFlight.length > 0) {
+      const { peer, blocks } = await inFlight.shift()!;
+      launch();
+      for (const block of blocks) {
+        const outcome = await this.chain.importBlock(block);
+        if (outcome.status === "INVALID_BLOCK") throw new PeerAnswerError(peer, "invalidBlock", `block ${block.number} ${bytesToHex(block.hash)} refused: ${outcome.rule}: ${outcome.reason}`);
+        if (outcome.status === "NO_PARENT") throw new PeerAnswerError(headerPeer, "invalidHeader", `block ${block.number} does not connect`);
+        if (outcome.status !== "EXIST") this.imported++;
+        const currentBlock = this.chain.head.number;
+        this.events.onProgress?.({ startingBlock, currentBlock, highestBlock: highestBlock > currentBlock ? highestBlock : currentBlock });
+      }
+    }
+  }
+
+  /** One batch's bodies, from the next peer that can serve them; a peer that fails is reported and the batch asked of another. */
+  private async fetchBlocks(headers: readonly BlockHeader[], chunkEnd: bigint, batchIndex: number): Promise<{ peer: SyncPeer; blocks: Block[] }> {
+    for (;;) {
+      const candidates = this.usablePeers().filter((peer) => peer.best.number >= chunkEnd);
+      if (candidates.length === 0) throw new Error("no peer left to ask for bodies");
+      const peer = candidates[batchIndex % candidates.length]!;
+      try {
+        const bodies = await this.ask(peer, () => peer.bodies(headers.map((header) => header.hash)));
+        return { peer, blocks: headers.map((header, index) => this.blockOf(peer, header, bodies[index])) };
+      } catch (error) {
+        if (!(error instanceof PeerAnswerError) || error.fault === "invalidBlock") throw error;
+        this.events.reportPeer?.(error.peer.id, error.fault, error.message);
+        this.excluded.add(error.peer.id);
+      }
+    }
+  }
+
+  private blockOf(peer: SyncPeer, header: BlockHeader, body: BlockBody | undefined): Block {
+    if (body === undefined) throw new PeerAnswerError(peer, "badAnswer", `no body for block ${header.number}`);
+    if (Buffer.compare(unclesHashOf(body.uncles), header.fields.unclesHash) !== 0) throw new PeerAnswerError(peer, "invalidBody", `block ${header.number}'s uncles do not hash to its header's`);
+    const block = new Block(header, body.transactions, body.uncles);
+    const root = checkTransactionsRoot(block);
+    if (!root.ok) throw new PeerAnswerError(peer, "invalidBody", `block ${header.number}: ${root.reason}`);
+    return block;
+  }
+
+  /** A peer's answer within the request time limit, or a timeout fault. */
+  private ask<T>(peer: SyncPeer, request: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new PeerAnswerError(peer, "timeout", `no answer within ${this.options.requestTimeoutMs} ms`)), this.options.requestTimeoutMs);
+      Promise.resolve()
+        .then(request)
+        .then(
+        (value) => {
+          clearTimeout(timer);
+          resolve(value);
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          reject(error instanceof PeerAnswerError ? error : new PeerAnswerError(peer, "badAnswer", (error as Error).message));
+        },
+      );
+    });
+  }
+}

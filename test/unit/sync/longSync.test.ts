@@ -1,0 +1,232 @@
+// The long-sync and orphan state machines with scripted peers (network brief 10, layer 1): each
+// peer serves a real chain mined in another set of chain services, and may time out, answer short,
+// lie in its skeleton or headers, or send a body that is not its header's. The local side is real
+// chain services importing through the one import path.
+import { expect } from "chai";
+import { Block } from "../../../src/chain/block.js";
+import { BlockHeader } from "../../../src/chain/header.js";
+import type { ImportOutcome } from "../../../src/consensus/importResult.js";
+import { proveBlock } from "../../../src/mining/blockProof.js";
+import type { ChainServices } from "../../../src/node/index.js";
+import { findConnectionPoint } from "../../../src/sync/connectionPoint.js";
+import { LongSync, chooseSyncPeer, defaultLongSyncOptions, type LongSyncOptions, type SyncProgress } from "../../../src/sync/longSync.js";
+import { OrphanPool } from "../../../src/sync/orphanPool.js";
+import type { BlockBody, PeerFault, SkeletonPoint, SyncChain, SyncPeer } from "../../../src/sync/syncPeer.js";
+import { asReceived, mineBlocks, openTestChain, signedTransfer } from "../../helpers/chainPair.js";
+
+const stranger = "0x00000000000000000000000000000000000000aa";
+const fastOptions: LongSyncOptions = { ...defaultLongSyncOptions, chunkSize: 16, bodiesPerRequest: 5, maxBodyRequestsInFlight: 3, requestTimeoutMs: 200 };
+
+/** How a scripted peer misbehaves. */
+interface Script {
+  /** Requests of these kinds never answer. */
+  silentOn?: ("headers" | "bodies" | "skeleton" | "blockHash")[];
+  /** Headers answers lose their last entry. */
+  shortHeaders?: boolean;
+  /** Bodies answers drop each block's transactions. */
+  emptyBodies?: boolean;
+  /** Skeleton points are moved one block off. */
+  skewedSkeleton?: boolean;
+}
+
+/** A peer serving `source`'s canonical chain, as the request/response protocols would, by `script`. */
+async function scriptedPeer(id: string, source: ChainServices, receiver: ChainServices, script: Script = {}, chunkSize = fastOptions.chunkSize): Promise<SyncPeer & { requests: Record<string, number> }> {
+  const chain = source.chain;
+  const head = chain.head;
+  const requests: Record<string, number> = { headers: 0, bodies: 0, skeleton: 0, blockHash: 0 };
+  const never = <T>() => new Promise<T>(() => undefined);
+  const received = async (hash: Uint8Array) => asReceived((await chain.getBlockByHash(hash))!, receiver);
+  return {
+    id,
+    requests,
+    best: { number: head.number, hash: head.hash, totalDifficulty: (await chain.getTotalDifficulty(head.hash))! },
+    async blockHashAt(number) {
+      requests.blockHash!++;
+      if (script.silentOn?.includes("blockHash")) return never();
+      return chain.getCanonicalHash(number);
+    },
+    async skeleton(startNumber) {
+      requests.skeleton!++;
+      if (script.silentOn?.includes("skeleton")) return never();
+      const points: SkeletonPoint[] = [];
+      const step = BigInt(chunkSize);
+      for (let number = startNumber - (startNumber % step); number < head.number && points.length < 20; number += step) points.push({ number: number + (script.skewedSkeleton === true && number > startNumber ? 1n : 0n), hash: (await chain.getCanonicalHash(number))! });
+      points.push({ number: head.number, hash: head.hash });
+      return points;
+    },
+    async headers(startHash, count) {
+      requests.headers!++;
+      if (script.silentOn?.includes("headers")) return never();
+      const headers: BlockHeader[] = [];
+      let cursor = await chain.getBlockByHash(startHash);
+      while (cursor !== undefined && headers.length < count) {
+        headers.push((await received(cursor.hash)).header);
+        cursor = cursor.number === 0n ? undefined : await chain.getBlockByHash(cursor.header.fields.parentHash);
+      }
+      return script.shortHeaders === true && headers.length > 1 ? headers.slice(0, -1) : headers;
+    },
+    async bodies(hashes) {
+      requests.bodies!++;
+      if (script.silentOn?.includes("bodies")) return never();
+      const bodies: (BlockBody | undefined)[] = [];
+      for (const hash of hashes) {
+        const block = await chain.getBlockByHash(hash);
+        if (block === undefined) bodies.push(undefined);
+        else {
+          const copy = await received(hash);
+          bodies.push({ transactions: script.emptyBodies === true && copy.transactions.length > 0 ? [] : copy.transactions, uncles: copy.uncles });
+        }
+      }
+      return bodies;
+    },
+  };
+}
+
+function syncChainOf(services: ChainServices): SyncChain & { imports: number } {
+  const view = {
+    imports: 0,
+    get head() {
+      return services.chain.head;
+    },
+    get headTotalDifficulty() {
+      return services.chain.tipWeight;
+    },
+    hasBlock: (hash: Uint8Array) => services.chain.hasBlock(hash),
+    importBlock: async (block: Block): Promise<ImportOutcome> => {
+      view.imports++;
+      return services.importer.importBlock(block, "peer");
+    },
+  };
+  return view;
+}
+
+describe("sync: long sync and orphans with scripted peers", function () {
+  this.timeout(60_000);
+  let source: ChainServices;
+  let local: ChainServices;
+
+  /** 70 blocks on `source`, a transfer in every third. */
+  async function mineSource(): Promise<void> {
+    let nonce = 0;
+    await mineBlocks(source, 70, async (index) => (index % 3 === 0 ? [await signedTransfer(source, "cow", nonce++, stranger)] : []));
+  }
+
+  beforeEach(async () => {
+    source = await openTestChain();
+    local = await openTestChain();
+    await mineSource();
+  });
+  afterEach(async () => {
+    await source.close();
+    await local.close();
+  });
+
+  it("finds the connection point by binary search", async () => {
+    const peer = await scriptedPeer("p", source, local);
+    // The local chain holds the source's first 10 blocks.
+    for (let number = 1n; number <= 10n; number++) await local.importer.importBlock(asReceived((await source.chain.getBlockByNumber(number))!, local), "peer");
+    const found = await findConnectionPoint({ blockHashAt: (number) => peer.blockHashAt(number), hasBlock: (hash) => local.chain.hasBlock(hash) }, peer.best.number);
+    expect(found.number).to.equal(10n);
+    expect(found.requests).to.be.at.most(7);
+  });
+
+  it("syncs from the best peer: same head and state root, progress reported, the stale peer never asked", async () => {
+    const stale = await openTestChain();
+    try {
+      await mineBlocks(stale, 5);
+      const stalePeer = await scriptedPeer("stale", stale, local);
+      const good = await scriptedPeer("good", source, local);
+      const chain = syncChainOf(local);
+      expect(chooseSyncPeer([stalePeer, good], chain, fastOptions.longSyncLimit)?.id).to.equal("good");
+      const progress: SyncProgress[] = [];
+      const result = await new LongSync(chain, () => [stalePeer, good], fastOptions, { onProgress: (entry) => progress.push(entry) }).run();
+      expect(result).to.deep.equal({ kind: "synced", imported: 70, from: "good" });
+      expect(local.chain.head.hash).to.deep.equal(source.chain.head.hash);
+      expect(local.chain.head.header.fields.stateRoot).to.deep.equal(source.chain.head.header.fields.stateRoot);
+      expect(progress[0]).to.deep.equal({ startingBlock: 0n, currentBlock: 1n, highestBlock: 70n });
+      expect(progress.at(-1)).to.deep.equal({ startingBlock: 0n, currentBlock: 70n, highestBlock: 70n });
+      expect(Object.values(stalePeer.requests).every((count) => count === 0)).to.equal(true);
+    } finally {
+      await stale.close();
+    }
+  });
+
+  it("does not long-sync from a peer 24 blocks ahead or fewer", async () => {
+    for (let number = 1n; number <= 46n; number++) await local.importer.importBlock(asReceived((await source.chain.getBlockByNumber(number))!, local), "peer");
+    const peer = await scriptedPeer("near", source, local);
+    expect(await new LongSync(syncChainOf(local), () => [peer], fastOptions).run()).to.deep.equal({ kind: "notNeeded" });
+  });
+
+  const faults: [string, Script, PeerFault][] = [
+    ["a peer that never answers headers", { silentOn: ["headers"] }, "timeout"],
+    ["a peer that never answers bodies", { silentOn: ["bodies"] }, "timeout"],
+    ["a peer that answers short", { shortHeaders: true }, "invalidHeader"],
+    ["a peer that sends bodies not of their headers", { emptyBodies: true }, "invalidBody"],
+    ["a peer whose skeleton is off by one", { skewedSkeleton: true }, "badAnswer"],
+  ];
+  for (const [name, script, fault] of faults) {
+    it(`reports ${name} and finishes from an honest one`, async () => {
+      const liar = await scriptedPeer("liar", source, local, script);
+      const honest = await scriptedPeer("honest", source, local);
+      // The liar looks heavier, so it is tried first.
+      const heavierLiar = { ...liar, best: { ...liar.best, totalDifficulty: liar.best.totalDifficulty + 1n } };
+      const reports: [string, PeerFault][] = [];
+      const result = await new LongSync(syncChainOf(local), () => [heavierLiar, honest], fastOptions, { reportPeer: (peerId, reported) => reports.push([peerId, reported]) }).run();
+      expect(reports[0]).to.deep.equal(["liar", fault]);
+      expect(result.kind).to.equal("synced");
+      expect(local.chain.head.hash).to.deep.equal(source.chain.head.hash);
+    });
+  }
+
+  it("stops at a block the importer refuses and reports the peer that sent it; nothing after it is imported", async () => {
+    // A chain whose block 40 claims a wrong state root (its proof of work is valid): only execution finds it.
+    const forged = await openTestChain();
+    try {
+      for (let number = 1n; number <= 70n; number++) {
+        let block = asReceived((await source.chain.getBlockByNumber(number))!, forged);
+        if (number >= 40n) {
+          const parent = forged.chain.tip;
+          const fields = { ...block.header.fields, parentHash: parent.hash, stateRoot: number === 40n ? new Uint8Array(32).fill(9) : block.header.fields.stateRoot, mergedMiningHeader: new Uint8Array(), mergedMiningMerkleProof: new Uint8Array(), mergedMiningCoinbaseTransaction: new Uint8Array() };
+          block = proveBlock(new Block(new BlockHeader(fields), block.transactions, block.uncles));
+          // Stored as given: a forger's chain, as a peer would serve it.
+          forged.chain.appendBlock(block, []);
+          await forged.chain.whenTipWritten();
+          continue;
+        }
+        await forged.importer.importBlock(block, "peer");
+      }
+      const forger = await scriptedPeer("forger", forged, local);
+      const reports: [string, PeerFault][] = [];
+      const result = await new LongSync(syncChainOf(local), () => [forger], fastOptions, { reportPeer: (peerId, reported) => reports.push([peerId, reported]) }).run();
+      expect(result.kind).to.equal("failed");
+      expect(reports).to.deep.equal([["forger", "invalidBlock"]]);
+      expect(local.chain.head.number).to.equal(39n);
+    } finally {
+      await forged.close();
+    }
+  });
+
+  it("holds orphans until their parent lands, then imports them with their descendants", async () => {
+    const pool = new OrphanPool({ maxBlocks: 4, maxAheadOfBest: 50n });
+    const blocks = await Promise.all([1n, 2n, 3n, 4n, 5n].map(async (number) => asReceived((await source.chain.getBlockByNumber(number))!, local)));
+    expect(pool.add(blocks[2]!, "a", 0n)).to.equal("held");
+    expect(pool.add(blocks[1]!, "a", 0n)).to.equal("held");
+    expect(pool.add(blocks[4]!, "b", 0n)).to.equal("held");
+    expect(pool.add(blocks[4]!, "b", 0n)).to.equal("known");
+    expect(pool.add(asReceived((await source.chain.getBlockByNumber(60n))!, local), "c", 0n)).to.equal("tooFarAhead");
+    // Block 5 waits for 4, which waits for 3 (held), which waits for 2 (held), which waits for 1.
+    expect(pool.missingAncestorOf(blocks[2]!.hash)).to.deep.equal(blocks[0]!.hash);
+    expect((await local.importer.importBlock(blocks[0]!, "peer")).status).to.equal("IMPORTED_BEST");
+    const connected = await pool.connectDescendants(blocks[0]!.hash, (block) => local.importer.importBlock(block, "peer"));
+    expect(connected.map(({ orphan, outcome }) => [Number(orphan.block.number), outcome.status])).to.deep.equal([
+      [2, "IMPORTED_BEST"],
+      [3, "IMPORTED_BEST"],
+    ]);
+    expect(local.chain.head.number).to.equal(3n);
+    expect(pool.size, "block 5 still waits for 4").to.equal(1);
+    // Full: the oldest goes first.
+    for (const number of [10n, 11n, 12n, 13n]) pool.add(asReceived((await source.chain.getBlockByNumber(number))!, local), "d", 3n);
+    expect(pool.has(blocks[4]!.hash)).to.equal(false);
+    expect(pool.size).to.equal(4);
+  });
+});
