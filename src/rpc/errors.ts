@@ -49,6 +49,8 @@ export const RpcErrorCode = {
   MergedMiningRefused: -33000,
   /** A dev method that would mine, on a node whose blocks come only from merged miners (openrpc ExternalMiningOnly). */
   ExternalMiningOnly: -32000,
+  /** evm_revert, evm_reset or evm_increaseTime while peers are connected (openrpc HistoryRewriteWithPeers). */
+  HistoryRewriteWithPeers: -32000,
 } as const;
 export type RpcErrorCode = (typeof RpcErrorCode)[keyof typeof RpcErrorCode];
 
@@ -253,6 +255,11 @@ export function devChainErrorToRpc(error: unknown, argument: number): unknown {
   if (error instanceof BlockWriteError) return blockNotWrittenError(error);
   if (error instanceof ExternalMiningOnlyError) return new RpcError(RpcErrorCode.ExternalMiningOnly, error.message);
   return error;
+}
+
+/** A dev method that rewrites the chain or its time, refused while peers share it. */
+export function historyRewriteWithPeersError(method: string, peers: number): RpcError {
+  return new RpcError(RpcErrorCode.HistoryRewriteWithPeers, `${method} is refused while peers are connected (${peers}): it would rewrite blocks or time they hold too; stop the peer-to-peer network (run without --p2p) to use it`);
 }
 
 // --- merged mining (the reference's MnrModuleImpl / MinerServerImpl wording) ---

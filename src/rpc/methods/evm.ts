@@ -4,11 +4,14 @@ import type { NamespaceHandlers } from "../../../generated/methods.js";
 import type { EvmMineOptions, EvmSeconds, EvmTimestamp } from "../../../generated/types.js";
 import { toQuantity } from "../../common/hex.js";
 import type { DevChain } from "../../mining/devChain.js";
+import type { PeerNetwork } from "../../p2p/index.js";
 import type { RpcCallContext } from "../dispatch.js";
-import { devChainErrorToRpc, invalidParamsError, withErrorsMapped } from "../errors.js";
+import { devChainErrorToRpc, historyRewriteWithPeersError, invalidParamsError, withErrorsMapped } from "../errors.js";
 
 export interface EvmDependencies {
   devChain: DevChain;
+  /** While peers are connected, the methods that rewrite history refuse (they hold that history too). */
+  peers: PeerNetwork;
 }
 
 /**
@@ -45,15 +48,27 @@ export const timeArgumentError = (error: unknown) => devChainErrorToRpc(error, 0
 export const maxIntervalSeconds = Math.floor((2 ** 31 - 1) / 1000);
 
 export function createEvmHandlers(deps: EvmDependencies): NamespaceHandlers<"evm", RpcCallContext> {
-  const { devChain } = deps;
+  const { devChain, peers } = deps;
+  /** Refuses `method` while peers are connected: it would rewrite blocks or time they share. */
+  const refuseWithPeers = (method: string) => {
+    const connected = peers.connectedPeers().length;
+    if (connected > 0) throw historyRewriteWithPeersError(method, connected);
+  };
   return {
     evm_snapshot: async () => toQuantity(await devChain.snapshot()),
-    evm_revert: ([snapshotId]) => devChain.revert(BigInt(snapshotId)),
+    evm_revert: ([snapshotId]) => {
+      refuseWithPeers("evm_revert");
+      return devChain.revert(BigInt(snapshotId));
+    },
     evm_reset: async () => {
+      refuseWithPeers("evm_reset");
       await devChain.reset();
       return null;
     },
-    evm_increaseTime: async ([seconds]) => toQuantity(await withErrorsMapped(() => devChain.increaseTime(secondsOf(seconds, 0)), timeArgumentError)),
+    evm_increaseTime: async ([seconds]) => {
+      refuseWithPeers("evm_increaseTime");
+      return toQuantity(await withErrorsMapped(() => devChain.increaseTime(secondsOf(seconds, 0)), timeArgumentError));
+    },
     evm_mine: async ([what]) => {
       const { blocks, timestamp } = typeof what === "object" ? miningOptions(what) : { blocks: 1, timestamp: what === undefined ? undefined : secondsOf(what, 0) };
       await withErrorsMapped(async () => {
