@@ -301,6 +301,38 @@ describe("mnr_: merged mining for pools (--miner external)", function () {
   });
 });
 
+describe("mining with --miner builtin: hash rates and a pool beside the built-in miner", function () {
+  this.timeout(60_000);
+
+  it("counts the built-in miner's blocks in eth_hashrate, and takes a pool's block too", async () => {
+    nextNonce = 0;
+    const directory = await mkdtemp(join(tmpdir(), "chain-node-mnr-"));
+    const genesisFile = join(directory, "genesis.json");
+    await writeFile(genesisFile, JSON.stringify({ difficulty: genesisDifficulty.toString(), timestamp: String(Math.floor(Date.now() / 1000)), alloc: { [cow.address]: { balance: "1000000000000000000000" } } }));
+    const node = await startTestNode({ chain: { genesisFile } });
+    try {
+      const client = node.client;
+      expect(await client.eth_mining()).to.equal(true);
+      await sendTransfers(client, 2);
+      const blocks = await Promise.all([1, 2].map((number) => client.eth_getBlockByNumber(`0x${number}`, false)));
+      const mined = blocks.reduce((sum, block) => sum + BigInt(block!.difficulty!), 0n);
+      // The genesis pays no coinbase of this node's: only the two mined blocks count.
+      expect(BigInt(await client.eth_hashrate())).to.equal(mined / 3600n);
+      expect(await client.eth_netHashrate()).to.equal(Number((genesisDifficulty + mined) / 3600n));
+      const info = await client.mnr_submitParentBlock(poolBlockFor(await getWork(client), 2, 51).blockHex);
+      expect(ascii(info.blockImportedResult)).to.equal("IMPORTED_BEST");
+      expect(await headNumber(client)).to.equal(3n);
+      // Automine goes on from the pool's block.
+      await sendTransfers(client, 1);
+      expect(await headNumber(client)).to.equal(4n);
+      expect((await client.eth_getBlockByNumber("0x4", false))!.parentHash).to.equal(info.blockHash);
+    } finally {
+      await node.stop();
+      await rm(directory, { recursive: true, force: true });
+    }
+  });
+});
+
 /**
  * A miner written from openrpc.json's description of eth_getWork: nonces n until the byte-reversed
  * double SHA-256 of the header they make is at most the target.
