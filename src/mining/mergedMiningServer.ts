@@ -152,14 +152,20 @@ export class MergedMiningServer {
   ) {}
 
   /**
-   * The work to hand out now: the current template, built first when there is none or it is out of
-   * date. Answered at once (no promise) when the current one serves: pools poll this.
+   * The work to hand out now, with `notify` (mnr_getWork): the current template, built first when
+   * there is none or it is out of date. Answered at once (no promise) when the current one serves:
+   * pools poll this.
    */
   getWork(): MergedMiningWork | Promise<MergedMiningWork> {
+    const template = this.currentTemplate();
+    return template instanceof Promise ? template.then((built) => this.handOut(built)) : this.handOut(template);
+  }
+
+  /** The current template without touching `notify` (eth_getWork, which has no such flag). */
+  currentTemplate(): MiningTemplate | Promise<MiningTemplate> {
     if (!this.poolsAsking) this.startBuildingAhead();
     const current = this.current;
-    if (current !== undefined && this.isCurrent(current)) return this.handOut(current);
-    return this.nextTemplate().then((template) => this.handOut(template));
+    return current !== undefined && this.isCurrent(current) ? current : this.nextTemplate();
   }
 
   private handOut(template: MiningTemplate): MergedMiningWork {

@@ -22,7 +22,7 @@ export function createEthMiningHandlers(deps: EthMiningDependencies): Pick<Names
     // A JSON number, as the reference answers it.
     eth_netHashrate: async () => Number(await hashRates.networkHashrate()),
     eth_getWork: async () => {
-      const { template } = await withErrorsMapped(async () => mergedMining.getWork(), (error) => devChainErrorToRpc(error, 0));
+      const template = await withErrorsMapped(async () => mergedMining.currentTemplate(), (error) => devChainErrorToRpc(error, 0));
       const work = legacyWorkPackage(template);
       return [bytesToHex(work.powHash), bytesToHex(work.merkleRoot), bytesToHex(work.target)];
     },
