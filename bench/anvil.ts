@@ -135,7 +135,18 @@ async function startSide(name: Side["name"], workDir: string, anvilArgs: readonl
   return { name, process: anvil, dataDir: undefined };
 }
 
+/** Says so when a side's process ends before the bench stops it (the next figure would fail on its pid). */
+function watchExit(side: Side): Side {
+  const exitedEarly = (code: number | null, signal: NodeJS.Signals | null) => console.error(`${side.name} (pid ${side.process.child.pid}) exited with ${code ?? signal} during the bench`);
+  side.process.child.once("exit", exitedEarly);
+  side.process.child.stderr?.on("data", (chunk: Buffer) => process.stderr.write(`[${side.name}] ${chunk.toString("utf8")}`));
+  stopping.set(side, () => side.process.child.off("exit", exitedEarly));
+  return side;
+}
+const stopping = new Map<Side, () => void>();
+
 async function stopSide(side: Side): Promise<void> {
+  stopping.get(side)?.();
   await side.process.stop();
   if (side.dataDir !== undefined) await rm(side.dataDir, { recursive: true, force: true });
 }
@@ -144,8 +155,8 @@ async function stopSide(side: Side): Promise<void> {
 async function withBoth(workDir: string, work: (sides: Side[]) => Promise<void>, anvilArgs: readonly string[] = []): Promise<void> {
   const sides: Side[] = [];
   try {
-    sides.push(await startSide("node", workDir, []));
-    sides.push(await startSide("anvil", workDir, anvilArgs));
+    sides.push(watchExit(await startSide("node", workDir, [])));
+    sides.push(watchExit(await startSide("anvil", workDir, anvilArgs)));
     await work(sides);
   } finally {
     for (const side of sides) await stopSide(side);
