@@ -168,9 +168,10 @@ function inTurn<T>(items: readonly T[], round: number): T[] {
   return round % 2 === 0 ? [...items] : [...items].reverse();
 }
 
-/** Waits for a transaction's receipt (Anvil mines an instant after answering the send). */
+/** Waits for a transaction's receipt (Anvil mines after answering the send: after a burst of sends, seconds after). */
 async function receiptOf(url: string, hash: string): Promise<{ status: string; contractAddress: `0x${string}` | null; blockNumber: string }> {
-  for (let poll = 0; poll < 1_000; poll++) {
+  const deadline = performance.now() + 60_000;
+  while (performance.now() < deadline) {
     const receipt = await rpc<{ status: string; contractAddress: `0x${string}` | null; blockNumber: string } | null>(url, "eth_getTransactionReceipt", [hash]);
     if (receipt !== null) return receipt;
     await new Promise((resolve) => setTimeout(resolve, 2));
