@@ -60,6 +60,7 @@ build: install
 	$(ESBUILD) dist/src/node/callWorker.js --outfile=$(dir $(BUNDLE))callWorker.js
 	$(ESBUILD) dist/src/node/recoveryWorker.js --outfile=$(dir $(BUNDLE))recoveryWorker.js
 	@chmod +x $(BUNDLE)
+	@if LC_ALL=C grep -q -P '[^\x00-\x7F]' $(BUNDLE_MAIN); then echo "$(BUNDLE_MAIN) is not ASCII: cli/launch.ts reads it as latin1"; exit 1; fi
 	@./$(BUNDLE) --version >/dev/null
 	@test -s $(BUNDLE_MAIN).cache
 
