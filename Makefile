@@ -23,7 +23,7 @@ ESBUILD := $(ESBUILD_COMMON) --format=esm \
   --banner:js="import { createRequire as createRequireForBundle } from 'node:module'; const require = createRequireForBundle(import.meta.url);"
 RUN_ARGS ?=
 
-.PHONY: help install gen gen-check check-deps build test test-unit test-rpc test-e2e run bench bench-rpc bench-chain bench-long bench-compare bench-traces lint clean
+.PHONY: help install gen gen-check check-deps build test test-unit test-rpc test-e2e run bench bench-rpc bench-chain bench-long bench-compare bench-traces bench-anvil lint clean
 
 help:
 	@echo "make run    install, build and start the node (regtest, 127.0.0.1:4444); RUN_ARGS='--help' for flags"
@@ -33,6 +33,7 @@ help:
 	@echo "make bench-long  the node's memory over a 10-minute repeated run (BENCH_LONG_MINUTES)"
 	@echo "make bench-compare  this build against BENCH_OTHER (another build's bundle), side by side"
 	@echo "make bench-traces  struct-log trace answers: side by side with BENCH_OTHER, and a 1 GB answer's RSS"
+	@echo "make bench-anvil  side by side with Anvil 1.7.1 (a dev dependency): start-up, eth_call, the first eth_getLogs, traces"
 
 $(NPM_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -59,6 +60,7 @@ build: install
 	$(ESBUILD) dist/src/node/callWorker.js --outfile=$(dir $(BUNDLE))callWorker.js
 	$(ESBUILD) dist/src/node/recoveryWorker.js --outfile=$(dir $(BUNDLE))recoveryWorker.js
 	@chmod +x $(BUNDLE)
+	@if LC_ALL=C grep -q -P '[^\x00-\x7F]' $(BUNDLE_MAIN); then echo "$(BUNDLE_MAIN) is not ASCII: cli/launch.ts reads it as latin1"; exit 1; fi
 	@./$(BUNDLE) --version >/dev/null
 	@test -s $(BUNDLE_MAIN).cache
 
@@ -104,6 +106,10 @@ bench-compare: build
 # Trace answers (bench/traceAnswers.ts): BENCH_OTHER side by side, BENCH_TRACE_MB for the RSS check.
 bench-traces: build
 	node dist/bench/traceAnswers.js
+
+# Side by side with Anvil (bench/anvil.ts; the @foundry-rs/anvil dev dependency, never run by make test).
+bench-anvil: build
+	node dist/bench/anvil.js
 
 clean:
 	rm -rf dist

@@ -41,8 +41,10 @@ function writeCache(script: Script): void {
 }
 
 const cachedData = readCache();
-// The bundle's own first line is a shebang: commented out, so lines keep their numbers.
-const body = readFileSync(bundleFile, "utf8").replace(/^#!/, "//");
+// The bundle's own first line is a shebang: commented out, so lines keep their numbers. esbuild
+// writes ASCII only (non-ASCII characters escaped; make build checks it), which read as latin1 is
+// the same text without UTF-8 decoding: 0.6 ms for the 2.4 MB instead of about 6.
+const body = readFileSync(bundleFile, "latin1").replace(/^#!/, "//");
 // Strict like the ES module it replaces. import.meta.url in the sources is this parameter (make build).
 const script = new Script(`(function (exports, require, module, __filename, __dirname, __importMetaUrl) {"use strict";${body}\n})`, {
   filename: bundleFile,

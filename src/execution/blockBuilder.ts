@@ -7,7 +7,7 @@ import type { Common } from "@ethereumjs/common";
 import type { EVM } from "@ethereumjs/evm";
 import type { MerkleStateManager } from "@ethereumjs/statemanager";
 import { Address } from "@ethereumjs/util";
-import { runTx, type VM } from "@ethereumjs/vm";
+import type { VM } from "@ethereumjs/vm";
 import { Block } from "../chain/block.js";
 import { BlockHeader, emptyBloom, emptyBytes, emptyListHash, unclesHashOf } from "../chain/header.js";
 import { indexedTrieRoot } from "../chain/indexedTrie.js";
@@ -15,6 +15,7 @@ import { encodeReceiptForTrie, type ChainReceipt } from "../chain/receipts.js";
 import { effectiveGasPrice, type ChainTransaction } from "../chain/transactions.js";
 import { engineErrorMessage } from "../common/engineErrors.js";
 import { bytesToUnprefixedHex } from "../common/hex.js";
+import { enginePackages, loadEnginePackages } from "./enginePackages.js";
 import { createExecutionBlock, createExecutionEngine, creditMinimumGasPriceShare, type CanonicalHashLookup, type ExecutionEngine } from "./engine.js";
 import { leanCallsApply, runLeanCall, type LeanCallOutcome } from "./leanCalls.js";
 import { plainTransfersApply, runPlainTransfer, type PlainTransferContext } from "./plainTransfers.js";
@@ -290,6 +291,7 @@ export class BlockBuilder {
 
   /** The engine's runTx, its result in the lean path's form (the created contract besides). */
   private async runTx(transaction: ChainTransaction, block: EngineBlock, blockGasUsed: bigint): Promise<EngineOutcome> {
+    const { runTx } = (enginePackages ?? (await loadEnginePackages())).vm;
     const result = await runTx(this.vm, { tx: transaction.tx, block, blockGasUsed, skipHardForkValidation: true });
     return {
       gasUsed: result.totalGasSpent,

@@ -5,11 +5,10 @@ import { Block as EngineBlock, BlockHeader as EngineBlockHeader, createBlockHead
 import type { Common, StateManagerInterface } from "@ethereumjs/common";
 import type { EVM, EVMMockBlockchainInterface } from "@ethereumjs/evm";
 import { Account, Address, KECCAK256_NULL, bigIntToBytes, equalsBytes, setLengthLeft } from "@ethereumjs/util";
-import { createVM, type VM } from "@ethereumjs/vm";
+import type { VM } from "@ethereumjs/vm";
 import { maxGasPrice, type ChainTx } from "../chain/transactions.js";
 import { nextEventLoopTurn } from "../common/eventLoop.js";
-import { installInterpreterFastPaths } from "./interpreterFastPaths.js";
-import { guardLongPrecompiles } from "./precompileTimeGuard.js";
+import { loadEnginePackages } from "./enginePackages.js";
 
 /** Hash of a canonical block by number, for the BLOCKHASH opcode. */
 export type CanonicalHashLookup = (blockNumber: bigint) => Promise<Uint8Array | undefined>;
@@ -184,12 +183,17 @@ export async function createExecutionEngine<State extends StateManagerInterface>
       return blockchain;
     },
   };
+  const packages = await loadEnginePackages();
+  // The EVM's and the VM's parameters join the rules' table here, with the packages (the rules
+  // start without them: execution/rules.ts); merged once, the later engines find them there.
+  common.updateParams(packages.evm.paramsEVM);
+  common.updateParams(packages.vm.paramsVM);
   // A copy of the rules per engine: the EVM subscribes to its Common's hardfork events and never
   // unsubscribes, so on the node's shared Common every engine made for a call or a trace would
   // stay reachable for good.
-  const vm = await createVM({ common: common.copy(), stateManager: state, blockchain });
+  const vm = await packages.vm.createVM({ common: common.copy(), stateManager: state, blockchain });
   // First: the fast paths replace opcode table entries, and the wrappers below wrap them.
-  await installInterpreterFastPaths(vm.evm as EVM);
+  await packages.fastPaths.installInterpreterFastPaths(vm.evm as EVM);
 
   // The engine has no time limit of its own. JUMP and JUMPI are wrapped (the EVM's opcode table is
   // internal, hence the cast) to look at the clock every few thousand jumps while a limit is set.
@@ -197,7 +201,7 @@ export async function createExecutionEngine<State extends StateManagerInterface>
   const events = vm.evm.events!;
   const jumpsBetweenClockChecks = () => (events.listenerCount("step") > 0 ? jumpsPerClockCheckWhileStepping : jumpsPerClockCheck);
   let jumpsLeft = jumpsPerClockCheck;
-  guardLongPrecompiles(vm.evm as EVM, () => clock.deadline, () => new ExecutionTimeoutError("execution time limit reached"));
+  packages.timeGuard.guardLongPrecompiles(vm.evm as EVM, () => clock.deadline, () => new ExecutionTimeoutError("execution time limit reached"));
   const opcodeMap = (vm.evm as unknown as { _opcodeMap: OpcodeEntry[] })._opcodeMap;
   for (const opcode of jumpOpcodes) {
     const entry = opcodeMap[opcode]!;

@@ -22,6 +22,7 @@
 import { EVMError, type EVM } from "@ethereumjs/evm";
 import { keccak256 } from "../common/crypto.js";
 import { hexOfRecentKey, hexOfStableBytes, writeHexDigits } from "../common/hex.js";
+import { markStaticCall, refusedCallListenerOf } from "./callFrameMarks.js";
 import { installMessageFrames, type InterpreterClass } from "./messageFrames.js";
 
 /** EIPs whose interpreter paths this loop leaves out; with any of them active it is not used. */
@@ -605,36 +606,6 @@ function rememberJumpAnalysis(prototype: { _getValidJumpDestinations: JumpAnalys
   };
 }
 
-/** Messages a STATICCALL made (the other frames inside a static frame are static as well). */
-const staticCallMessages = new WeakSet<object>();
-
-/**
- * Whether a STATICCALL made this message: a CALL made inside a static frame is static too, and
- * only the opcode tells them apart (tracers name a frame by it). Known once the fast loop is in.
- */
-export function madeByStaticCall(message: object): boolean {
-  return staticCallMessages.has(message);
-}
-
-/** Why the interpreter refused a call frame before it began (the engine's words, as its errors). */
-export type RefusedCallReason = "insufficient balance" | "max call depth exceeded";
-
-/** Told of the call frames an EVM's interpreter refuses before they begin (no message events). */
-export type RefusedCallListener = (message: object, reason: RefusedCallReason) => void;
-
-const refusedCallListeners = new WeakMap<object, RefusedCallListener>();
-
-/**
- * Calls `listener` (until it is replaced by undefined) for each call frame the EVM's interpreter
- * refuses without running it: a call deeper than the call depth limit, or with more value than the
- * caller holds. The engine then emits no message events; tracers show such a frame with its error,
- * as geth does. Known once the fast loop is in.
- */
-export function listenToRefusedCalls(evm: object, listener: RefusedCallListener | undefined): void {
-  if (listener === undefined) refusedCallListeners.delete(evm);
-  else refusedCallListeners.set(evm, listener);
-}
-
 type BaseCall = (this: CallingInterpreter, message: object) => Promise<unknown>;
 type CallStatic = (this: CallingInterpreter, ...args: unknown[]) => Promise<unknown>;
 
@@ -663,9 +634,9 @@ function markStaticCallMessages(prototype: { callStatic: CallStatic; _baseCall: 
   prototype._baseCall = function (this: CallingInterpreter, message) {
     if (this.makingStaticCall === true) {
       this.makingStaticCall = false;
-      staticCallMessages.add(message);
+      markStaticCall(message);
     }
-    const listener = refusedCallListeners.get(this._evm);
+    const listener = refusedCallListenerOf(this._evm);
     if (listener !== undefined) {
       const { value, delegatecall } = message as { value: bigint; delegatecall?: boolean };
       if (this._env.depth >= Number(this.common.param("stackLimit"))) listener(message, "max call depth exceeded");

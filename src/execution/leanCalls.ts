@@ -24,10 +24,10 @@ import type { Common } from "@ethereumjs/common";
 import type { EVM } from "@ethereumjs/evm";
 import type { MerkleStateManager } from "@ethereumjs/statemanager";
 import { Account, Address } from "@ethereumjs/util";
-import { Bloom } from "@ethereumjs/vm";
 import type { ChainTransaction } from "../chain/transactions.js";
 import { bytesToUnprefixedHex } from "../common/hex.js";
 import { runTxTakesSender } from "./engine.js";
+import { enginePackages, loadEnginePackages } from "./enginePackages.js";
 
 /**
  * EIPs that change what happens around a call (or that this module does not do): with any of them
@@ -135,6 +135,7 @@ export async function runLeanCall(context: LeanCallContext, transaction: ChainTr
     await journal.putAccount(coinbase, miner);
 
     const logs = execResult.logs ?? [];
+    const { Bloom } = (enginePackages ?? (await loadEnginePackages())).vm;
     const bloom = new Bloom(undefined, common);
     for (const [address, topics] of logs) {
       bloom.add(address);

@@ -6,9 +6,9 @@ import type { Block as EngineBlock } from "@ethereumjs/block";
 import type { Common, StateManagerInterface } from "@ethereumjs/common";
 import { createAccessList2930Tx, createLegacyTx, type AccessList2930Tx, type LegacyTx } from "@ethereumjs/tx";
 import { Account, Address, bytesToBigInt, bytesToUnprefixedHex, equalsBytes, KECCAK256_NULL, setLengthLeft } from "@ethereumjs/util";
-import { runTx } from "@ethereumjs/vm";
 import { engineErrorMessage } from "../common/engineErrors.js";
 import { nextEventLoopTurn } from "../common/eventLoop.js";
+import { enginePackages, loadEnginePackages } from "./enginePackages.js";
 import { ExecutionTimeoutError, type ExecutionEngine, type ExecutionMeasurements, type GasSlack, type Measured } from "./engine.js";
 
 export interface MessageCall {
@@ -195,6 +195,7 @@ export function unsignedCallTransaction(common: Common, call: MessageCall, nonce
 async function runAsTransaction(engine: ExecutionEngine, block: EngineBlock, call: MessageCall): Promise<RunOutcome> {
   const { vm } = engine;
   const tx = unsignedCallTransaction(vm.common, call);
+  const { runTx } = (enginePackages ?? (await loadEnginePackages())).vm;
   const result = await runTx(vm, { tx, block, skipNonce: true, skipBlockGasLimitValidation: true, skipHardForkValidation: true });
   return { execResult: result.execResult, gasUsed: result.totalGasSpent, intrinsicGas: tx.getIntrinsicGas() };
 }

@@ -7,9 +7,7 @@
 // Where gas accounting still differs from the reference is listed in docs/design.md.
 import { paramsBlock } from "@ethereumjs/block";
 import { Common, Hardfork, Mainnet, type CustomCrypto, type ParamsDict } from "@ethereumjs/common";
-import { paramsEVM } from "@ethereumjs/evm";
 import { paramsTx } from "@ethereumjs/tx";
-import { paramsVM } from "@ethereumjs/vm";
 import { keccak256 } from "../common/crypto.js";
 import { recoverPublicKey, signRecoverable } from "../common/signatures.js";
 
@@ -72,6 +70,8 @@ export function createExecutionRules(chainId: bigint): Common {
     customCrypto: nativeCrypto,
   });
   // Merged here, on the instance every copy comes from, so that no copy has to rebuild its cache.
-  for (const table of [paramsTx, paramsBlock, paramsEVM, paramsVM]) rules.updateParams(table);
+  // The EVM's and the VM's tables join with the first engine (execution/engine.ts): importing them
+  // here would load the EVM at start (issue 39).
+  for (const table of [paramsTx, paramsBlock]) rules.updateParams(table);
   return rules;
 }

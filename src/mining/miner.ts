@@ -87,7 +87,7 @@ export class Miner {
   constructor(
     private readonly chain: Chain,
     private readonly pool: TransactionPool,
-    private readonly builder: BlockBuilder,
+    private readonly builder: Pick<BlockBuilder, "build" | "resetTo">,
     private readonly options: MinerOptions,
     private readonly log: Logger,
   ) {

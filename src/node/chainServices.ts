@@ -150,6 +150,22 @@ async function openKeyStorage(network: NetworkProfile, storage: StorageOptions, 
   return keys;
 }
 
+/** A block builder made by `create` when first used; a failed making is tried again next time. */
+function builtOnFirstUse(create: () => Promise<BlockBuilder>): Pick<BlockBuilder, "build" | "resetTo"> {
+  let made: Promise<BlockBuilder> | undefined;
+  const builder = () => {
+    made ??= create().catch((error: unknown) => {
+      made = undefined;
+      throw error;
+    });
+    return made;
+  };
+  return {
+    build: async (template, candidates, edit) => (await builder()).build(template, candidates, edit),
+    resetTo: async (stateRoot) => (await builder()).resetTo(stateRoot),
+  };
+}
+
 /**
  * `walletPolicy.unlockAllowed` is false for a node bound beyond loopback without
  * --allow-insecure-unlock (node.ts decides); left out, keys are held as on loopback.
@@ -176,7 +192,10 @@ export async function openChainServices(
     }
     const canonicalHashFromTip = (blockNumber: bigint) => chain.getCanonicalHashFromTip(blockNumber);
     const createBuilder = () => BlockBuilder.create(common, state.at(chain.tip.header.fields.stateRoot), canonicalHashFromTip);
-    const builder = await createBuilder();
+    // The miner's builder is made when it first builds, on the state it would have had at start:
+    // making it loads the EVM, which the first request seldom needs (issue 39).
+    const startRoot = chain.tip.header.fields.stateRoot;
+    const builder = builtOnFirstUse(() => BlockBuilder.create(common, state.at(startRoot), canonicalHashFromTip));
 
     // The pool judges transactions against the block the next block builds on: the tip. What it
     // held at the last stop (or crash) comes back from its journal, checked against the tip again.

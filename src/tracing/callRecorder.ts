@@ -3,7 +3,7 @@
 import type { EVMResult, Message } from "@ethereumjs/evm";
 import type { Address } from "@ethereumjs/util";
 import type { ExecutionEngine } from "../execution/engine.js";
-import { listenToRefusedCalls, madeByStaticCall, type RefusedCallReason } from "../execution/interpreterFastPaths.js";
+import { listenToRefusedCalls, madeByStaticCall, type RefusedCallReason } from "../execution/callFrameMarks.js";
 
 export type FrameKind = "CALL" | "CALLCODE" | "DELEGATECALL" | "STATICCALL" | "CREATE" | "CREATE2" | "SELFDESTRUCT";
 

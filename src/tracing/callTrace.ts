@@ -4,7 +4,8 @@
 // with one of the replay's tracers watching. Nothing it does is kept.
 import type { Common } from "@ethereumjs/common";
 import { Address } from "@ethereumjs/util";
-import { runTx, type RunTxResult } from "@ethereumjs/vm";
+import type { RunTxResult } from "@ethereumjs/vm";
+import { enginePackages, loadEnginePackages } from "../execution/enginePackages.js";
 import type { Block } from "../chain/block.js";
 import type { ChainTransaction } from "../chain/transactions.js";
 import { engineErrorMessage } from "../common/engineErrors.js";
@@ -54,6 +55,7 @@ export async function traceCall<T>(deps: CallTraceDependencies, block: Block, ca
     try {
       const timeLeft = deadline - performance.now();
       if (timeLeft <= 0) throw new ExecutionTimeoutError("tracing time limit reached");
+      const { runTx } = (enginePackages ?? (await loadEnginePackages())).vm;
       result = await engine.withTimeLimit(timeLeft, () => runTx(engine.vm, { tx, block: executionBlock, skipNonce: true, skipBlockGasLimitValidation: true, skipHardForkValidation: true }));
     } catch (error) {
       await tracer.finish(undefined);

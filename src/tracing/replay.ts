@@ -2,7 +2,8 @@
 // be traced as it ran: same block context, same order, same block gas, same miner credit.
 import type { Common } from "@ethereumjs/common";
 import { Address } from "@ethereumjs/util";
-import { runTx, type RunTxResult } from "@ethereumjs/vm";
+import type { RunTxResult } from "@ethereumjs/vm";
+import { enginePackages, loadEnginePackages } from "../execution/enginePackages.js";
 import type { Block } from "../chain/block.js";
 import type { ChainTransaction } from "../chain/transactions.js";
 import {
@@ -111,6 +112,7 @@ export async function replayBlock<T>(
       try {
         const timeLeft = deadline - performance.now();
         if (timeLeft <= 0) throw new ExecutionTimeoutError("tracing time limit reached");
+        const { runTx } = (enginePackages ?? (await loadEnginePackages())).vm;
         result = await engine.withTimeLimit(timeLeft, () => runTx(engine.vm, { tx: transaction.tx, block: executionBlock, blockGasUsed, skipHardForkValidation: true }));
       } catch (error) {
         if (tracer !== undefined) await tracer.finish(undefined);

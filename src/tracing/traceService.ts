@@ -9,8 +9,8 @@ import { bigIntToMinimalBytes, bytesToUnprefixedHex } from "../common/hex.js";
 import { callTracerError } from "./errors.js";
 import { OffloadLostError } from "../execution/callService.js";
 import { ExecutionTimeoutError } from "../execution/engine.js";
+import { loadEnginePackages } from "../execution/enginePackages.js";
 import type { StateDatabase } from "../state/stateDatabase.js";
-import { getActivePrecompiles } from "@ethereumjs/evm";
 import { Address, generateAddress } from "@ethereumjs/util";
 import type { MessageCall, StateOverrides } from "../execution/messageCall.js";
 import { AccessListTracer, sameAccessList, type RecordedAccessList } from "./accessListTracer.js";
@@ -194,6 +194,7 @@ export class TraceService {
   createAccessList(block: Block, call: MessageCall): Promise<CreatedAccessList> {
     return this.inTurn(async (deadline) => {
       const sender = bytesToUnprefixedHex(call.from);
+      const { getActivePrecompiles } = (await loadEnginePackages()).evm;
       const excluded = new Set([sender, ...[...getActivePrecompiles(this.calls.common).keys()].map((address) => address.replace(/^0x/, ""))]);
       if (call.to !== undefined) excluded.add(bytesToUnprefixedHex(call.to));
       else excluded.add(bytesToUnprefixedHex(generateAddress(call.from, bigIntToMinimalBytes(await this.nonceAt(block, call.from)))));
