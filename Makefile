@@ -16,8 +16,11 @@ TSC := node_modules/.bin/tsc
 BUNDLE := dist/bundle/cli/chain-node.mjs
 BUNDLE_MAIN := $(dir $(BUNDLE))chain-node.main.cjs
 NATIVE_PACKAGES := classic-level secp256k1 node-gyp-build
+# Packages only an option loads (prom-client with --metrics-port) stay out of the bundle too: a
+# node without the option neither reads nor compiles them.
+ON_REQUEST_PACKAGES := prom-client
 ESBUILD_COMMON := node_modules/.bin/esbuild --bundle --platform=node --target=node20 --log-level=warning \
-  --minify-whitespace --minify-syntax --sourcemap $(addprefix --external:,$(NATIVE_PACKAGES))
+  --minify-whitespace --minify-syntax --sourcemap $(addprefix --external:,$(NATIVE_PACKAGES) $(ON_REQUEST_PACKAGES))
 # The launcher and the CLI's worker threads (node/callWorker.ts, node/recoveryWorker.ts), which the CLI finds beside itself.
 ESBUILD := $(ESBUILD_COMMON) --format=esm \
   --banner:js="import { createRequire as createRequireForBundle } from 'node:module'; const require = createRequireForBundle(import.meta.url);"

@@ -5,6 +5,7 @@
 // Gauges are read when Prometheus scrapes (head, peers, sync, pool); counters follow the chain's
 // events and the importer's outcomes; JSON-RPC calls are timed by the dispatcher (observeCall).
 import { createServer, type Server } from "node:http";
+import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
 import type { BlockWithReceipts } from "../chain/events.js";
 import type { Logger } from "../common/logger.js";
@@ -30,7 +31,9 @@ export interface MetricsEndpoint {
 const callDurationBuckets = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 export async function startMetricsEndpoint(options: MetricsOptions, services: ChainServices, peers: PeerNetwork, log: Logger): Promise<MetricsEndpoint> {
-  const { Registry, Gauge, Counter, Histogram, collectDefaultMetrics } = await import("prom-client");
+  // required, not imported: the command's bundle runs without a dynamic-import hook, and keeps
+  // prom-client outside (Makefile ON_REQUEST_PACKAGES).
+  const { Registry, Gauge, Counter, Histogram, collectDefaultMetrics } = createRequire(import.meta.url)("prom-client") as typeof import("prom-client");
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "chain_node_" });
   const { chain, pool, importer } = services;
