@@ -15,7 +15,7 @@ const allowed = {
   mining: ["txpool", "execution", "chain", "common", "state", "consensus"],
   p2p: ["common"],
   sync: ["p2p", "common", "chain"],
-  rpc: ["common", "chain", "state", "execution", "txpool", "mining", "tracing", "accounts", "p2p", "logs"],
+  rpc: ["common", "chain", "state", "execution", "consensus", "txpool", "mining", "tracing", "accounts", "p2p", "logs"],
   node: ["common", "storage", "state", "execution", "chain", "consensus", "accounts", "txpool", "tracing", "mining", "p2p", "sync", "rpc", "logs"],
   cli: ["node", "common"],
 };
@@ -34,6 +34,13 @@ module.exports = {
     { name: "no-circular", severity: "error", from: {}, to: { circular: true } },
     { name: "generated-stands-alone", severity: "error", from: { path: "^generated/" }, to: { path: "^(src|test|bench|codegen)/" } },
     { name: "src-not-tests", severity: "error", from: { path: "^src/" }, to: { path: "^(test|bench|codegen)/" } },
+    {
+      name: "libp2p-only-in-p2p",
+      comment: "only src/p2p knows libp2p (loaded by the node only when the network is on)",
+      severity: "error",
+      from: { path: "^src/", pathNot: "^src/p2p/" },
+      to: { path: "node_modules/(libp2p|@libp2p|@chainsafe|@multiformats)/" },
+    },
     { name: "koa-only-in-server", comment: "only rpc/server.ts knows HTTP", severity: "error", from: { path: "^src/", pathNot: "^src/rpc/server\\.ts$" }, to: { path: "node_modules/koa/" } },
   ],
   options: {
