@@ -39,7 +39,8 @@ module.exports = {
       comment: "only src/p2p knows libp2p (loaded by the node only when the network is on)",
       severity: "error",
       from: { path: "^src/", pathNot: "^src/p2p/" },
-      to: { path: "node_modules/(libp2p|@libp2p|@chainsafe|@multiformats)/" },
+      // The packages are ES modules only: depcruise may not resolve them and keeps the bare name.
+      to: { path: "(^|node_modules/)(libp2p|@libp2p/|@chainsafe/|@multiformats/)" },
     },
     { name: "koa-only-in-server", comment: "only rpc/server.ts knows HTTP", severity: "error", from: { path: "^src/", pathNot: "^src/rpc/server\\.ts$" }, to: { path: "node_modules/koa/" } },
   ],

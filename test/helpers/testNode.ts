@@ -10,6 +10,7 @@ import {
   type ChainOptions,
   type ChainServices,
   type NodeOptions,
+  type P2pOptions,
   type RunningNode,
 } from "../../src/node/index.js";
 import { createDispatcher, createRpcMethods, createRpcServer, SubscriptionHub, type RpcHandlerSet, type RpcOptions } from "../../src/rpc/index.js";
@@ -33,6 +34,8 @@ export interface TestNodeOverrides {
   /** A LevelDB directory; default: an in-memory chain. */
   dataDir?: string;
   logLevel?: LogLevel;
+  /** The peer-to-peer network; default: off (a lone node). */
+  p2p?: P2pOptions;
 }
 
 /** A writable that keeps pino's JSON lines. */
@@ -55,6 +58,7 @@ export async function startTestNode(overrides: TestNodeOverrides = {}): Promise<
     storage: overrides.dataDir === undefined ? { dataDir: undefined, inMemory: true } : { dataDir: overrides.dataDir, inMemory: false },
     rpc: { ...defaultNodeOptions.rpc, port: 0, ...overrides.rpc },
     chain: { ...defaultNodeOptions.chain, ...overrides.chain },
+    p2p: overrides.p2p,
   };
   const capture = createLogCapture();
   const node = await startNode(options, createLogger(options.logLevel, capture.stream));
