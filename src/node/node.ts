@@ -91,8 +91,10 @@ async function startPeerToPeer(options: P2pOptions, network: NetworkProfile, ser
     return started;
   } catch (error) {
     if (error instanceof PeerNetworkConfigurationError) throw new NodeConfigurationError(error.message);
-    if ((error as NodeJS.ErrnoException).code === "EADDRINUSE" || (error as NodeJS.ErrnoException).code === "EADDRNOTAVAIL") {
-      throw new NodeConfigurationError(`the peer-to-peer port cannot be opened on ${options.host}:${options.port}: ${(error as Error).message}`);
+    // libp2p reports a listener that failed (a port in use, an address not on this machine) as UnsupportedListenAddressesError, the system's error inside its message.
+    if ((error as Error).name === "UnsupportedListenAddressesError") {
+      const reason = /Error: (listen [^\n]*)/.exec((error as Error).message)?.[1] ?? (error as Error).message.split("\n")[0];
+      throw new NodeConfigurationError(`the peer-to-peer port cannot be opened on ${options.host}:${options.port}: ${reason}`);
     }
     throw error;
   }
