@@ -273,7 +273,13 @@ class Libp2pPeerNetwork implements PeerToPeerNetwork {
     this.handshakeTimers.delete(key);
     if (wasReady) this.log.info({ peer: key, peers: this.ready.size }, "peer disconnected");
     const bootnode = this.bootnodes.find((candidate) => candidate.peerId === key);
-    if (bootnode !== undefined && !this.stopped) this.scheduleBootnode(bootnode, this.timings.redialFirstMs);
+    // Redialled after the current pause, which doubles: a bootnode that keeps refusing us (another
+    // network) is not dialled in a tight loop. A handshake that succeeds resets the pause.
+    if (bootnode !== undefined && !this.stopped && bootnode.timer === undefined && !bootnode.dialling) {
+      const delay = bootnode.nextDelayMs;
+      bootnode.nextDelayMs = Math.min(delay * 2, this.timings.redialMaxMs);
+      this.scheduleBootnode(bootnode, delay);
+    }
   }
 
   /** Takes a decoded status of a peer: records it, and hangs up on a peer that does not fit. Answers whether it fits. */

@@ -75,6 +75,16 @@ describe("p2p network (memory transport)", function () {
     });
   }
 
+  it("a bootnode of another network is redialled with a doubling pause, not in a loop", async () => {
+    const other = await node({ status: { networkId: 775 } });
+    const started_ = performance.now();
+    const b = await node({ options: { bootnodes: [other.address] }, timings: { redialFirstMs: 200, redialMaxMs: 2_000 } });
+    await waitUntil(() => (b.network.peerRecord(other.network.peerId)?.events.invalidNetwork ?? 0) >= 4, "four refusals", 10_000);
+    // Pauses of 200, 400 and 800 ms between the four.
+    expect(performance.now() - started_).to.be.at.least(1_400);
+    expect(b.network.connectedPeers()).to.deep.equal([]);
+  });
+
   it("max-peers: N peers connect, the N+1th is refused", async () => {
     const hub = await node({ options: { maxPeers: 2 } });
     const first = await node({ options: { bootnodes: [hub.address] } });
