@@ -2,9 +2,9 @@
 // bootnodes redialled until connected, and what net_ methods read. Loaded by the node only when
 // the network is on (a dynamic import), so a lone node never loads libp2p.
 //   - Status (p2p/status.ts): the dialling side sends its status when identify shows the peer
-//     speaks the protocol, the other answers with its own; each side sends it again after each
-//     new head (coalesced) and every statusRefreshMs. A peer of another network, chain or genesis
-//     is recorded and hung up on; so is one whose bytes do not decode or that stays silent.
+//     speaks the protocol, the other answers with its own; each side sends it again after new
+//     heads (at most every 100 ms) and every statusRefreshMs. A peer of another network, chain or
+//     genesis is recorded and hung up on; so is one whose bytes do not decode or that stays silent.
 //   - A peer counts (net_peerCount) once its status fits. Past maxPeers, libp2p refuses inbound
 //     connections and a further peer that completes the handshake is hung up on.
 //   - Every frame is length-prefixed and bounded (statusMaxBytes), every read and dial timed.
@@ -88,6 +88,8 @@ export interface PeerNetworkSettings {
 export class PeerNetworkConfigurationError extends Error {}
 
 const maxRecords = 1_000;
+/** The shortest time between two status rounds brought by new heads. */
+const refreshSpacingMs = 100;
 
 function hex(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
@@ -142,6 +144,7 @@ class Libp2pPeerNetwork implements PeerToPeerNetwork {
   private readonly timings: NetworkTimings;
   private inboundInProgress = 0;
   private refreshPending = false;
+  private lastRefresh = -Infinity;
   private refreshTimer: NodeJS.Timeout | undefined;
   private unsubscribeStatus: (() => void) | undefined;
   private stopped = false;
@@ -371,18 +374,23 @@ class Libp2pPeerNetwork implements PeerToPeerNetwork {
     }
   }
 
-  /** A new head: the peers hear the status once, however many heads came in the same turn. */
+  /** A new head: the peers hear the status once, however many heads came meanwhile, at most every refreshSpacingMs (automine makes hundreds of blocks a second). */
   private scheduleRefresh(): void {
     if (this.refreshPending || this.stopped) return;
     this.refreshPending = true;
-    setImmediate(() => {
-      this.refreshPending = false;
-      this.refreshAll();
-    });
+    const timer = setTimeout(
+      () => {
+        this.refreshPending = false;
+        this.refreshAll();
+      },
+      Math.max(0, this.lastRefresh + refreshSpacingMs - performance.now()),
+    );
+    timer.unref();
   }
 
   private refreshAll(): void {
     if (this.stopped) return;
+    this.lastRefresh = performance.now();
     for (const peerId of this.ready.values()) void this.sendStatus(peerId, false);
     if (this.ready.size < this.settings.options.minPeers) for (const bootnode of this.bootnodes) if (bootnode.timer === undefined) this.dialBootnode(bootnode);
   }
