@@ -1,12 +1,12 @@
 // The composition root: builds the modules in dependency order, starts them bottom-up and stops
 // them top-down.
+import { randomBytes } from "node:crypto";
 import { openRpcDocumentJson } from "../../generated/discover.js";
 import { findNetworkProfile, type NetworkProfile } from "../chain/networks.js";
 import { keccak256 } from "../common/crypto.js";
 import { bytesToHex, hexToBytes } from "../common/hex.js";
 import type { Logger } from "../common/logger.js";
 import { clientVersionString } from "../common/version.js";
-import { randomBytes } from "node:crypto";
 import { isPrivateKey } from "../common/signatures.js";
 import { createStandaloneNetwork, type P2pOptions, type PeerNetwork, type StatusSource } from "../p2p/index.js";
 import type { PeerToPeerNetwork } from "../p2p/network.js";
