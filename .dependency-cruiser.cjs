@@ -34,6 +34,14 @@ module.exports = {
     { name: "no-circular", severity: "error", from: {}, to: { circular: true } },
     { name: "generated-stands-alone", severity: "error", from: { path: "^generated/" }, to: { path: "^(src|test|bench|codegen)/" } },
     { name: "src-not-tests", severity: "error", from: { path: "^src/" }, to: { path: "^(test|bench|codegen)/" } },
+    {
+      name: "libp2p-only-in-p2p",
+      comment: "only src/p2p knows libp2p (loaded by the node only when the network is on)",
+      severity: "error",
+      from: { path: "^src/", pathNot: "^src/p2p/" },
+      // The packages are ES modules only: depcruise may not resolve them and keeps the bare name.
+      to: { path: "(^|node_modules/)(libp2p|@libp2p/|@chainsafe/|@multiformats/)" },
+    },
     { name: "koa-only-in-server", comment: "only rpc/server.ts knows HTTP", severity: "error", from: { path: "^src/", pathNot: "^src/rpc/server\\.ts$" }, to: { path: "node_modules/koa/" } },
   ],
   options: {

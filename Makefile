@@ -24,6 +24,12 @@ ESBUILD_COMMON := node_modules/.bin/esbuild --bundle --platform=node --target=no
 # The launcher and the CLI's worker threads (node/callWorker.ts, node/recoveryWorker.ts), which the CLI finds beside itself.
 ESBUILD := $(ESBUILD_COMMON) --format=esm \
   --banner:js="import { createRequire as createRequireForBundle } from 'node:module'; const require = createRequireForBundle(import.meta.url);"
+# The peer-to-peer network (p2p/network.ts and libp2p) is a bundle of its own, beside the CLI's
+# folder: the node imports it (node/node.ts) only with --p2p, so a lone node neither reads nor
+# compiles it. In the CLI's bundle that import stays a require() of the same relative path, which
+# finds it there (CommonJS, as the CLI: a script compiled by cli/launch.ts has no ES module loader).
+P2P_ENTRY := */p2p/network.js
+P2P_BUNDLE := dist/bundle/p2p/network.js
 RUN_ARGS ?=
 
 .PHONY: help install gen gen-check check-deps build test test-unit test-rpc test-e2e run bench bench-rpc bench-chain bench-long bench-compare bench-traces bench-anvil lint clean
@@ -57,8 +63,10 @@ gen-check: build
 build: install
 	$(TSC) -p .
 	@mkdir -p dist/generated && cp generated/*.js dist/generated/
-	@rm -rf $(dir $(BUNDLE))chunks $(BUNDLE_MAIN).cache
-	$(ESBUILD_COMMON) --format=cjs --define:import.meta.url=__importMetaUrl dist/src/cli/main.js --outfile=$(BUNDLE_MAIN)
+	@rm -rf $(dir $(BUNDLE))chunks $(BUNDLE_MAIN).cache $(dir $(P2P_BUNDLE))
+	$(ESBUILD_COMMON) --format=cjs --define:import.meta.url=__importMetaUrl '--external:$(P2P_ENTRY)' --supported:dynamic-import=false dist/src/cli/main.js --outfile=$(BUNDLE_MAIN)
+	$(ESBUILD_COMMON) --format=cjs --define:import.meta.url=__importMetaUrl --banner:js="const __importMetaUrl = require('node:url').pathToFileURL(__filename).href;" dist/src/p2p/network.js --outfile=$(P2P_BUNDLE)
+	@echo '{ "type": "commonjs" }' > $(dir $(P2P_BUNDLE))package.json
 	$(ESBUILD) dist/src/cli/launch.js --outfile=$(BUNDLE)
 	$(ESBUILD) dist/src/node/callWorker.js --outfile=$(dir $(BUNDLE))callWorker.js
 	$(ESBUILD) dist/src/node/recoveryWorker.js --outfile=$(dir $(BUNDLE))recoveryWorker.js

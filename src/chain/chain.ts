@@ -193,6 +193,11 @@ export class Chain {
     return this.headBlock;
   }
 
+  /** The total difficulty of the head (what peers compare in their status). */
+  get headWeight(): bigint {
+    return this.headTotalDifficulty;
+  }
+
   /** The block the next block builds on: the head, or a later block still waiting for the disk. */
   get tip(): Block {
     return this.tipBlock;

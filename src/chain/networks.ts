@@ -25,6 +25,10 @@ export interface NetworkProfile {
    * development accounts while it is the coinbase (not funded; it earns the fees of mined blocks).
    */
   readonly minerAccount?: DevelopmentAccount;
+  /** The peer-to-peer network id peers must share (the reference's `peer.networkId`, facts section 12). */
+  readonly p2pNetworkId: number;
+  /** The reference's default peer-to-peer port on this network (`peer.port`). */
+  readonly p2pPort: number;
 }
 
 /** The ten well-known development accounts of the reference node's regtest (facts section 12). */
@@ -59,14 +63,14 @@ function genesisWith(alloc: GenesisSpec["alloc"], extraData: string): GenesisSpe
   };
 }
 
-function privateNetwork(networkId: number, name: string, aliases: string[], description: string): NetworkProfile {
-  return { networkId, chainId: BigInt(networkId), name, aliases, description, genesis: genesisWith(new Map(), name), developmentAccounts: [] };
+function privateNetwork(networkId: number, name: string, aliases: string[], description: string, p2p: { p2pNetworkId: number; p2pPort: number }): NetworkProfile {
+  return { networkId, chainId: BigInt(networkId), name, aliases, description, genesis: genesisWith(new Map(), name), developmentAccounts: [], ...p2p };
 }
 
 export const networkProfiles: readonly NetworkProfile[] = [
-  privateNetwork(30, "mainnet", ["main"], "private network with the main chain's id (accounts from --genesis)"),
-  privateNetwork(31, "testnet", ["test"], "private network with the test chain's id (accounts from --genesis)"),
-  privateNetwork(32, "devnet", ["dev"], "private network with the developer chain's id (accounts from --genesis)"),
+  privateNetwork(30, "mainnet", ["main"], "private network with the main chain's id (accounts from --genesis)", { p2pNetworkId: 775, p2pPort: 5050 }),
+  privateNetwork(31, "testnet", ["test"], "private network with the test chain's id (accounts from --genesis)", { p2pNetworkId: 8100, p2pPort: 50505 }),
+  privateNetwork(32, "devnet", ["dev"], "private network with the developer chain's id (accounts from --genesis)", { p2pNetworkId: 44444444, p2pPort: 50505 }),
   {
     networkId: 33,
     chainId: 33n,
@@ -76,6 +80,8 @@ export const networkProfiles: readonly NetworkProfile[] = [
     genesis: genesisWith(new Map(regtestDevelopmentAccounts.map((account) => [account.address, { balance: developmentAccountBalance }])), "horse"),
     developmentAccounts: regtestDevelopmentAccounts,
     minerAccount: regtestMinerAccount,
+    p2pNetworkId: 7771,
+    p2pPort: 50501,
   },
 ];
 

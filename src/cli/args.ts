@@ -1,7 +1,7 @@
 // Command-line flags -> NodeOptions. The only place that reads argv.
 import { parseArgs } from "node:util";
 import { isLogLevel, logFormats, logLevels, type LogFormat } from "../common/logger.js";
-import { defaultCoinbase, defaultDataDirectory, defaultNodeOptions, findNetworkProfile, networkProfiles, type MiningMode, type NetworkProfile, type NodeOptions } from "../node/index.js";
+import { defaultCoinbase, defaultDataDirectory, defaultNodeOptions, defaultP2pLimits, findNetworkProfile, networkProfiles, type MiningMode, type NetworkProfile, type NodeOptions, type P2pOptions } from "../node/index.js";
 
 export class UsageError extends Error {}
 
@@ -82,6 +82,17 @@ export const flagTable: readonly FlagSpec[] = [
     help: "Also take EIP-2930 and EIP-1559 (type 1 and 2) transactions, so that tools' default sends work; blocks then show baseFeePerGas (their minimum gas price). Off by default: the reference network is legacy-only.",
   },
   { flag: "--keystore-kdf", value: "COST", help: `scrypt cost of the key files this node writes: light (n=2^14, about 0.1 s per unlock) or standard (geth's n=2^18, about 2 s); default ${defaultNodeOptions.chain.keyStoreKdf}. Files of any cost are read.` },
+  { flag: "--p2p", help: "Join a peer-to-peer network (libp2p over TCP): peers exchange their status and must share the network, chain id and genesis block. Off by default: the node runs alone and does not listen for peers." },
+  { flag: "--p2p-host", value: "ADDRESS", help: "Address the peer-to-peer listener binds to (default 127.0.0.1; 0.0.0.0 for other machines). On a loopback address the node also dials from it." },
+  {
+    flag: "--p2p-port",
+    value: "PORT",
+    help: `TCP port of the peer-to-peer listener (default the reference's port of the network: ${networkProfiles.map((profile) => `${profile.p2pPort} ${profile.name}`).join(", ")}; 0 picks a free port). The start log line "p2p listening" gives the multiaddrs other nodes dial.`,
+  },
+  { flag: "--bootnodes", value: "LIST", help: "Comma-separated multiaddrs of nodes to connect to, each ending with /p2p/<peer id> (e.g. /ip4/127.0.0.1/tcp/50501/p2p/16Uiu2HAm...); dialled until connected, and again after a disconnection. Implies --p2p." },
+  { flag: "--max-peers", value: "N", help: `Most peers at once (default ${defaultP2pLimits.maxPeers}); further connections are refused.` },
+  { flag: "--min-peers", value: "N", help: `Below this many peers the bootnodes are dialled again at each status round, every 10 seconds (default ${defaultP2pLimits.minPeers}).` },
+  { flag: "--p2p-key", value: "HEX", help: "The node key, a 32-byte secp256k1 private key in hex: the peer id derives from it. Default: the key kept in the data directory, made at the first start with --p2p (a chain in memory gets a new one each start)." },
   { flag: "--cors", value: "ORIGINS", help: "Comma-separated origins allowed to call from a browser, or * for any (default: none)." },
   {
     flag: "--vhosts",
@@ -269,6 +280,38 @@ function logOptionsFrom(flags: Record<string, string | boolean | undefined>, def
   };
 }
 
+const p2pFlags = ["p2p-host", "p2p-port", "max-peers", "min-peers", "p2p-key"] as const;
+
+/** The peer-to-peer options: undefined unless --p2p or --bootnodes; its other flags without one of those are refused (they would do nothing). */
+function p2pOptionsFrom(flags: Record<string, string | boolean | undefined>, network: NetworkProfile): P2pOptions | undefined {
+  const bootnodes = flags.bootnodes === undefined ? [] : commaSeparated(flags.bootnodes as string);
+  if (flags.bootnodes !== undefined && bootnodes.length === 0) throw new UsageError("--bootnodes must name at least one multiaddr");
+  for (const entry of bootnodes) {
+    if (!entry.startsWith("/") || !/\/p2p\/[^/]+$/.test(entry)) throw new UsageError(`--bootnodes takes multiaddrs ending with /p2p/<peer id>, got "${entry}"`);
+  }
+  if (flags.p2p !== true && flags.bootnodes === undefined) {
+    const stray = p2pFlags.find((name) => flags[name] !== undefined);
+    if (stray !== undefined) throw new UsageError(`--${stray} needs --p2p (or --bootnodes)`);
+    return undefined;
+  }
+  const host = (flags["p2p-host"] as string | undefined) ?? "127.0.0.1";
+  if (host.trim() === "") throw new UsageError("--p2p-host must not be empty");
+  const portText = flags["p2p-port"] as string | undefined;
+  const port = portText === undefined ? network.p2pPort : parsePositiveInteger("--p2p-port", portText, { allowZero: true });
+  if (port > 65535) throw new UsageError(`--p2p-port must be at most 65535, got ${port}`);
+  const maxPeers = positiveIntegerFlag(flags, "max-peers", defaultP2pLimits.maxPeers);
+  const minPeersText = flags["min-peers"] as string | undefined;
+  const minPeers = minPeersText === undefined ? Math.min(defaultP2pLimits.minPeers, maxPeers) : parsePositiveInteger("--min-peers", minPeersText, { allowZero: true });
+  if (minPeers > maxPeers) throw new UsageError(`--min-peers ${minPeers} is more than --max-peers ${maxPeers}`);
+  const keyText = flags["p2p-key"] as string | undefined;
+  if (keyText !== undefined && !/^(0x)?[0-9a-fA-F]{64}$/.test(keyText)) throw new UsageError(`--p2p-key takes a 32-byte private key in hex (64 hex digits), got "${keyText}"`);
+  const nodeKey = keyText === undefined ? undefined : new Uint8Array(Buffer.from(keyText.replace(/^0x/, ""), "hex"));
+  if (nodeKey !== undefined && (nodeKey.every((byte) => byte === 0) || Buffer.from(nodeKey).toString("hex") >= "fffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141")) {
+    throw new UsageError("--p2p-key is not a valid secp256k1 private key (zero, or not below the group order)");
+  }
+  return { host, port, bootnodes, maxPeers, minPeers, nodeKey };
+}
+
 export function parseCommandLine(argv: readonly string[]): CliCommand {
   if (argv[0] === "verify") return parseVerifyCommand(argv.slice(1));
   if (argv[0] === "export" || argv[0] === "import") return parseTransferCommand(argv[0], argv.slice(1));
@@ -317,6 +360,13 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
         "filter-timeout": { type: "string" },
         "keystore-kdf": { type: "string" },
         "typed-transactions": { type: "boolean" },
+        p2p: { type: "boolean" },
+        "p2p-host": { type: "string" },
+        "p2p-port": { type: "string" },
+        bootnodes: { type: "string" },
+        "max-peers": { type: "string" },
+        "min-peers": { type: "string" },
+        "p2p-key": { type: "string" },
         cors: { type: "string" },
         vhosts: { type: "string" },
         "allow-insecure-unlock": { type: "boolean" },
@@ -392,6 +442,7 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
         keyStoreKdf,
         typedTransactions: flags["typed-transactions"] ?? false,
       },
+      p2p: p2pOptionsFrom(flags, network),
       logLevel,
       metrics: metricsPort === undefined ? undefined : { host: flags["metrics-host"] ?? "127.0.0.1", port: metricsPort },
       storage: { dataDir: flags["data-dir"], inMemory: flags["in-memory"] ?? false },

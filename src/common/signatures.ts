@@ -89,3 +89,13 @@ export function signRecoverable(messageHash: Uint8Array, privateKey: Uint8Array)
   recovered.set(signature, 1);
   return recovered;
 }
+
+/** The 64-byte public key (x || y) of a compressed or uncompressed secp256k1 public key: the reference's node id. Throws on bytes that are no key. */
+export function uncompressedPublicKey(publicKey: Uint8Array): Uint8Array {
+  return secp256k1.publicKeyConvert(publicKey, false).subarray(1);
+}
+
+/** Whether 32 bytes are a valid secp256k1 private key. */
+export function isPrivateKey(bytes: Uint8Array): boolean {
+  return bytes.length === 32 && secp256k1.privateKeyVerify(bytes);
+}

@@ -29,6 +29,7 @@ import { PendingState } from "../mining/pendingState.js";
 import { StateDatabase } from "../state/stateDatabase.js";
 import { defaultTraceServiceOptions, TraceService } from "../tracing/index.js";
 import { createMemoryStore, DataDirectoryError, type KeyValueStore } from "../storage/keyValueStore.js";
+import { metadataNames, storeKeys } from "../storage/keys.js";
 import { LevelStore, openLevelStore } from "../storage/levelStore.js";
 import { PoolChainFollower } from "../txpool/chainFollower.js";
 import { PoolJournal } from "../txpool/poolJournal.js";
@@ -72,7 +73,14 @@ export interface ChainServices {
   readonly location: string;
   /** Whether clients may send typed transactions (ChainOptions.typedTransactions). */
   readonly typedTransactions: boolean;
+  /** The peer-to-peer node key kept in the store's metadata (a loose file would make the data dir "hold other files"). */
+  readonly nodeKeyStore: NodeKeyStore;
   close(): Promise<void>;
+}
+
+export interface NodeKeyStore {
+  read(): Uint8Array | undefined;
+  write(key: Uint8Array): Promise<void>;
 }
 
 /** Options that cannot open a chain (data dir, genesis file); the message says which and why. */
@@ -314,6 +322,10 @@ export async function openChainServices(
       senderRecovery: recoveryOffload,
       location: store.location,
       typedTransactions: options.typedTransactions,
+      nodeKeyStore: {
+        read: () => store.getSync(storeKeys.metadata(metadataNames.p2pNodeKey)),
+        write: (key) => store.write([{ type: "put", key: storeKeys.metadata(metadataNames.p2pNodeKey), value: key }]),
+      },
       async close() {
         filters.close();
         logIndex.close();

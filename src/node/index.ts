@@ -5,4 +5,5 @@ export { defaultDataDirectory, openChainServices, type ChainServices } from "./c
 export { verifyDataDirectory, type VerifyProgress, type VerifyReport } from "./verifyDataDirectory.js";
 export { findNetworkProfile, networkProfiles, type NetworkProfile } from "../chain/networks.js";
 export type { MiningMode } from "../mining/miner.js";
+export { defaultP2pLimits, type P2pOptions } from "../p2p/index.js";
 export { ChainTransferError, exportChain, importChain, type ExportProgress, type ExportReport, type ImportProgress, type ImportReport, type ImportStop } from "./chainTransfer.js";

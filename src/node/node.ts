@@ -1,14 +1,17 @@
 // The composition root: builds the modules in dependency order, starts them bottom-up and stops
 // them top-down.
+import { randomBytes } from "node:crypto";
 import { openRpcDocumentJson } from "../../generated/discover.js";
 import { findNetworkProfile, type NetworkProfile } from "../chain/networks.js";
 import { keccak256 } from "../common/crypto.js";
 import { bytesToHex, hexToBytes } from "../common/hex.js";
 import type { Logger } from "../common/logger.js";
 import { clientVersionString } from "../common/version.js";
-import { createStandaloneNetwork } from "../p2p/index.js";
+import { isPrivateKey } from "../common/signatures.js";
+import { createStandaloneNetwork, type P2pOptions, type PeerNetwork, type StatusSource } from "../p2p/index.js";
+import type { PeerToPeerNetwork } from "../p2p/network.js";
 import { createDispatcher, createRpcMethods, createRpcServer, ModuleSelectionError, resolveEnabledModules, SubscriptionHub } from "../rpc/index.js";
-import { ChainOpeningError, openChainServices } from "./chainServices.js";
+import { ChainOpeningError, openChainServices, type ChainServices, type NodeKeyStore } from "./chainServices.js";
 import { keyExportAllowedOn, reportKeyExposure, unlockAllowedOn } from "./keyExposure.js";
 import { startMetricsEndpoint, type MetricsEndpoint } from "./metrics.js";
 import type { NodeOptions } from "./options.js";
@@ -22,6 +25,8 @@ export interface RunningNode {
   readonly location: string;
   /** The Prometheus endpoint's URL, when --metrics-port is given. */
   readonly metricsUrl: string | undefined;
+  /** The peer-to-peer network when --p2p is on. */
+  readonly peerNetwork: PeerToPeerNetwork | undefined;
   /** The network's development accounts with their keys (public knowledge), balances at the head, and whether the node holds them unlocked. */
   developmentAccounts(): Promise<DevelopmentAccountState[]>;
   stop(): Promise<void>;
@@ -48,6 +53,56 @@ function selectModules(options: NodeOptions): Set<string> {
   }
 }
 
+/** The node key: the one given, else the stored one, else a new one kept in the store (a chain in memory keeps it for its life). */
+async function nodeKeyFor(options: P2pOptions, keys: NodeKeyStore): Promise<Uint8Array> {
+  if (options.nodeKey !== undefined) return options.nodeKey;
+  const stored = keys.read();
+  if (stored !== undefined && isPrivateKey(stored)) return stored;
+  let key: Uint8Array;
+  do key = new Uint8Array(randomBytes(32));
+  while (!isPrivateKey(key));
+  await keys.write(key);
+  return key;
+}
+
+/** The chain's status as peers see it: the head, its parent and weight, the network's identity. */
+function chainStatusSource(network: NetworkProfile, services: ChainServices, log: Logger): StatusSource {
+  const { chain } = services;
+  return {
+    current: () => ({
+      networkId: network.p2pNetworkId,
+      chainId: network.chainId,
+      genesisHash: chain.genesis.hash,
+      bestNumber: chain.head.number,
+      bestHash: chain.head.hash,
+      bestParentHash: chain.head.header.fields.parentHash,
+      totalDifficulty: chain.headWeight,
+    }),
+    subscribe: (changed) =>
+      chain.subscribeHead({ blocksAdded: changed, blocksRemoved: changed }, (error) => log.error({ err: error }, "telling peers of the head failed")),
+  };
+}
+
+/** Starts the libp2p network: its code loads here, only for a node with --p2p. */
+async function startPeerToPeer(options: P2pOptions, network: NetworkProfile, services: ChainServices, log: Logger): Promise<PeerToPeerNetwork> {
+  const privateKey = await nodeKeyFor(options, services.nodeKeyStore);
+  const { startPeerNetwork, PeerNetworkConfigurationError } = await import("../p2p/network.js");
+  const p2pLog = log.child({ module: "p2p" });
+  try {
+    const started = await startPeerNetwork({ options, privateKey, status: chainStatusSource(network, services, p2pLog), log: p2pLog, userAgent: clientVersionString() });
+    p2pLog.info({ peerId: started.peerId, nodeId: started.nodeId, multiaddrs: started.multiaddrs(), bootnodes: options.bootnodes.length, maxPeers: options.maxPeers }, "p2p listening");
+    return started;
+  } catch (error) {
+    if (error instanceof PeerNetworkConfigurationError) throw new NodeConfigurationError(error.message);
+    // libp2p reports a listener that failed (a port in use, an address not on this machine) as UnsupportedListenAddressesError, the system's error inside its message.
+    if ((error as Error).name === "UnsupportedListenAddressesError") {
+      const reason = /Error: (listen [^\n]*)/.exec((error as Error).message)?.[1] ?? (error as Error).message.split("\n")[0];
+      throw new NodeConfigurationError(`the peer-to-peer port cannot be opened on ${options.host}:${options.port}: ${reason}`);
+    }
+    throw error;
+  }
+}
+
 export async function startNode(options: NodeOptions, log: Logger): Promise<RunningNode> {
   const network = findNetworkProfile(options.networkId);
   if (network === undefined) throw new NodeConfigurationError(`unknown network ${options.networkId}`);
@@ -60,12 +115,22 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
     if (error instanceof ChainOpeningError) throw new NodeConfigurationError(error.message);
     throw error;
   }
-  const peers = createStandaloneNetwork();
+  let peerNetwork: PeerToPeerNetwork | undefined;
+  if (options.p2p !== undefined) {
+    try {
+      peerNetwork = await startPeerToPeer(options.p2p, network, services, log);
+    } catch (error) {
+      await services.close();
+      throw error;
+    }
+  }
+  const peers: PeerNetwork = peerNetwork ?? createStandaloneNetwork();
   let metrics: MetricsEndpoint | undefined;
   if (options.metrics !== undefined) {
     try {
       metrics = await startMetricsEndpoint(options.metrics, services, peers, log.child({ module: "metrics" }));
     } catch (error) {
+      await peerNetwork?.stop();
       await services.close();
       throw new NodeConfigurationError(`the metrics endpoint cannot listen on ${options.metrics.host}:${options.metrics.port}: ${(error as Error).message}`);
     }
@@ -105,6 +170,7 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
   } catch (error) {
     subscriptions.close();
     await metrics?.close();
+    await peerNetwork?.stop();
     await services.close();
     throw error;
   }
@@ -121,6 +187,7 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
     enabledModules,
     location: services.location,
     metricsUrl: metrics?.url,
+    peerNetwork,
     async developmentAccounts() {
       const root = services.chain.head.header.fields.stateRoot;
       return Promise.all(
@@ -135,6 +202,7 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
       await server.stop();
       subscriptions.close();
       await metrics?.close();
+      await peerNetwork?.stop();
       await services.close();
       log.info("node stopped");
     },

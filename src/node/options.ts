@@ -4,6 +4,7 @@ import type { LogLevel } from "../common/logger.js";
 import type { CallLimits } from "../execution/callService.js";
 import { defaultLogOptions, type LogOptions } from "../logs/index.js";
 import type { MinerKind, MiningMode } from "../mining/miner.js";
+import type { P2pOptions } from "../p2p/index.js";
 import { defaultRpcOptions, type RpcOptions } from "../rpc/options.js";
 import { defaultTraceServiceOptions } from "../tracing/index.js";
 
@@ -69,6 +70,8 @@ export interface NodeOptions {
   rpc: RpcOptions;
   storage: StorageOptions;
   chain: ChainOptions;
+  /** The peer-to-peer network; undefined: the node runs alone and never loads libp2p. */
+  p2p: P2pOptions | undefined;
   logLevel: LogLevel;
   /** The operators' Prometheus endpoint (--metrics-port); undefined: off. */
   metrics: { host: string; port: number } | undefined;
@@ -99,6 +102,7 @@ export const defaultNodeOptions: NodeOptions = {
   rpc: defaultRpcOptions,
   storage: { dataDir: undefined, inMemory: false },
   chain: defaultChainOptions,
+  p2p: undefined,
   logLevel: "info",
   metrics: undefined,
 };

@@ -47,4 +47,6 @@ export const metadataNames = {
   formatVersion: "formatVersion",
   chainIdentity: "chainIdentity",
   head: "head",
+  /** The peer-to-peer node key (32 bytes): a stable peer id across restarts. */
+  p2pNodeKey: "p2pNodeKey",
 } as const;

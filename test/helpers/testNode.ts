@@ -10,6 +10,7 @@ import {
   type ChainOptions,
   type ChainServices,
   type NodeOptions,
+  type P2pOptions,
   type RunningNode,
 } from "../../src/node/index.js";
 import { createDispatcher, createRpcMethods, createRpcServer, SubscriptionHub, type RpcHandlerSet, type RpcOptions } from "../../src/rpc/index.js";
@@ -34,6 +35,8 @@ export interface TestNodeOverrides {
   dataDir?: string;
   logLevel?: LogLevel;
   metrics?: NodeOptions["metrics"];
+  /** The peer-to-peer network; default: off (a lone node). */
+  p2p?: P2pOptions;
 }
 
 /** A writable that keeps pino's JSON lines. */
@@ -57,6 +60,7 @@ export async function startTestNode(overrides: TestNodeOverrides = {}): Promise<
     rpc: { ...defaultNodeOptions.rpc, port: 0, ...overrides.rpc },
     chain: { ...defaultNodeOptions.chain, ...overrides.chain },
     metrics: overrides.metrics,
+    p2p: overrides.p2p,
   };
   const capture = createLogCapture();
   const node = await startNode(options, createLogger(options.logLevel, capture.stream));

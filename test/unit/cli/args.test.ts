@@ -129,4 +129,52 @@ describe("cli/args", () => {
     expect(parseCommandLine(["verify", "--network", "31"])).to.deep.equal({ kind: "verify", dataDir: ".chain-node/testnet" });
     expect((parseCommandLine(["verify", "--help"]) as { text: string }).text).to.match(/^Usage: chain-node verify/);
   });
+
+  describe("peer-to-peer flags", () => {
+    const runOptions = (argv: string[]) => {
+      const command = parseCommandLine(argv);
+      if (command.kind !== "run") throw new Error("not a run command");
+      return command.options;
+    };
+    const peerId = "16Uiu2HAmBzGyWsh8DgUnJxoGcDDsXWxNEUeiqLp9bz2AJmw2hGYW";
+
+    it("is off by default: a lone node", () => {
+      expect(runOptions([]).p2p).to.equal(undefined);
+    });
+
+    it("--p2p takes the network's port, loopback and the defaults; 0 picks a free port", () => {
+      expect(runOptions(["--p2p"]).p2p).to.deep.equal({ host: "127.0.0.1", port: 50501, bootnodes: [], maxPeers: 30, minPeers: 1, nodeKey: undefined });
+      expect(runOptions(["--p2p", "--network", "31"]).p2p!.port).to.equal(50505);
+      expect(runOptions(["--p2p", "--network", "30"]).p2p!.port).to.equal(5050);
+      expect(runOptions(["--p2p", "--network", "32"]).p2p!.port).to.equal(50505);
+      expect(runOptions(["--p2p", "--p2p-port", "0", "--p2p-host", "0.0.0.0", "--max-peers", "5", "--min-peers", "2"]).p2p).to.include({ host: "0.0.0.0", port: 0, maxPeers: 5, minPeers: 2 });
+    });
+
+    it("--bootnodes implies --p2p and keeps each multiaddr; --p2p-key gives the key", () => {
+      const bootnode = `/ip4/127.0.0.2/tcp/50501/p2p/${peerId}`;
+      expect(runOptions(["--bootnodes", `${bootnode}, /ip4/127.0.0.3/tcp/1/p2p/${peerId}`]).p2p!.bootnodes).to.deep.equal([bootnode, `/ip4/127.0.0.3/tcp/1/p2p/${peerId}`]);
+      const key = "07".repeat(32);
+      expect(runOptions(["--p2p", "--p2p-key", key]).p2p!.nodeKey).to.deep.equal(new Uint8Array(32).fill(7));
+      expect(runOptions(["--p2p", "--p2p-key", `0x${key}`]).p2p!.nodeKey).to.deep.equal(new Uint8Array(32).fill(7));
+    });
+
+    it("refuses bad peer-to-peer flags with a clear message", () => {
+      const cases: [string[], RegExp][] = [
+        [["--p2p-port", "1"], /--p2p-port needs --p2p \(or --bootnodes\)/],
+        [["--max-peers", "3"], /--max-peers needs --p2p/],
+        [["--p2p", "--p2p-port", "70000"], /--p2p-port must be at most 65535/],
+        [["--p2p", "--p2p-port", "x"], /--p2p-port takes a non-negative integer/],
+        [["--p2p", "--max-peers", "0"], /--max-peers takes a positive integer/],
+        [["--p2p", "--max-peers", "2", "--min-peers", "3"], /--min-peers 3 is more than --max-peers 2/],
+        [["--p2p", "--p2p-host", " "], /--p2p-host must not be empty/],
+        [["--bootnodes", ","], /--bootnodes must name at least one multiaddr/],
+        [["--bootnodes", "127.0.0.1:50501"], /--bootnodes takes multiaddrs ending with \/p2p\/<peer id>/],
+        [["--bootnodes", "/ip4/127.0.0.1/tcp/50501"], /ending with \/p2p\/<peer id>/],
+        [["--p2p", "--p2p-key", "abc"], /--p2p-key takes a 32-byte private key in hex/],
+        [["--p2p", "--p2p-key", "00".repeat(32)], /not a valid secp256k1 private key/],
+        [["--p2p", "--p2p-key", "ff".repeat(32)], /not a valid secp256k1 private key/],
+      ];
+      for (const [argv, message] of cases) expect(() => parseCommandLine(argv), argv.join(" ")).to.throw(UsageError, message);
+    });
+  });
 });

@@ -1,0 +1,181 @@
+// The peer-to-peer network over libp2p's memory transport: real hosts (noise, yamux, identify) and
+// the status handshake, with each node's chain status set by the test.
+import { expect } from "chai";
+import { lpStream } from "@libp2p/utils";
+import { multiaddr } from "@multiformats/multiaddr";
+import { createHost, type Host } from "../../../src/p2p/libp2p.js";
+import { statusProtocolId, encodeStatus } from "../../../src/p2p/status.js";
+import { encodeRlp } from "../../../src/common/rlp.js";
+import { hash32, memoryAddress, memoryTransport, newNodeKey, regtestLikeStatus, startMemoryNode, waitUntil, type MemoryNode, type MemoryNodeOptions } from "../../helpers/p2p.js";
+
+describe("p2p network (memory transport)", function () {
+  this.timeout(20_000);
+  const started: MemoryNode[] = [];
+  const hosts: Host[] = [];
+
+  async function node(settings: MemoryNodeOptions = {}): Promise<MemoryNode> {
+    const started_ = await startMemoryNode(settings);
+    started.push(started_);
+    return started_;
+  }
+
+  /** A bare libp2p host speaking whatever the test writes: a peer that does not follow the protocol. */
+  async function rogueHost(): Promise<Host> {
+    const host = await createHost({ privateKey: newNodeKey(), listen: [memoryAddress()], transport: memoryTransport(), dialFrom: undefined, maxConnections: 10, userAgent: "rogue", gossipHeartbeatMs: 100 });
+    hosts.push(host);
+    return host;
+  }
+
+  afterEach(async () => {
+    await Promise.all([...started.splice(0).map((each) => each.network.stop()), ...hosts.splice(0).map((host) => host.stop())]);
+  });
+
+  it("two nodes exchange their status: each counts the other, with its best block", async () => {
+    const a = await node({ status: { bestNumber: 5n, bestHash: hash32(5), totalDifficulty: 6n } });
+    const b = await node({ options: { bootnodes: [a.address] } });
+    await waitUntil(() => a.network.connectedPeers().length === 1 && b.network.connectedPeers().length === 1, "both sides past the handshake");
+    const [peerOfB] = b.network.readyPeers();
+    expect(peerOfB!.peerId).to.equal(a.network.peerId);
+    expect(peerOfB!.status!.bestNumber).to.equal(5n);
+    expect(peerOfB!.status!.totalDifficulty).to.equal(6n);
+    expect(peerOfB!.events.successfulHandshake).to.equal(1);
+    const [peerOfA] = a.network.readyPeers();
+    expect(peerOfA!.peerId).to.equal(b.network.peerId);
+    expect(peerOfA!.status!.bestNumber).to.equal(0n);
+    // net_peerList's line: the first 8 hex digits of the 64-byte node id, then the address.
+    const [info] = a.network.connectedPeers();
+    expect(b.network.nodeId).to.match(/^[0-9a-f]{128}$/);
+    expect(info!.id).to.equal(b.network.nodeId.slice(0, 8));
+    expect(a.network.isListening()).to.equal(true);
+  });
+
+  it("a new head reaches the peers: their record of the node follows", async () => {
+    const a = await node();
+    const b = await node({ options: { bootnodes: [a.address] } });
+    await waitUntil(() => a.network.readyPeers().length === 1, "the handshake");
+    a.status.set({ bestNumber: 9n, bestHash: hash32(9), bestParentHash: hash32(8), totalDifficulty: 10n });
+    await waitUntil(() => b.network.readyPeers()[0]?.status?.bestNumber === 9n, "b to hear a's new head");
+    expect(b.network.readyPeers()[0]!.status!.bestParentHash).to.deep.equal(hash32(8));
+    b.status.set({ bestNumber: 3n });
+    await waitUntil(() => a.network.readyPeers()[0]?.status?.bestNumber === 3n, "a to hear b's new head");
+  });
+
+  for (const [what, status, event] of [
+    ["network id", { networkId: 7772 }, "invalidNetwork"],
+    ["chain id", { chainId: 34n }, "invalidChain"],
+    ["genesis", { genesisHash: hash32(2) }, "unexpectedGenesis"],
+  ] as const) {
+    it(`a peer of another ${what} is refused and recorded on both sides`, async () => {
+      const a = await node();
+      const b = await node({ status, options: { bootnodes: [a.address] } });
+      await waitUntil(() => a.network.peerRecord(b.network.peerId)?.events[event] === 1 && b.network.peerRecord(a.network.peerId)?.events[event] === 1, `${event} recorded`);
+      expect(a.network.connectedPeers()).to.deep.equal([]);
+      expect(b.network.connectedPeers()).to.deep.equal([]);
+      expect(a.network.peerRecord(b.network.peerId)!.events.successfulHandshake).to.equal(undefined);
+    });
+  }
+
+  it("a bootnode of another network is redialled with a doubling pause, not in a loop", async () => {
+    const other = await node({ status: { networkId: 775 } });
+    const started_ = performance.now();
+    const b = await node({ options: { bootnodes: [other.address] }, timings: { redialFirstMs: 200, redialMaxMs: 2_000 } });
+    await waitUntil(() => (b.network.peerRecord(other.network.peerId)?.events.invalidNetwork ?? 0) >= 4, "four refusals", 10_000);
+    // Pauses of 200, 400 and 800 ms between the four.
+    expect(performance.now() - started_).to.be.at.least(1_400);
+    expect(b.network.connectedPeers()).to.deep.equal([]);
+  });
+
+  it("max-peers: N peers connect, the N+1th is refused", async () => {
+    const hub = await node({ options: { maxPeers: 2 } });
+    const first = await node({ options: { bootnodes: [hub.address] } });
+    const second = await node({ options: { bootnodes: [hub.address] } });
+    await waitUntil(() => hub.network.connectedPeers().length === 2, "two peers at max-peers 2");
+    const third = await node({ options: { bootnodes: [hub.address] } });
+    // The third keeps redialling (every 100-400 ms here) and is refused each time.
+    await waitUntil(() => third.logs.filter((record) => record.msg === "bootnode not reached").length >= 2, "the third refused twice");
+    expect(hub.network.connectedPeers().length).to.equal(2);
+    expect(third.network.connectedPeers()).to.deep.equal([]);
+    expect([first, second].every((each) => each.network.connectedPeers().length === 1)).to.equal(true);
+    // A place frees: the third gets in at its next redial.
+    await first.network.stop();
+    await waitUntil(() => third.network.connectedPeers().length === 1, "the third in once a place is free");
+    expect(hub.network.connectedPeers().length).to.equal(2);
+  });
+
+  it("a bootnode that is not up yet is dialled again until it is", async () => {
+    const key = newNodeKey();
+    const address = memoryAddress();
+    const { peerIdOfKey, startPeerNetwork } = await import("../../../src/p2p/network.js");
+    const late = `${address}/p2p/${peerIdOfKey(key)}`;
+    const b = await node({ options: { bootnodes: [late] } });
+    await waitUntil(() => b.logs.filter((record) => record.msg === "bootnode not reached").length >= 2, "two failed dials");
+    const { TestStatusSource } = await import("../../helpers/p2p.js");
+    const { createLogger } = await import("../../../src/common/logger.js");
+    const { testTimings } = await import("../../helpers/p2p.js");
+    const lateNetwork = await startPeerNetwork({
+      options: { host: "127.0.0.1", port: 0, bootnodes: [], maxPeers: 30, minPeers: 1, nodeKey: undefined },
+      privateKey: key,
+      status: new TestStatusSource(regtestLikeStatus()),
+      log: createLogger("silent"),
+      userAgent: "late",
+      timings: testTimings,
+      transport: { factory: memoryTransport(), listen: [address] },
+    });
+    try {
+      await waitUntil(() => b.network.connectedPeers().length === 1, "the late bootnode connected");
+      expect(lateNetwork.connectedPeers().length).to.equal(1);
+    } finally {
+      await lateNetwork.stop();
+    }
+  });
+
+  describe("untrusted status bytes", () => {
+    async function sendRaw(target: MemoryNode, frame: Uint8Array): Promise<Host> {
+      const rogue = await rogueHost();
+      await rogue.dial(multiaddr(target.address));
+      const stream = await rogue.dialProtocol(multiaddr(target.address), statusProtocolId, { signal: AbortSignal.timeout(3_000) });
+      await lpStream(stream).write(frame).catch(() => undefined);
+      return rogue;
+    }
+
+    const cases: [string, Uint8Array, "invalidMessage"][] = [
+      ["bytes that are not RLP", Uint8Array.from([0xf9, 0xff, 0x00]), "invalidMessage"],
+      ["a list of the wrong length", encodeRlp([1, 7771, 33]), "invalidMessage"],
+      ["a hash of 31 bytes", encodeRlp([1, 7771, 33, new Uint8Array(31), 0, hash32(1), new Uint8Array(32), 1]), "invalidMessage"],
+      ["a frame over the size limit", new Uint8Array(2_000).fill(0xc0), "invalidMessage"],
+    ];
+    for (const [what, frame, event] of cases) {
+      it(`${what}: the peer is recorded and disconnected, the node goes on`, async () => {
+        const target = await node();
+        const rogue = await sendRaw(target, frame);
+        await waitUntil(() => target.network.peerRecord(rogue.peerId.toString())?.events[event] === 1, `${event} recorded`);
+        await waitUntil(() => rogue.getConnections().length === 0, "the rogue disconnected");
+        expect(target.network.connectedPeers()).to.deep.equal([]);
+        // The node still takes a good peer.
+        await node({ options: { bootnodes: [target.address] } });
+        await waitUntil(() => target.network.connectedPeers().length === 1, "a good peer after the bad one");
+      });
+    }
+
+    it("a peer that connects and never sends its status is dropped after the handshake time", async () => {
+      const target = await node({ timings: { handshakeMs: 300 } });
+      const rogue = await rogueHost();
+      await rogue.dial(multiaddr(target.address));
+      await waitUntil(() => target.network.peerRecord(rogue.peerId.toString())?.events.failedHandshake === 1, "failedHandshake recorded", 5_000);
+      await waitUntil(() => rogue.getConnections().length === 0, "the silent peer disconnected");
+    });
+
+    it("a status answered with a good frame is accepted from a bare host (the codec is the protocol)", async () => {
+      const target = await node();
+      const rogue = await rogueHost();
+      await rogue.dial(multiaddr(target.address));
+      const stream = await rogue.dialProtocol(multiaddr(target.address), statusProtocolId, { signal: AbortSignal.timeout(3_000) });
+      const frames = lpStream(stream);
+      await frames.write(encodeStatus(regtestLikeStatus({ bestNumber: 2n })));
+      const response = (await frames.read({ signal: AbortSignal.timeout(3_000) })).subarray();
+      expect(response[0]).to.equal(0);
+      await waitUntil(() => target.network.connectedPeers().length === 1, "the bare host counted");
+      expect(target.network.readyPeers()[0]!.status!.bestNumber).to.equal(2n);
+    });
+  });
+});
