@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { expect } from "chai";
 import type { P2pOptions } from "../../../src/node/index.js";
 import { expectValidResult } from "../../helpers/results.js";
+import { expectRpcError } from "../../helpers/rpcErrors.js";
 import { waitUntilAnswer } from "../../helpers/p2p.js";
 import { startTestNode, type TestNode, type TestNodeOverrides } from "../../helpers/testNode.js";
 
@@ -78,6 +79,15 @@ describe("peer-to-peer over TCP (127.0.0.2, 127.0.0.3)", function () {
     await waitUntilAnswer(async () => network.readyPeers()[0]?.status?.bestNumber === 1n, "the second hears block 1");
     const head = await first.client.eth_getBlockByNumber("latest", false);
     expect(`0x${Buffer.from(network.readyPeers()[0]!.status!.bestHash).toString("hex")}`).to.equal(head!.hash);
+
+    // While a peer is connected, the dev methods that rewrite history refuse, and change nothing.
+    const snapshot = await first.client.evm_snapshot();
+    await first.client.evm_mine();
+    const refusal = /^evm_(revert|reset|increaseTime) is refused while peers are connected \(1\): it would rewrite blocks or time they hold too/;
+    await expectRpcError(first.client.evm_revert(snapshot), -32000, refusal);
+    await expectRpcError(first.client.evm_reset(), -32000, refusal);
+    await expectRpcError(first.client.evm_increaseTime(60), -32000, refusal);
+    expect(await first.client.eth_blockNumber()).to.equal("0x2");
   });
 
   it("a node of another network is refused: no peer on either side", async () => {
