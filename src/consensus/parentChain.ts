@@ -80,15 +80,23 @@ export function decodeParentHeader(bytes: Uint8Array): ParentHeader | undefined 
 }
 
 export function encodeParentHeader(header: ParentHeader): Uint8Array {
+  // Written byte by byte: a DataView per header showed in the built-in miner's time per block.
   const bytes = new Uint8Array(parentHeaderSize);
-  const view = new DataView(bytes.buffer);
-  view.setUint32(0, header.version >>> 0, true);
+  writeUint32LittleEndian(bytes, 0, header.version);
   bytes.set(header.prevHash, 4);
   bytes.set(header.merkleRoot, 36);
-  view.setUint32(68, header.time >>> 0, true);
-  view.setUint32(72, header.bits >>> 0, true);
-  view.setUint32(76, header.nonce >>> 0, true);
+  writeUint32LittleEndian(bytes, 68, header.time);
+  writeUint32LittleEndian(bytes, 72, header.bits);
+  writeUint32LittleEndian(bytes, 76, header.nonce);
   return bytes;
+}
+
+/** Writes the low 32 bits of `value` at `offset`, least significant byte first. */
+export function writeUint32LittleEndian(out: Uint8Array, offset: number, value: number): void {
+  out[offset] = value;
+  out[offset + 1] = value >>> 8;
+  out[offset + 2] = value >>> 16;
+  out[offset + 3] = value >>> 24;
 }
 
 const twoTo256 = 1n << 256n;

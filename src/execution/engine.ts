@@ -337,8 +337,22 @@ export function executionHeaderFields(context: ExecutionBlockContext) {
     gasLimit: context.gasLimit,
     baseFeePerGas: context.baseFee,
     difficulty: 0n,
-    mixHash: setLengthLeft(bigIntToBytes(context.difficulty), 32),
+    mixHash: mixHashOf(context.difficulty),
   } satisfies HeaderData;
+}
+
+const twoTo256 = 1n << 256n;
+
+/**
+ * The difficulty as the header's 32-byte mix hash, where DIFFICULTY reads it: what
+ * setLengthLeft(bigIntToBytes(difficulty), 32) gives (and throws, out of range), without the
+ * package's array spreads, a third of an execution block's making.
+ */
+function mixHashOf(difficulty: bigint): Uint8Array {
+  if (difficulty < 0n || difficulty >= twoTo256) return setLengthLeft(bigIntToBytes(difficulty), 32);
+  const bytes = new Uint8Array(32);
+  for (let index = 31, rest = difficulty; rest > 0n; index--, rest >>= 8n) bytes[index] = Number(rest & 0xffn);
+  return bytes;
 }
 
 /** The engine's block for `context` (only the header fields opcodes read are set). */

@@ -21,36 +21,52 @@ export type ParentMinerRandomSource = (hashForMergedMining: Uint8Array) => Paren
  * AES-CTR keystream took 65 and 13 µs a block for the average 500-byte prefix, 2-10 % of an
  * automined transfer's time. `integerBelow` takes a u32 modulo the bound, as there.
  */
-export const seededFromBlock: ParentMinerRandomSource = (hashForMergedMining) => {
-  const seed = new DataView(hashForMergedMining.buffer, hashForMergedMining.byteOffset, 16);
-  let a = seed.getUint32(0);
-  let b = seed.getUint32(4);
-  let c = seed.getUint32(8);
-  // A state of all zeros would stay zero.
-  let d = seed.getUint32(12) | 1;
-  const next = (): number => {
-    const result = Math.imul(rotateLeft(Math.imul(b, 5), 7), 9) >>> 0;
-    const shifted = b << 9;
-    c ^= a;
-    d ^= b;
-    b ^= c;
-    a ^= d;
-    c ^= shifted;
-    d = rotateLeft(d, 11);
+export const seededFromBlock: ParentMinerRandomSource = (hashForMergedMining) => new Xoshiro128StarStar(hashForMergedMining);
+
+/** xoshiro128** as a class: made for every mined block, a literal of closures cost more than its numbers. */
+class Xoshiro128StarStar implements ParentMinerRandom {
+  private a: number;
+  private b: number;
+  private c: number;
+  private d: number;
+
+  constructor(seed: Uint8Array) {
+    this.a = readUint32BigEndian(seed, 0);
+    this.b = readUint32BigEndian(seed, 4);
+    this.c = readUint32BigEndian(seed, 8);
+    // A state of all zeros would stay zero.
+    this.d = readUint32BigEndian(seed, 12) | 1;
+  }
+
+  private next(): number {
+    const result = Math.imul(rotateLeft(Math.imul(this.b, 5), 7), 9) >>> 0;
+    const shifted = this.b << 9;
+    this.c ^= this.a;
+    this.d ^= this.b;
+    this.b ^= this.c;
+    this.a ^= this.d;
+    this.c ^= shifted;
+    this.d = rotateLeft(this.d, 11);
     return result;
-  };
-  return {
-    integerBelow: (bound) => next() % bound,
-    bytes(length) {
-      const out = new Uint8Array(length);
-      for (let offset = 0; offset < length; offset += 4) {
-        const word = next();
-        for (let byte = 0; byte < 4 && offset + byte < length; byte++) out[offset + byte] = word >>> (24 - 8 * byte);
-      }
-      return out;
-    },
-  };
-};
+  }
+
+  integerBelow(bound: number): number {
+    return this.next() % bound;
+  }
+
+  bytes(length: number): Uint8Array {
+    const out = new Uint8Array(length);
+    for (let offset = 0; offset < length; offset += 4) {
+      const word = this.next();
+      for (let byte = 0; byte < 4 && offset + byte < length; byte++) out[offset + byte] = word >>> (24 - 8 * byte);
+    }
+    return out;
+  }
+}
+
+function readUint32BigEndian(bytes: Uint8Array, offset: number): number {
+  return ((bytes[offset]! << 24) | (bytes[offset + 1]! << 16) | (bytes[offset + 2]! << 8) | bytes[offset + 3]!) >>> 0;
+}
 
 function rotateLeft(value: number, bits: number): number {
   return (value << bits) | (value >>> (32 - bits));

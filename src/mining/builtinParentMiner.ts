@@ -6,7 +6,7 @@ import { randomBytes, randomInt } from "node:crypto";
 import { sha256 } from "@noble/hashes/sha2.js";
 import type { HeaderFields } from "../chain/header.js";
 import { compressCoinbaseWithTxid } from "../consensus/compressedCoinbase.js";
-import { difficultyToParentTarget, encodeParentHeader, isHashWithinTargetBytes, ParentHeaderHasher, parentRegtestMaxTarget, targetToCompact, targetToLittleEndian } from "../consensus/parentChain.js";
+import { difficultyToParentTarget, encodeParentHeader, isHashWithinTargetBytes, ParentHeaderHasher, parentRegtestMaxTarget, targetToCompact, targetToLittleEndian, writeUint32LittleEndian } from "../consensus/parentChain.js";
 import { createParentCoinbase, parentCoinbaseLength, writeParentCoinbase } from "./parentCoinbase.js";
 
 export type MergedMiningFields = Pick<HeaderFields, "mergedMiningHeader" | "mergedMiningMerkleProof" | "mergedMiningCoinbaseTransaction">;
@@ -174,7 +174,7 @@ class Search implements ParentBlockSearch {
 
   private solved(nonce: number): ParentBlockSolution {
     const header = this.header;
-    new DataView(header.buffer, header.byteOffset, header.byteLength).setUint32(76, nonce, true);
+    writeUint32LittleEndian(header, 76, nonce);
     const fields = { mergedMiningHeader: header, mergedMiningMerkleProof: new Uint8Array(0), mergedMiningCoinbaseTransaction: this.compressedCoinbase };
     return new Solution(fields, this.hash.slice(), this.tried, this.prefix, this.hashForMergedMining);
   }

@@ -25,6 +25,9 @@ import { maxBlockTimestamp, type BlockClock } from "./clock.js";
 
 export { BlockTimeExhaustedError, nextBlockTemplate, TimestampNotAfterParentError } from "./blockTemplate.js";
 
+/** The uncles of a block on a tip with no side block near it. */
+const noUncles: readonly BlockHeader[] = [];
+
 export type MiningMode = { kind: "auto" } | { kind: "interval"; blockTimeSeconds: number } | { kind: "off" };
 
 /** Who proves the node's blocks: its own parent-chain miner, or merged miners through the mining server only. */
@@ -357,14 +360,20 @@ export class Miner {
    * no ancestor included yet (consensus/uncleSelection.ts). A chain without side blocks near the
    * tip (every dev chain that imported nothing) reads nothing.
    */
-  private async unclesFor(parent: Block): Promise<BlockHeader[]> {
+  private async unclesFor(parent: Block): Promise<readonly BlockHeader[]> {
     const limits = this.options.rules?.uncles;
     const blockNumber = parent.number + 1n;
-    if (limits === undefined || !this.chain.hasSideBlocksFrom(oldestFamilyNumber(blockNumber, limits.uncleGenerationLimit))) return [];
+    if (limits === undefined || !this.mayHaveUncles(parent)) return noUncles;
     const ancestors = await collectAncestors(blockNumber, parent.hash, limits.uncleGenerationLimit, (hash) => this.chain.getBlockFromTip(hash));
     const headersAt = new Map<bigint, BlockHeader[]>();
     for (const ancestor of ancestors) headersAt.set(ancestor.header.number, await this.chain.headersAt(ancestor.header.number));
     return selectUncles(blockNumber, { ancestors, headersAt: (number) => headersAt.get(number) ?? [] }, limits);
+  }
+
+  /** Whether a side block is stored within the uncle window of a block on `parent` (see unclesFor). */
+  private mayHaveUncles(parent: Block): boolean {
+    const limits = this.options.rules?.uncles;
+    return limits !== undefined && this.chain.hasSideBlocksFrom(oldestFamilyNumber(parent.number + 1n, limits.uncleGenerationLimit));
   }
 
   /** `clockTime` is the block's time unless the parent's forbids it (nextBlockTemplate). */
@@ -375,7 +384,8 @@ export class Miner {
       await this.builder.resetTo(parentRoot);
       this.builderRoot = bytesToUnprefixedHex(parentRoot);
     }
-    const uncles = await this.unclesFor(parent);
+    // Most chains hold no side block near the tip: nothing to wait for then.
+    const uncles = this.mayHaveUncles(parent) ? await this.unclesFor(parent) : noUncles;
     const template = nextBlockTemplate(parent, { coinbase: this.coinbaseAddress, extraData: this.options.extraData }, clockTime, this.options.rules, uncles);
     if (template.timestamp > maxBlockTimestamp) throw new BlockTimeExhaustedError(parent.header.fields.timestamp);
     try {

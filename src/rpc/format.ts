@@ -187,21 +187,100 @@ export function formatLocatedLogs(logs: readonly LocatedLog[]): LogJson[] {
 const logTexts = new WeakMap<TransactionLogs, readonly string[]>();
 /** Most characters of prepared texts kept; past it those of the oldest prepared records go. */
 const preparedTextChars = 16 * 1024 * 1024;
-const prepared: { transaction: TransactionLogs; chars: number }[] = [];
+/** The records prepared and the characters of their texts, oldest first from `preparedStart`. */
+let prepared: TransactionLogs[] = [];
+let preparedCharCounts: number[] = [];
+let preparedStart = 0;
 let preparedChars = 0;
+
+/** The ASCII bytes of a fixed text. */
+const asciiBytes = (text: string): Uint8Array => Uint8Array.from(text, (character) => character.charCodeAt(0));
+const logStartPiece = asciiBytes('{"removed":false,"logIndex":"0x');
+const transactionIndexPiece = asciiBytes('","transactionIndex":"0x');
+const transactionHashPiece = asciiBytes('","transactionHash":"0x');
+const blockHashPiece = asciiBytes('","blockHash":"0x');
+const blockNumberPiece = asciiBytes('","blockNumber":"0x');
+const addressPiece = asciiBytes('","address":"0x');
+const dataPiece = asciiBytes('","data":"0x');
+const topicsPiece = asciiBytes('","topics":[');
+const hexDigitCodes = asciiBytes("0123456789abcdef");
+/** Bytes of a log's text besides its quantities' digits and its hex data: the pieces and the closing `]}`. */
+const fixedPieceBytes = [logStartPiece, transactionIndexPiece, transactionHashPiece, blockHashPiece, blockNumberPiece, addressPiece, dataPiece, topicsPiece].reduce((sum, piece) => sum + piece.length, 2);
+/** Most hex digits of a log index (a safe integer). */
+const logIndexDigitsBound = 14;
+
+/**
+ * Where a log's text is written as bytes before it becomes one string. Made of pieces and joined,
+ * a text cost a string per piece and one per byte of hex (bytesToHex appends), several kilobytes
+ * of young objects a log for every mined block with logs. Grown for a long log; one that would
+ * need more than textBytesKept bytes gets a buffer of its own.
+ */
+let textBytes = Buffer.allocUnsafe(2048);
+const textBytesKept = 64 * 1024;
+
+function writePiece(out: Uint8Array, at: number, piece: Uint8Array): number {
+  out.set(piece, at);
+  return at + piece.length;
+}
+
+/** Two lower-case hex digits per byte, as bytesToHex writes them after its 0x. */
+function writeHexDigits(out: Uint8Array, at: number, bytes: Uint8Array): number {
+  for (let index = 0; index < bytes.length; index++) {
+    const byte = bytes[index]!;
+    out[at++] = hexDigitCodes[byte >>> 4]!;
+    out[at++] = hexDigitCodes[byte & 15]!;
+  }
+  return at;
+}
+
+/** The digits of a QUANTITY, as toQuantity writes them after its 0x. */
+function writeQuantityDigits(out: Uint8Array, at: number, digits: string): number {
+  for (let index = 0; index < digits.length; index++) out[at++] = digits.charCodeAt(index);
+  return at;
+}
 
 /** The texts of the transaction's logs, as JSON.stringify writes formatLog's objects (removed: false). */
 function makeLogTexts(block: BlockLogs, transaction: TransactionLogs): string[] {
-  const place = placeOf(block, transaction);
-  const shared = `","transactionIndex":"${place.transactionIndex}","transactionHash":"${place.transactionHash}","blockHash":"${place.blockHash}","blockNumber":"${place.blockNumber}","address":"`;
+  const transactionIndexDigits = transaction.index.toString(16);
+  const blockNumberDigits = block.number.toString(16);
   const texts = new Array<string>(transaction.logs.length);
   for (let offset = 0; offset < transaction.logs.length; offset++) {
     const log = transaction.logs[offset]!;
-    const pieces = ['{"removed":false,"logIndex":"', toQuantity(transaction.firstLogIndex + offset), shared, bytesToHex(log.address), '","data":"', bytesToHex(log.data), '","topics":['];
-    log.topics.forEach((topic, index) => pieces.push(index === 0 ? '"' : ',"', bytesToHex(topic), '"'));
-    pieces.push("]}");
-    // join: one flat text (a text made with + is a tree of them, flattened again at every answer).
-    texts[offset] = pieces.join("");
+    let topicBytes = 0;
+    for (const topic of log.topics) topicBytes += 4 + 2 * topic.length;
+    const length =
+      fixedPieceBytes + logIndexDigitsBound + transactionIndexDigits.length + blockNumberDigits.length + 2 * (transaction.hash.length + block.hash.length + log.address.length + log.data.length) + topicBytes;
+    let out = textBytes;
+    if (length > out.length) {
+      out = Buffer.allocUnsafe(length);
+      if (length <= textBytesKept) textBytes = out;
+    }
+    let at = writePiece(out, 0, logStartPiece);
+    at = writeQuantityDigits(out, at, (transaction.firstLogIndex + offset).toString(16));
+    at = writePiece(out, at, transactionIndexPiece);
+    at = writeQuantityDigits(out, at, transactionIndexDigits);
+    at = writePiece(out, at, transactionHashPiece);
+    at = writeHexDigits(out, at, transaction.hash);
+    at = writePiece(out, at, blockHashPiece);
+    at = writeHexDigits(out, at, block.hash);
+    at = writePiece(out, at, blockNumberPiece);
+    at = writeQuantityDigits(out, at, blockNumberDigits);
+    at = writePiece(out, at, addressPiece);
+    at = writeHexDigits(out, at, log.address);
+    at = writePiece(out, at, dataPiece);
+    at = writeHexDigits(out, at, log.data);
+    at = writePiece(out, at, topicsPiece);
+    for (let index = 0; index < log.topics.length; index++) {
+      if (index > 0) out[at++] = 0x2c; // ,
+      out[at++] = 0x22; // "
+      out[at++] = 0x30; // 0
+      out[at++] = 0x78; // x
+      at = writeHexDigits(out, at, log.topics[index]!);
+      out[at++] = 0x22;
+    }
+    out[at++] = 0x5d; // ]
+    out[at++] = 0x7d; // }
+    texts[offset] = out.toString("latin1", 0, at);
   }
   return texts;
 }
@@ -223,16 +302,21 @@ export function prepareLogTexts(block: BlockLogs): void {
     logTexts.set(transaction, texts);
     let chars = 0;
     for (const text of texts) chars += text.length;
-    prepared.push({ transaction, chars });
+    prepared.push(transaction);
+    preparedCharCounts.push(chars);
     preparedChars += chars;
   }
-  let dropped = 0;
-  while (preparedChars > preparedTextChars && dropped < prepared.length) {
-    const oldest = prepared[dropped++]!;
-    preparedChars -= oldest.chars;
-    logTexts.delete(oldest.transaction);
+  while (preparedChars > preparedTextChars && preparedStart < prepared.length) {
+    preparedChars -= preparedCharCounts[preparedStart]!;
+    logTexts.delete(prepared[preparedStart]!);
+    preparedStart++;
   }
-  if (dropped > 0) prepared.splice(0, dropped);
+  // Those let go leave the lists in one cut now and then: a cut per block copied the whole lists each time.
+  if (preparedStart >= 1024 && preparedStart * 2 >= prepared.length) {
+    prepared = prepared.slice(preparedStart);
+    preparedCharCounts = preparedCharCounts.slice(preparedStart);
+    preparedStart = 0;
+  }
 }
 
 /** Answers of logs longer than this are handed over as bytes (see encodeLocatedLogs). */

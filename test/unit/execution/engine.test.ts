@@ -23,6 +23,8 @@ describe("execution/engine", () => {
       { number: 1n, coinbase: new Uint8Array(20).fill(0x11), timestamp: 1_700_000_000n, gasLimit: 6_800_000n, baseFee: 0n, difficulty: 1n },
       { number: 123_456n, coinbase: new Uint8Array(20).fill(0xab), timestamp: 1_800_000_123n, gasLimit: 30_000_000n, baseFee: 60_000_000n, difficulty: 2n ** 70n },
       { number: 2n ** 40n, coinbase: new Uint8Array(20), timestamp: 0n, gasLimit: 5_000n, baseFee: 7n, difficulty: 0n },
+      { number: 7n, coinbase: new Uint8Array(20).fill(0x01), timestamp: 1n, gasLimit: 21_000n, baseFee: 0n, difficulty: 2n ** 256n - 1n },
+      { number: 8n, coinbase: new Uint8Array(20).fill(0x02), timestamp: 2n, gasLimit: 21_000n, baseFee: 0n, difficulty: 0x0100n },
     ];
     const described = (block: ReturnType<typeof createBlock>) => {
       const { header } = block;
