@@ -8,8 +8,10 @@
 // chain most blocks have none, and a record per block (hash, bloom, entry) cost some 400 bytes.
 //
 // A preparation (setPreparation: the RPC layer's wire text of the logs) runs on the blocks indexed
-// with logs in the turns after, a bounded number of logs per turn, so that the first query over new
-// blocks finds their logs ready and mining does not wait for it. Only the most recent blocks are
+// with logs once no block has come for `preparationIdleMs`, a bounded number of logs per turn, so
+// that the first query over new blocks finds their logs ready, and mining neither waits for it nor
+// shares its turns with it: during a burst of blocks (a test suite's sends) the texts wait, and a
+// query in the middle of the burst makes those it needs itself. Only the most recent blocks are
 // prepared, and only while held: a block that left (revert, reorganisation) is skipped.
 import { StoredDataDamagedError, type Chain } from "../chain/chain.js";
 import type { BlockWithReceipts, ChainHeadListener } from "../chain/events.js";
@@ -21,9 +23,11 @@ export interface BlockLogIndexOptions {
   readonly maxBlocks: number;
   /** Most logs held; past it the window shrinks from below until it fits. */
   readonly maxLogs: number;
+  /** The preparation waits until no block has come for this long (0: the turns right after). */
+  readonly preparationIdleMs: number;
 }
 
-export const defaultBlockLogIndexOptions: BlockLogIndexOptions = { maxBlocks: 8192, maxLogs: 200_000 };
+export const defaultBlockLogIndexOptions: BlockLogIndexOptions = { maxBlocks: 8192, maxLogs: 200_000, preparationIdleMs: 10 };
 
 /** Reads of a block whose receipts are missing before that is an error (see canonical). */
 const maxReadsWithoutReceipts = 3;
@@ -52,7 +56,11 @@ export class BlockLogIndex implements ChainHeadListener {
   /** Blocks held with logs and not prepared yet, oldest first, and how many logs they have. */
   private toPrepare: BlockLogs[] = [];
   private logsToPrepare = 0;
-  private preparationRun: NodeJS.Immediate | undefined;
+  /** The preparation's next run: in the next turn, or once the blocks stop coming (never both). */
+  private preparationTurn: NodeJS.Immediate | undefined;
+  private preparationTimer: NodeJS.Timeout | undefined;
+  /** performance.now() when the last block waiting for its preparation came. */
+  private lastQueuedAt = 0;
 
   /** Follows the chain's head from now on; a failure while following goes to `reportError`. */
   constructor(
@@ -69,8 +77,7 @@ export class BlockLogIndex implements ChainHeadListener {
     this.unsubscribe();
     if (this.pendingRun !== undefined) clearImmediate(this.pendingRun);
     this.pendingRun = undefined;
-    if (this.preparationRun !== undefined) clearImmediate(this.preparationRun);
-    this.preparationRun = undefined;
+    this.cancelPreparationRun();
     this.preparation = undefined;
     this.toPrepare = [];
     this.logsToPrepare = 0;
@@ -192,12 +199,39 @@ export class BlockLogIndex implements ChainHeadListener {
     this.toPrepare.push(logs);
     this.logsToPrepare += logs.logCount;
     while (this.logsToPrepare > maxLogsToPrepare && this.toPrepare.length > 1) this.logsToPrepare -= this.toPrepare.shift()!.logCount;
-    this.preparationRun ??= setImmediate(() => this.prepareSome());
+    this.lastQueuedAt = performance.now();
+    this.schedulePreparation();
+  }
+
+  /** Runs prepareSome once no block has come for preparationIdleMs (at once in the next turn when 0). */
+  private schedulePreparation(): void {
+    if (this.preparationTurn !== undefined || this.preparationTimer !== undefined) return;
+    const idleMs = this.options.preparationIdleMs;
+    if (idleMs === 0) {
+      this.preparationTurn = setImmediate(() => this.prepareSome());
+      return;
+    }
+    const quietFor = performance.now() - this.lastQueuedAt;
+    this.preparationTimer = setTimeout(
+      () => {
+        this.preparationTimer = undefined;
+        if (performance.now() - this.lastQueuedAt < idleMs) this.schedulePreparation();
+        else this.prepareSome();
+      },
+      Math.max(1, idleMs - quietFor),
+    );
+  }
+
+  private cancelPreparationRun(): void {
+    if (this.preparationTurn !== undefined) clearImmediate(this.preparationTurn);
+    if (this.preparationTimer !== undefined) clearTimeout(this.preparationTimer);
+    this.preparationTurn = undefined;
+    this.preparationTimer = undefined;
   }
 
   /** Prepares the oldest waiting blocks still held, up to preparedLogsPerTurn logs; the rest in a later turn. */
   private prepareSome(): void {
-    this.preparationRun = undefined;
+    this.preparationTurn = undefined;
     const prepare = this.preparation;
     if (prepare === undefined) return;
     let prepared = 0;
@@ -214,7 +248,11 @@ export class BlockLogIndex implements ChainHeadListener {
       }
     }
     this.toPrepare.splice(0, taken);
-    if (this.toPrepare.length > 0) this.preparationRun = setImmediate(() => this.prepareSome());
+    // The rest in the next turn, or once the blocks that came meanwhile stop.
+    if (this.toPrepare.length > 0) {
+      if (performance.now() - this.lastQueuedAt < this.options.preparationIdleMs) this.schedulePreparation();
+      else this.preparationTurn = setImmediate(() => this.prepareSome());
+    }
   }
 
   private hold(logs: BlockLogs): void {

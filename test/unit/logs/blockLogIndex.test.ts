@@ -82,7 +82,7 @@ describe("logs/blockLogIndex", () => {
     const chain = new StandInChain();
     for (let number = 1n; number <= 3n; number++) chain.blocks.set(number, blockWith(number, 1));
     chain.headNumber = 3n;
-    const index = new BlockLogIndex(chain, () => undefined, { maxBlocks: 3, maxLogs: 100 });
+    const index = new BlockLogIndex(chain, () => undefined, { maxBlocks: 3, maxLogs: 100, preparationIdleMs: 0 });
     expect((await index.canonical(1n))!.logCount).to.equal(1);
     expect(await index.canonical(1n)).to.equal(await index.canonical(1n));
     expect(chain.reads).to.equal(1);
@@ -102,7 +102,7 @@ describe("logs/blockLogIndex", () => {
 
   it("drops its oldest blocks when over the log budget, and does not take reads that would not fit", async () => {
     const chain = new StandInChain();
-    const index = new BlockLogIndex(chain, () => undefined, { maxBlocks: 100, maxLogs: 5 });
+    const index = new BlockLogIndex(chain, () => undefined, { maxBlocks: 100, maxLogs: 5, preparationIdleMs: 0 });
     chain.add(blockWith(1n, 2));
     chain.add(blockWith(2n, 2));
     chain.add(blockWith(3n, 2));
@@ -117,7 +117,7 @@ describe("logs/blockLogIndex", () => {
 
   it("forgets removed blocks, so the replacement at the same height is read from the chain", async () => {
     const chain = new StandInChain();
-    const index = new BlockLogIndex(chain, () => undefined, { maxBlocks: 10, maxLogs: 100 });
+    const index = new BlockLogIndex(chain, () => undefined, { maxBlocks: 10, maxLogs: 100, preparationIdleMs: 0 });
     const original = blockWith(1n, 1);
     chain.add(original);
     chain.listener!.blocksRemoved([blockWith(1n, 1, 9)]); // another block at the same height: nothing happens
@@ -133,7 +133,7 @@ describe("logs/blockLogIndex", () => {
 
   it("holds a block without logs by its number, and answers it without reading the chain", async () => {
     const chain = new StandInChain();
-    const index = new BlockLogIndex(chain, () => undefined, { maxBlocks: 10, maxLogs: 100 });
+    const index = new BlockLogIndex(chain, () => undefined, { maxBlocks: 10, maxLogs: 100, preparationIdleMs: 0 });
     const empty = blockWith(1n, 0);
     chain.add(empty, blockWith(2n, 1));
     expect(index.held(1n)).to.equal(heldWithoutLogs);
@@ -150,7 +150,7 @@ describe("logs/blockLogIndex", () => {
   it("indexes added blocks after the turn that added them, reporting a failure then", async () => {
     const chain = new StandInChain();
     const failures: unknown[] = [];
-    const index = new BlockLogIndex(chain, (error) => failures.push(error), { maxBlocks: 10, maxLogs: 100 });
+    const index = new BlockLogIndex(chain, (error) => failures.push(error), { maxBlocks: 10, maxLogs: 100, preparationIdleMs: 0 });
     chain.add(unindexableBlock(1n));
     expect(failures).to.have.length(0);
     await new Promise((resolve) => setImmediate(resolve));
@@ -169,7 +169,7 @@ describe("logs/blockLogIndex", () => {
   it("prepares the blocks indexed with logs in the turns after, in order, a bounded number of logs per turn, skipping blocks that left", async () => {
     const chain = new StandInChain();
     const failures: unknown[] = [];
-    const index = new BlockLogIndex(chain, (error) => failures.push(error), { maxBlocks: 10_000, maxLogs: 100_000 });
+    const index = new BlockLogIndex(chain, (error) => failures.push(error), { maxBlocks: 10_000, maxLogs: 100_000, preparationIdleMs: 0 });
     const prepared: BlockLogs[] = [];
     const turn = () => new Promise((resolve) => setImmediate(resolve));
     index.setPreparation((logs) => {
@@ -202,9 +202,27 @@ describe("logs/blockLogIndex", () => {
     expect(prepared).to.have.length(3);
   });
 
+  it("prepares nothing while blocks keep coming, and all of them once none came for the idle time", async () => {
+    const chain = new StandInChain();
+    const index = new BlockLogIndex(chain, () => undefined, { maxBlocks: 10_000, maxLogs: 100_000, preparationIdleMs: 100 });
+    const prepared: bigint[] = [];
+    index.setPreparation((logs) => prepared.push(logs.number));
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    // A block every 10 ms for 150 ms: never 100 ms without one.
+    for (let number = 1n; number <= 15n; number++) {
+      chain.add(blockWith(number, 1));
+      await sleep(10);
+    }
+    expect(prepared, "during the burst").to.deep.equal([]);
+    const deadline = Date.now() + 2_000;
+    while (prepared.length < 15 && Date.now() < deadline) await sleep(10);
+    expect(prepared).to.deep.equal(Array.from({ length: 15 }, (_, index) => BigInt(index + 1)));
+    index.close();
+  });
+
   it("follows the head down after a revert, holds the blocks mined again, and lets them go as the head moves on", async () => {
     const chain = new StandInChain();
-    const index = new BlockLogIndex(chain, () => undefined, { maxBlocks: 2, maxLogs: 100 });
+    const index = new BlockLogIndex(chain, () => undefined, { maxBlocks: 2, maxLogs: 100, preparationIdleMs: 0 });
     const first = [1n, 2n, 3n, 4n, 5n].map((number) => blockWith(number, 1));
     chain.add(...first);
     expect([4n, 5n].map((number) => heldLogs(index, number).logCount)).to.deep.equal([1, 1]);
@@ -228,7 +246,7 @@ describe("logs/blockLogIndex", () => {
       return chain;
     };
     const unhindered = chainOfThree();
-    const unhinderedIndex = new BlockLogIndex(unhindered, () => undefined, { maxBlocks: 10, maxLogs: 100 });
+    const unhinderedIndex = new BlockLogIndex(unhindered, () => undefined, { maxBlocks: 10, maxLogs: 100, preparationIdleMs: 0 });
     await unhinderedIndex.canonical(2n);
     expect(heldLogs(unhinderedIndex, 2n).logCount).to.equal(1);
     unhinderedIndex.close();
@@ -239,7 +257,7 @@ describe("logs/blockLogIndex", () => {
       const when = `revert after read ${revertAfter}`;
       // The listener told within the read: answered as the chain is after the revert.
       const chain = chainOfThree();
-      const index = new BlockLogIndex(chain, () => undefined, { maxBlocks: 10, maxLogs: 100 });
+      const index = new BlockLogIndex(chain, () => undefined, { maxBlocks: 10, maxLogs: 100, preparationIdleMs: 0 });
       chain.afterRead = { at: revertAfter, run: () => chain.revertTo(1n) };
       expect(await index.canonical(2n), when).to.equal(undefined);
       expect(index.held(2n), when).to.equal(undefined);
@@ -249,7 +267,7 @@ describe("logs/blockLogIndex", () => {
       // the listener told a turn later. Answered as before or after the revert, never failed, and
       // not held after it.
       const lateChain = chainOfThree();
-      const lateIndex = new BlockLogIndex(lateChain, () => undefined, { maxBlocks: 10, maxLogs: 100 });
+      const lateIndex = new BlockLogIndex(lateChain, () => undefined, { maxBlocks: 10, maxLogs: 100, preparationIdleMs: 0 });
       let reverted: Promise<void> | undefined;
       lateChain.afterRead = {
         at: revertAfter,
