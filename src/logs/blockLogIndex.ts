@@ -27,7 +27,7 @@ export interface BlockLogIndexOptions {
   readonly preparationIdleMs: number;
 }
 
-export const defaultBlockLogIndexOptions: BlockLogIndexOptions = { maxBlocks: 8192, maxLogs: 200_000, preparationIdleMs: 10 };
+export const defaultBlockLogIndexOptions: BlockLogIndexOptions = { maxBlocks: 8192, maxLogs: 200_000, preparationIdleMs: 2 };
 
 /** Reads of a block whose receipts are missing before that is an error (see canonical). */
 const maxReadsWithoutReceipts = 3;
