@@ -40,6 +40,13 @@ export async function rpc<T>(url: string, method: string, params: unknown[]): Pr
   return answer.result as T;
 }
 
+/** The value below which `fraction` of `values` lie (the nearest one; NaN for none). */
+export function percentile(values: readonly number[], fraction: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))]!;
+}
+
 export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)]!;

@@ -10,17 +10,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startNodeProcess } from "../test/helpers/nodeProcess.js";
 import { minePoolBlock } from "../test/helpers/parentChainProofs.js";
-import { developmentSigners, rpc, rpcBody, signedRaw } from "./chainClient.js";
+import { developmentSigners, percentile, rpc, rpcBody, signedRaw } from "./chainClient.js";
 import { runLoad } from "./loadClient.js";
 import { recordResult, targetsOf } from "./results.js";
 
 const issue = 37;
 const stranger = "0x00000000000000000000000000000000000000aa";
 
-function percentile(values: readonly number[], fraction: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))]!;
-}
 
 interface Work {
   blockHashForMergedMining: string;

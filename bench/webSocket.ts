@@ -11,7 +11,7 @@
 //     before and after they open.
 import { connect } from "node:net";
 import { startNodeProcess, type NodeProcess } from "../test/helpers/nodeProcess.js";
-import { developmentSigners, median, memoryOf, rpcBody, signedRaw } from "./chainClient.js";
+import { developmentSigners, median, memoryOf, percentile, rpcBody, signedRaw } from "./chainClient.js";
 import { runLoad, runSequences, type LoadResult } from "./loadClient.js";
 import { recordResult, targetsOf } from "./results.js";
 import { openRawWebSocket, runWebSocketLoad, textFrame, type RawWebSocket } from "./webSocketClient.js";
@@ -26,11 +26,6 @@ function wsUrl(node: NodeProcess): string {
   return `${node.url.replace(/^http/, "ws")}/`;
 }
 
-function percentile(values: readonly number[], fraction: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))]!;
-}
 
 function line(name: string, value: string, rest: string, verdict: string): void {
   console.log(`${name.padEnd(40)} ${value.padStart(12)}  ${rest}  ${verdict}`);

@@ -262,6 +262,13 @@ function parsePositiveInteger(flag: string, text: string, { allowZero = false } 
   return value;
 }
 
+/** A TCP port: 0 (a free one) to 65535. */
+function parsePort(flag: string, text: string): number {
+  const port = parsePositiveInteger(flag, text, { allowZero: true });
+  if (port > 65535) throw new UsageError(`${flag} must be at most 65535, got ${port}`);
+  return port;
+}
+
 /** A positive integer flag's value, or `fallback` when the flag is not given. */
 function positiveIntegerFlag(flags: Record<string, string | boolean | undefined>, name: string, fallback: number): number {
   const text = flags[name] as string | undefined;
@@ -297,8 +304,7 @@ function p2pOptionsFrom(flags: Record<string, string | boolean | undefined>, net
   const host = (flags["p2p-host"] as string | undefined) ?? "127.0.0.1";
   if (host.trim() === "") throw new UsageError("--p2p-host must not be empty");
   const portText = flags["p2p-port"] as string | undefined;
-  const port = portText === undefined ? network.p2pPort : parsePositiveInteger("--p2p-port", portText, { allowZero: true });
-  if (port > 65535) throw new UsageError(`--p2p-port must be at most 65535, got ${port}`);
+  const port = portText === undefined ? network.p2pPort : parsePort("--p2p-port", portText);
   const maxPeers = positiveIntegerFlag(flags, "max-peers", defaultP2pLimits.maxPeers);
   const minPeersText = flags["min-peers"] as string | undefined;
   const minPeers = minPeersText === undefined ? Math.min(defaultP2pLimits.minPeers, maxPeers) : parsePositiveInteger("--min-peers", minPeersText, { allowZero: true });
@@ -391,8 +397,7 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
   if (!isLogLevel(logLevel)) throw new UsageError(`--log-level must be one of ${logLevels.join(", ")}, got "${logLevel}"`);
   const logFormat = flags["log-format"];
   if (logFormat !== undefined && !(logFormats as readonly string[]).includes(logFormat)) throw new UsageError(`--log-format must be one of ${logFormats.join(", ")}, got "${logFormat}"`);
-  const port = flags.port === undefined ? defaults.rpc.port : parsePositiveInteger("--port", flags.port, { allowZero: true });
-  if (port > 65535) throw new UsageError(`--port must be at most 65535, got ${port}`);
+  const port = flags.port === undefined ? defaults.rpc.port : parsePort("--port", flags.port);
   const host = flags.host ?? defaults.rpc.host;
   if (host.trim() === "") throw new UsageError("--host must not be empty");
 
@@ -406,8 +411,7 @@ export function parseCommandLine(argv: readonly string[]): CliCommand {
   if (miner !== "builtin" && miner !== "external") throw new UsageError(`--miner must be builtin or external, got "${miner}"`);
   if (miner === "external" && (flags["no-mining"] || flags["block-time"] !== undefined)) throw new UsageError("--miner external excludes --block-time and --no-mining: its blocks come only from merged miners");
   if (flags["metrics-host"] !== undefined && flags["metrics-port"] === undefined) throw new UsageError("--metrics-host needs --metrics-port");
-  const metricsPort = flags["metrics-port"] === undefined ? undefined : parsePositiveInteger("--metrics-port", flags["metrics-port"], { allowZero: true });
-  if (metricsPort !== undefined && metricsPort > 65535) throw new UsageError(`--metrics-port must be at most 65535, got ${metricsPort}`);
+  const metricsPort = flags["metrics-port"] === undefined ? undefined : parsePort("--metrics-port", flags["metrics-port"]);
   const keyStoreKdf = flags["keystore-kdf"] ?? defaults.chain.keyStoreKdf;
   if (keyStoreKdf !== "light" && keyStoreKdf !== "standard") throw new UsageError(`--keystore-kdf must be light or standard, got "${keyStoreKdf}"`);
   if (flags.coinbase !== undefined && !/^0x[0-9a-fA-F]{40}$/.test(flags.coinbase)) {

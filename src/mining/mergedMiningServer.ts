@@ -21,7 +21,7 @@ import type { BlockImporter } from "../consensus/blockImporter.js";
 import { compressCoinbase, compressCoinbaseWithTxid, lastIndexOfBytes, mergedMiningTag } from "../consensus/compressedCoinbase.js";
 import type { ImportOutcome } from "../consensus/importResult.js";
 import { checkMergedMiningProof } from "../consensus/mergedMiningProof.js";
-import { difficultyToParentTarget } from "../consensus/parentChain.js";
+import { difficultyToParentTarget, targetToLittleEndian } from "../consensus/parentChain.js";
 import type { TransactionPool } from "../txpool/transactionPool.js";
 import type { Miner } from "./miner.js";
 import { createParentCoinbase } from "./parentCoinbase.js";
@@ -76,11 +76,7 @@ export class MiningTemplate {
 
   /** The target as 32 big-endian bytes (mnr_getWork, eth_getWork). */
   get targetBytes(): Uint8Array {
-    if (this.targetBigEndian === undefined) {
-      const bytes = new Uint8Array(32);
-      for (let index = 31, rest = this.target; index >= 0; index--, rest >>= 8n) bytes[index] = Number(rest & 0xffn);
-      this.targetBigEndian = bytes;
-    }
+    this.targetBigEndian ??= targetToLittleEndian(this.target).reverse();
     return this.targetBigEndian;
   }
 
