@@ -81,6 +81,19 @@ describe("cli/args", () => {
     expect(runOptions(["--typed-transactions"]).chain.typedTransactions).to.equal(true);
   });
 
+  it("maps the merged-mining and metrics flags (defaults: the built-in miner, no limit, no endpoint)", () => {
+    const defaults = runOptions([]);
+    expect(defaults.chain.miner).to.equal("builtin");
+    expect(defaults.chain.mergedMining).to.deep.equal({ updateWorkOnNewTransaction: false, submissionRateLimitMs: 0 });
+    expect(defaults.metrics).to.equal(undefined);
+    const external = runOptions(["--miner", "external", "--update-work-on-new-transaction", "--work-submission-rate-limit-ms", "250", "--metrics-port", "0", "--metrics-host", "127.0.0.5"]);
+    expect(external.chain.miner).to.equal("external");
+    expect(external.chain.mining).to.deep.equal({ kind: "off" });
+    expect(external.chain.mergedMining).to.deep.equal({ updateWorkOnNewTransaction: true, submissionRateLimitMs: 250 });
+    expect(external.metrics).to.deep.equal({ host: "127.0.0.5", port: 0 });
+    expect(runOptions(["--metrics-port", "9100"]).metrics).to.deep.equal({ host: "127.0.0.1", port: 9100 });
+  });
+
   it("accepts network names", () => {
     const cases: [string, number][] = [["mainnet", 30], ["main", 30], ["test", 31], ["dev", 32], ["regtest", 33], ["local", 33]];
     for (const [name, id] of cases) expect(runOptions(["--network", name]).networkId, name).to.equal(id);
@@ -118,6 +131,12 @@ describe("cli/args", () => {
       [["--keystore-kdf", "heavy"], /--keystore-kdf must be light or standard, got "heavy"/],
       [["--logs-result-limit", "1e3"], /--logs-result-limit takes a positive integer/],
       [["stray"], /positional/i],
+      [["--miner", "pool"], /--miner must be builtin or external, got "pool"/],
+      [["--miner", "external", "--block-time", "1"], /--miner external excludes --block-time and --no-mining/],
+      [["--miner", "external", "--no-mining"], /--miner external excludes --block-time and --no-mining/],
+      [["--work-submission-rate-limit-ms", "1.5"], /--work-submission-rate-limit-ms takes a non-negative integer/],
+      [["--metrics-port", "70000"], /--metrics-port must be at most 65535, got 70000/],
+      [["--metrics-host", "127.0.0.1"], /--metrics-host needs --metrics-port/],
     ];
     for (const [argv, message] of cases) expect(() => parseCommandLine(argv), argv.join(" ")).to.throw(UsageError, message);
   });
