@@ -70,17 +70,12 @@ export class Block {
       throw new MalformedBlockError("a block is an RLP list of a header, a list of transactions and a list of uncle headers");
     }
     const [headerItems, transactionItems, uncleItems] = items as [unknown[], unknown[], unknown[]];
-    const header = decodeHeaderItems(headerItems, "header");
-    const transactions = transactionItems.map((item, index) => {
-      try {
-        // A legacy transaction is an RLP list; a typed one a byte string holding type ‖ payload.
-        return decodeRawTransaction(Array.isArray(item) ? RLP.encode(item as Uint8Array[]) : (item as Uint8Array), common, typed);
-      } catch (error) {
-        throw new MalformedBlockError(`transaction ${index}: ${(error as Error).message}`);
-      }
-    });
-    const uncles = uncleItems.map((item, index) => decodeHeaderItems(item, `uncle ${index}`));
-    return new Block(header, transactions, uncles);
+    return new Block(decodeHeaderItems(headerItems, "header"), decodeWireTransactions(transactionItems, common, typed), decodeWireUncles(uncleItems));
+  }
+
+  /** The wire body, RLP([[signed transaction...], [uncle header...]]): what a bodies answer holds for the block. */
+  encodeWireBody(): Uint8Array {
+    return encodeRlpListOfEncoded([encodeRlpListOfEncoded(this.transactions.map(transactionItem)), encodeRlpListOfEncoded(this.uncles.map((uncle) => uncle.encoded))]);
   }
 
   /** Stored body: RLP([[raw transaction...], [sender...], [uncle header...]]). */
@@ -93,6 +88,26 @@ export class Block {
     const transactions = raws.map((raw, index) => restoreTransaction(raw, senders[index]!, common));
     return new Block(header, transactions, uncles.map((uncle) => BlockHeader.decode(uncle)));
   }
+}
+
+/**
+ * The transactions of a block's wire body from their decoded RLP items (a block from outside, or a
+ * peer's answer to a bodies request): senders recovered, as Block.decode. Throws MalformedBlockError.
+ */
+export function decodeWireTransactions(items: readonly unknown[], common: Common, typed: TypedTransactionsAccepted = false): ChainTransaction[] {
+  return items.map((item, index) => {
+    try {
+      // A legacy transaction is an RLP list; a typed one a byte string holding type ‖ payload.
+      return decodeRawTransaction(Array.isArray(item) ? RLP.encode(item as Uint8Array[]) : (item as Uint8Array), common, typed);
+    } catch (error) {
+      throw new MalformedBlockError(`transaction ${index}: ${(error as Error).message}`);
+    }
+  });
+}
+
+/** The uncle headers of a block's wire body from their decoded RLP items. Throws MalformedBlockError. */
+export function decodeWireUncles(items: readonly unknown[]): BlockHeader[] {
+  return items.map((item, index) => decodeHeaderItems(item, `uncle ${index}`));
 }
 
 /** A transaction as a block's list holds it: a legacy one is an RLP list already, a typed one (type ‖ payload) an RLP byte string. */

@@ -74,6 +74,11 @@ export class BlockImporter {
     private readonly options: BlockImporterOptions,
   ) {}
 
+  /** The constants and the clock the rules judge by now (the gossip checks ahead of the import use them too). */
+  ruleContext(): RuleContext {
+    return { constants: this.options.constants, now: this.options.now() };
+  }
+
   /** Imports one block (see the file's header); settles with the outcome once the queue has run it. */
   importBlock(block: Block, source: BlockSource): Promise<ImportOutcome> {
     return this.importQueued(block, source, undefined);

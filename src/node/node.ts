@@ -10,6 +10,7 @@ import { clientVersionString } from "../common/version.js";
 import { isPrivateKey } from "../common/signatures.js";
 import { createStandaloneNetwork, type P2pOptions, type PeerNetwork, type StatusSource } from "../p2p/index.js";
 import type { PeerToPeerNetwork } from "../p2p/network.js";
+import { SyncManager, type SyncOptions } from "../sync/syncManager.js";
 import { createDispatcher, createRpcMethods, createRpcServer, ModuleSelectionError, resolveEnabledModules, SubscriptionHub } from "../rpc/index.js";
 import { ChainOpeningError, openChainServices, type ChainServices, type NodeKeyStore } from "./chainServices.js";
 import { keyExportAllowedOn, reportKeyExposure, unlockAllowedOn } from "./keyExposure.js";
@@ -83,15 +84,58 @@ function chainStatusSource(network: NetworkProfile, services: ChainServices, log
   };
 }
 
-/** Starts the libp2p network: its code loads here, only for a node with --p2p. */
-async function startPeerToPeer(options: P2pOptions, network: NetworkProfile, services: ChainServices, log: Logger): Promise<PeerToPeerNetwork> {
+/** What the RPC layer reads of the peers: the network's, with the blocks the sync has waiting for the importer in the inbound queue. */
+function withSyncQueue({ network, sync }: PeerToPeer): PeerNetwork {
+  return {
+    isListening: () => network.isListening(),
+    connectedPeers: () => network.connectedPeers(),
+    inboundQueueSize: () => network.inboundQueueSize() + sync.queuedMessages(),
+  };
+}
+
+/** The network and the sync that follows its peers. */
+interface PeerToPeer {
+  readonly network: PeerToPeerNetwork;
+  readonly sync: SyncManager;
+  stop(): Promise<void>;
+}
+
+/** Starts the libp2p network and the sync on it: the network's code loads here, only for a node with --p2p. */
+async function startPeerToPeer(options: P2pOptions, syncOptions: Partial<SyncOptions> | undefined, network: NetworkProfile, services: ChainServices, log: Logger): Promise<PeerToPeer> {
   const privateKey = await nodeKeyFor(options, services.nodeKeyStore);
-  const { startPeerNetwork, PeerNetworkConfigurationError } = await import("../p2p/network.js");
+  const { startPeerNetwork, PeerNetworkConfigurationError, InvalidRequestError } = await import("../p2p/network.js");
   const p2pLog = log.child({ module: "p2p" });
   try {
     const started = await startPeerNetwork({ options, privateKey, status: chainStatusSource(network, services, p2pLog), log: p2pLog, userAgent: clientVersionString() });
+    const sync = new SyncManager({
+      network: started,
+      chain: services.chain,
+      importer: services.importer,
+      intake: services.intake,
+      pool: services.pool,
+      mineAdmitted: () => {
+        if (services.miner.isAutomining) services.miner.minePending().catch((error: unknown) => p2pLog.error({ err: error }, "mining a peer's transaction failed"));
+      },
+      decoding: { common: services.common, typed: services.typedTransactions },
+      refuseRequest: (reason) => new InvalidRequestError(reason),
+      log: log.child({ module: "sync" }),
+      options: syncOptions,
+    });
+    try {
+      await sync.start();
+    } catch (error) {
+      await started.stop();
+      throw error;
+    }
     p2pLog.info({ peerId: started.peerId, nodeId: started.nodeId, multiaddrs: started.multiaddrs(), bootnodes: options.bootnodes.length, maxPeers: options.maxPeers }, "p2p listening");
-    return started;
+    return {
+      network: started,
+      sync,
+      async stop() {
+        await sync.stop();
+        await started.stop();
+      },
+    };
   } catch (error) {
     if (error instanceof PeerNetworkConfigurationError) throw new NodeConfigurationError(error.message);
     // libp2p reports a listener that failed (a port in use, an address not on this machine) as UnsupportedListenAddressesError, the system's error inside its message.
@@ -115,22 +159,23 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
     if (error instanceof ChainOpeningError) throw new NodeConfigurationError(error.message);
     throw error;
   }
-  let peerNetwork: PeerToPeerNetwork | undefined;
+  let peerToPeer: PeerToPeer | undefined;
   if (options.p2p !== undefined) {
     try {
-      peerNetwork = await startPeerToPeer(options.p2p, network, services, log);
+      peerToPeer = await startPeerToPeer(options.p2p, options.sync, network, services, log);
     } catch (error) {
       await services.close();
       throw error;
     }
   }
-  const peers: PeerNetwork = peerNetwork ?? createStandaloneNetwork();
+  const peerNetwork = peerToPeer?.network;
+  const peers: PeerNetwork = peerToPeer === undefined ? createStandaloneNetwork() : withSyncQueue(peerToPeer);
   let metrics: MetricsEndpoint | undefined;
   if (options.metrics !== undefined) {
     try {
       metrics = await startMetricsEndpoint(options.metrics, services, peers, log.child({ module: "metrics" }));
     } catch (error) {
-      await peerNetwork?.stop();
+      await peerToPeer?.stop();
       await services.close();
       throw new NodeConfigurationError(`the metrics endpoint cannot listen on ${options.metrics.host}:${options.metrics.port}: ${(error as Error).message}`);
     }
@@ -144,6 +189,7 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
     keyExportAllowed: keyExportAllowedOn(options.rpc.host),
     requestLimits: options.rpc,
     ...services,
+    syncProgress: () => peerToPeer?.sync.syncProgress(),
   });
   const dispatcher = createDispatcher({
     handlers,
@@ -170,7 +216,7 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
   } catch (error) {
     subscriptions.close();
     await metrics?.close();
-    await peerNetwork?.stop();
+    await peerToPeer?.stop();
     await services.close();
     throw error;
   }
@@ -202,7 +248,7 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
       await server.stop();
       subscriptions.close();
       await metrics?.close();
-      await peerNetwork?.stop();
+      await peerToPeer?.stop();
       await services.close();
       log.info("node stopped");
     },

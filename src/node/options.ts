@@ -5,6 +5,7 @@ import type { CallLimits } from "../execution/callService.js";
 import { defaultLogOptions, type LogOptions } from "../logs/index.js";
 import type { MinerKind, MiningMode } from "../mining/miner.js";
 import type { P2pOptions } from "../p2p/index.js";
+import type { SyncOptions } from "../sync/syncManager.js";
 import { defaultRpcOptions, type RpcOptions } from "../rpc/options.js";
 import { defaultTraceServiceOptions } from "../tracing/index.js";
 
@@ -72,6 +73,8 @@ export interface NodeOptions {
   chain: ChainOptions;
   /** The peer-to-peer network; undefined: the node runs alone and never loads libp2p. */
   p2p: P2pOptions | undefined;
+  /** Tuning of the sync with peers (tests shorten its time limits); undefined: its defaults. */
+  sync?: Partial<SyncOptions>;
   logLevel: LogLevel;
   /** The operators' Prometheus endpoint (--metrics-port); undefined: off. */
   metrics: { host: string; port: number } | undefined;

@@ -59,6 +59,8 @@ export function createHost(options: HostOptions): Promise<Host> {
         msgIdFn: (message) => keccak256(message.data),
         emitSelf: false,
         allowPublishToZeroTopicPeers: true,
+        // A block that came back from a peer before the node published it is no error.
+        ignoreDuplicatePublishError: true,
         // A block of 10M gas of zero calldata is some 2.5 MB.
         maxInboundDataLength: 8 * 1024 * 1024,
         heartbeatInterval: options.gossipHeartbeatMs,

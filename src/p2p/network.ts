@@ -13,40 +13,16 @@ import { peerIdFromPrivateKey } from "@libp2p/peer-id";
 import { privateKeyFromRaw } from "@libp2p/crypto/keys";
 import { multiaddr, type Multiaddr } from "@multiformats/multiaddr";
 import { lpStream } from "@libp2p/utils";
+import { TopicValidatorResult } from "@libp2p/gossipsub";
 import type { Logger } from "../common/logger.js";
 import { uncompressedPublicKey } from "../common/signatures.js";
 import { createHost, type Host, type TransportFactory } from "./libp2p.js";
-import type { P2pOptions, PeerInfo, PeerNetwork, StatusSource } from "./interface.js";
-import { decodeStatus, decodeStatusResponse, encodeStatus, encodeStatusResponse, statusMaxBytes, statusMismatch, statusProtocolId, StatusDecodingError, type PeerStatus, type StatusMismatch } from "./status.js";
+import type { GossipTopic, GossipVerdict, P2pOptions, PeerEvent, PeerInfo, PeerRecord, PeerStatus, PeerToPeerNetwork, RequestProtocol, StatusSource } from "./interface.js";
+import { handleRequests, sendRequest, PeerRequestError } from "./reqResp.js";
+import { decodeStatus, decodeStatusResponse, encodeStatus, encodeStatusResponse, statusMaxBytes, statusMismatch, statusProtocolId, StatusDecodingError } from "./status.js";
 
-/** What happened with a peer, for the reputation work to read (the reference's score events). */
-export type PeerEvent = "successfulHandshake" | "failedHandshake" | "invalidMessage" | "timeout" | StatusMismatch;
-
-/** What the network remembers of a peer, connected or not (the most recent peers). */
-export interface PeerRecord {
-  readonly peerId: string;
-  /** 128 hex digits: the 64-byte public key (the reference's node id); the key's own hex for non-secp256k1 peers. */
-  readonly nodeId: string;
-  address: string;
-  /** Its last status that decoded. */
-  status: PeerStatus | undefined;
-  /** How many times each event happened. */
-  readonly events: Partial<Record<PeerEvent, number>>;
-  lastEvent: PeerEvent | undefined;
-}
-
-export interface PeerToPeerNetwork extends PeerNetwork {
-  readonly peerId: string;
-  /** 128 hex digits. */
-  readonly nodeId: string;
-  /** The addresses other nodes dial (with /p2p/<peer id>). */
-  multiaddrs(): string[];
-  /** The record of a peer by peer id. */
-  peerRecord(peerId: string): PeerRecord | undefined;
-  /** Connected peers past the handshake, with their status. */
-  readyPeers(): readonly PeerRecord[];
-  stop(): Promise<void>;
-}
+export type { PeerEvent, PeerRecord, PeerToPeerNetwork } from "./interface.js";
+export { InvalidRequestError, PeerRequestError } from "./reqResp.js";
 
 export interface NetworkTimings {
   /** Dialling a peer, opening a stream. */
@@ -88,6 +64,7 @@ export interface PeerNetworkSettings {
 export class PeerNetworkConfigurationError extends Error {}
 
 const maxRecords = 1_000;
+const TopicVerdict: Record<GossipVerdict, TopicValidatorResult> = { accept: TopicValidatorResult.Accept, ignore: TopicValidatorResult.Ignore, reject: TopicValidatorResult.Reject };
 /** The shortest time between two status rounds brought by new heads. */
 const refreshSpacingMs = 100;
 
@@ -148,6 +125,11 @@ class Libp2pPeerNetwork implements PeerToPeerNetwork {
   private refreshTimer: NodeJS.Timeout | undefined;
   private unsubscribeStatus: (() => void) | undefined;
   private stopped = false;
+  private readonly statusListeners = new Set<(peer: PeerRecord) => void>();
+  /** Gossip topic ids by name. */
+  private readonly topicIds = new Map<string, string>();
+  private readonly networkId: number;
+  private readonly topicPrefix: string;
 
   constructor(
     private readonly host: Host,
@@ -158,6 +140,10 @@ class Libp2pPeerNetwork implements PeerToPeerNetwork {
     this.nodeId = nodeIdOf(host.peerId);
     this.timings = { ...defaultNetworkTimings, ...settings.timings };
     this.bootnodes = bootnodes.map((address) => ({ address, peerId: peerIdIn(address)!, nextDelayMs: this.timings.redialFirstMs, timer: undefined, dialling: false }));
+    const own = settings.status.current();
+    this.networkId = own.networkId;
+    // Nodes of another network or genesis never share a topic with ours.
+    this.topicPrefix = `/chain-node/${own.networkId}/${hex(own.genesisHash).slice(0, 8)}`;
   }
 
   private get log(): Logger {
@@ -200,6 +186,77 @@ class Libp2pPeerNetwork implements PeerToPeerNetwork {
 
   peerRecord(peerId: string): PeerRecord | undefined {
     return this.records.get(peerId);
+  }
+
+  onPeerStatus(listener: (peer: PeerRecord) => void): () => void {
+    this.statusListeners.add(listener);
+    return () => this.statusListeners.delete(listener);
+  }
+
+  async serve(protocol: RequestProtocol, serve: (peerId: string, request: Uint8Array) => Promise<Uint8Array>): Promise<void> {
+    await handleRequests(this.host, this.networkId, protocol, serve, {
+      started: () => this.inboundInProgress++,
+      finished: () => this.inboundInProgress--,
+      badRequest: (peerId, { name }, reason) => this.note(peerId, "invalidMessage", { protocol: name, reason }),
+    });
+  }
+
+  request(peerId: string, protocol: RequestProtocol, request: Uint8Array): Promise<Uint8Array> {
+    const peer = this.ready.get(peerId);
+    if (peer === undefined) return Promise.reject(new PeerRequestError("unavailable", `${protocol.name}: ${peerId} is not a connected peer`));
+    return sendRequest(this.host, this.networkId, peer, protocol, request);
+  }
+
+  subscribe(topic: GossipTopic, validate: (peerId: string, data: Uint8Array) => Promise<GossipVerdict>): void {
+    const id = this.topicId(topic);
+    const pubsub = this.host.services.pubsub;
+    pubsub.topicValidators.set(id, async (from, message) => {
+      const peerId = from.toString();
+      if (message.data.length > topic.maxMessageBytes) {
+        this.note(from, "invalidMessage", { topic: topic.name, reason: `a message of ${message.data.length} bytes, over ${topic.maxMessageBytes}` });
+        return TopicVerdict.reject;
+      }
+      this.inboundInProgress++;
+      try {
+        return TopicVerdict[await validate(peerId, message.data)];
+      } catch (error) {
+        this.log.warn({ topic: topic.name, peer: peerId, err: error }, "gossip validation failed");
+        return TopicVerdict.ignore;
+      } finally {
+        this.inboundInProgress--;
+      }
+    });
+    pubsub.subscribe(id);
+  }
+
+  async publish(topic: GossipTopic, data: Uint8Array): Promise<number> {
+    if (this.stopped) return 0;
+    const { recipients } = await this.host.services.pubsub.publish(this.topicId(topic), data);
+    return recipients.length;
+  }
+
+  report(peerId: string, event: PeerEvent, reason: string): void {
+    const peer = this.ready.get(peerId) ?? this.host.getConnections().find((connection) => connection.remotePeer.toString() === peerId)?.remotePeer;
+    if (peer !== undefined) this.note(peer, event, { reason });
+    else {
+      const record = this.records.get(peerId);
+      if (record === undefined) return;
+      record.events[event] = (record.events[event] ?? 0) + 1;
+      record.lastEvent = event;
+    }
+  }
+
+  disconnect(peerId: string, reason: string): void {
+    const peer = this.ready.get(peerId) ?? this.host.getConnections().find((connection) => connection.remotePeer.toString() === peerId)?.remotePeer;
+    if (peer === undefined) return;
+    this.log.info({ peer: peerId, reason }, "peer disconnected by this node");
+    this.hangUp(peer);
+  }
+
+  private topicId(topic: GossipTopic): string {
+    let id = this.topicIds.get(topic.name);
+    if (id === undefined) this.topicIds.set(topic.name, (id = `${this.topicPrefix}/${topic.name}/1`));
+    return id;
   }
 
   async stop(): Promise<void> {
@@ -299,7 +356,10 @@ class Libp2pPeerNetwork implements PeerToPeerNetwork {
     }
     clearTimeout(this.handshakeTimers.get(key));
     this.handshakeTimers.delete(key);
-    if (this.ready.has(key)) return true;
+    if (this.ready.has(key)) {
+      this.tellStatus(record);
+      return true;
+    }
     if (this.host.getConnections(peerId).length === 0) return false;
     if (this.ready.size >= this.settings.options.maxPeers) {
       this.log.debug({ peer: key, maxPeers: this.settings.options.maxPeers }, "peer refused: the node has its most peers");
@@ -311,7 +371,18 @@ class Libp2pPeerNetwork implements PeerToPeerNetwork {
     this.log.info({ peer: key, address: record.address, bestNumber: Number(status.bestNumber), peers: this.ready.size }, "peer connected");
     const bootnode = this.bootnodes.find((candidate) => candidate.peerId === key);
     if (bootnode !== undefined) bootnode.nextDelayMs = this.timings.redialFirstMs;
+    this.tellStatus(record);
     return true;
+  }
+
+  private tellStatus(record: PeerRecord): void {
+    for (const listener of this.statusListeners) {
+      try {
+        listener(record);
+      } catch (error) {
+        this.log.error({ err: error }, "a peer status listener failed");
+      }
+    }
   }
 
   /** The status protocol's server side: one request frame, one response frame. */

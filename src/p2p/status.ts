@@ -4,7 +4,7 @@
 // response frame is one result byte (0 ok) followed by the RLP. The bytes come from a peer:
 // anything not exactly this shape is a StatusDecodingError, never another exception.
 import { decodeRlp, encodeRlp, type RlpDecoded } from "../common/rlp.js";
-import type { ChainStatus } from "./interface.js";
+import type { ChainStatus, PeerStatus } from "./interface.js";
 
 export const statusProtocolVersion = 1;
 /** Without a network id on purpose: a peer of another network still completes it and is refused by its answer. */
@@ -14,9 +14,7 @@ export const statusMaxBytes = 1024;
 /** Result byte of a response frame. */
 export const statusResultOk = 0;
 
-export interface PeerStatus extends ChainStatus {
-  readonly protocolVersion: number;
-}
+export type { PeerStatus } from "./interface.js";
 
 export class StatusDecodingError extends Error {}
 

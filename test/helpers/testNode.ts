@@ -37,6 +37,7 @@ export interface TestNodeOverrides {
   metrics?: NodeOptions["metrics"];
   /** The peer-to-peer network; default: off (a lone node). */
   p2p?: P2pOptions;
+  sync?: NodeOptions["sync"];
 }
 
 /** A writable that keeps pino's JSON lines. */
@@ -61,6 +62,7 @@ export async function startTestNode(overrides: TestNodeOverrides = {}): Promise<
     chain: { ...defaultNodeOptions.chain, ...overrides.chain },
     metrics: overrides.metrics,
     p2p: overrides.p2p,
+    sync: overrides.sync,
   };
   const capture = createLogCapture();
   const node = await startNode(options, createLogger(options.logLevel, capture.stream));

@@ -53,6 +53,8 @@ export interface EthDependencies extends EthCallDependencies, EthFilterDependenc
   sending: TransactionSending;
   /** Whether the node takes typed transactions (--typed-transactions): its blocks then show baseFeePerGas. */
   typedTransactions: boolean;
+  /** A long sync's progress while one runs (sync/syncManager.ts); absent or undefined: not syncing. */
+  syncProgress?: () => { readonly startingBlock: bigint; readonly currentBlock: bigint; readonly highestBlock: bigint } | undefined;
 }
 
 export function createEthHandlers(deps: EthDependencies): NamespaceHandlers<"eth", RpcCallContext> {
@@ -109,7 +111,11 @@ export function createEthHandlers(deps: EthDependencies): NamespaceHandlers<"eth
     eth_mining: () => miner.isMining,
     eth_gasPrice: () => toQuantity((chain.head.header.fields.minimumGasPrice * gasPriceMultiplier.numerator) / gasPriceMultiplier.denominator),
     // A lone node is never behind a peer.
-    eth_syncing: () => false,
+    eth_syncing: () => {
+      const progress = deps.syncProgress?.();
+      if (progress === undefined) return false;
+      return { startingBlock: toQuantity(progress.startingBlock), currentBlock: toQuantity(progress.currentBlock), highestBlock: toQuantity(progress.highestBlock) };
+    },
     eth_blockNumber: () => toQuantity(chain.head.number),
 
     eth_getBalance: ([address, block]) => readAccount(block, address, (account) => toQuantity(account?.balance ?? 0n)),

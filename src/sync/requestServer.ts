@@ -1,0 +1,102 @@
+// The serving side of the request/response protocols (network brief 4; rskj: NodeBlockProcessor's
+// process*Request): what this node answers peers from its stored chain. A request that does not
+// decode, or asks for more than its protocol allows, is refused (InvalidRequestError: the peer
+// gets result 1 and the network records an invalid message); unknown blocks are empty entries.
+import type { Block } from "../chain/block.js";
+import type { BlockHeader } from "../chain/header.js";
+import type { PeerToPeerNetwork } from "../p2p/interface.js";
+import {
+  decodeBlocksRequest,
+  decodeBodiesRequest,
+  decodeHeadersRequest,
+  decodeNumberRequest,
+  encodeBlockHashAnswer,
+  encodeHeadersAnswer,
+  encodeItemsAnswer,
+  encodeSkeletonAnswer,
+  maxSkeletonChunks,
+  MessageDecodingError,
+  type SyncProtocols,
+} from "./messages.js";
+
+/** What serving reads of the chain. */
+export interface ServedChain {
+  /** The last block on disk. */
+  readonly head: Block;
+  getBlockByHash(hash: Uint8Array): Promise<Block | undefined>;
+  getCanonicalHash(blockNumber: bigint): Promise<Uint8Array | undefined>;
+}
+
+/** The network's refusal, handed in so that sync/ loads nothing of libp2p. */
+export type RefuseRequest = (reason: string) => Error;
+
+export class RequestServer {
+  constructor(
+    private readonly chain: ServedChain,
+    private readonly chunkSize: number,
+    private readonly refuse: RefuseRequest,
+  ) {}
+
+  async register(network: PeerToPeerNetwork, protocols: SyncProtocols): Promise<void> {
+    await network.serve(protocols.headers, (_peer, request) => this.guarded(() => this.headers(request)));
+    await network.serve(protocols.bodies, (_peer, request) => this.guarded(() => this.bodies(request)));
+    await network.serve(protocols.blocks, (_peer, request) => this.guarded(() => this.blocks(request)));
+    await network.serve(protocols.blockHash, (_peer, request) => this.guarded(() => this.blockHash(request)));
+    await network.serve(protocols.skeleton, (_peer, request) => this.guarded(() => this.skeleton(request)));
+  }
+
+  /** Up to `count` headers walking parent links from `startHash`, newest first (empty when it is not stored). */
+  async headers(request: Uint8Array): Promise<Uint8Array> {
+    const { startHash, count } = decodeHeadersRequest(request);
+    const headers: BlockHeader[] = [];
+    let cursor = await this.chain.getBlockByHash(startHash);
+    while (cursor !== undefined && headers.length < count) {
+      headers.push(cursor.header);
+      cursor = cursor.number === 0n ? undefined : await this.chain.getBlockByHash(cursor.header.fields.parentHash);
+    }
+    return encodeHeadersAnswer(headers);
+  }
+
+  async bodies(request: Uint8Array): Promise<Uint8Array> {
+    const hashes = decodeBodiesRequest(request);
+    const bodies: (Uint8Array | undefined)[] = [];
+    for (const hash of hashes) bodies.push((await this.chain.getBlockByHash(hash))?.encodeWireBody());
+    return encodeItemsAnswer(bodies);
+  }
+
+  async blocks(request: Uint8Array): Promise<Uint8Array> {
+    const hashes = decodeBlocksRequest(request);
+    const blocks: (Uint8Array | undefined)[] = [];
+    for (const hash of hashes) blocks.push((await this.chain.getBlockByHash(hash))?.encode());
+    return encodeItemsAnswer(blocks);
+  }
+
+  async blockHash(request: Uint8Array): Promise<Uint8Array> {
+    const blockNumber = decodeNumberRequest(request, "block-hash request");
+    return encodeBlockHashAnswer(blockNumber > this.chain.head.number ? undefined : await this.chain.getCanonicalHash(blockNumber));
+  }
+
+  /** The canonical block every chunk from the chunk start at or below `startNumber`, at most maxSkeletonChunks of them, then the head (rskj processSkeletonRequest). */
+  async skeleton(request: Uint8Array): Promise<Uint8Array> {
+    const startNumber = decodeNumberRequest(request, "skeleton request");
+    const head = this.chain.head;
+    const step = BigInt(this.chunkSize);
+    const points: { number: bigint; hash: Uint8Array }[] = [];
+    for (let number = startNumber - (startNumber % step); number < head.number && points.length < maxSkeletonChunks; number += step) {
+      const hash = await this.chain.getCanonicalHash(number);
+      if (hash === undefined) break;
+      points.push({ number, hash });
+    }
+    points.push({ number: head.number, hash: head.hash });
+    return encodeSkeletonAnswer(points);
+  }
+
+  private async guarded(serve: () => Promise<Uint8Array>): Promise<Uint8Array> {
+    try {
+      return await serve();
+    } catch (error) {
+      if (error instanceof MessageDecodingError) throw this.refuse(error.message);
+      throw error;
+    }
+  }
+}
