@@ -376,8 +376,9 @@ export class SyncManager {
       .map((record) => this.syncPeerOf(record))
       .filter((peer): peer is NetworkSyncPeer => peer !== undefined);
     const local = this.syncChain();
-    if (chooseSyncPeer(peers, local, this.options.longSyncLimit) !== undefined) {
-      await this.longSync();
+    const ahead = chooseSyncPeer(peers, local, this.options.longSyncLimit);
+    if (ahead !== undefined) {
+      await this.longSync(ahead.best.number);
       return;
     }
     // The heaviest peer heavier than us, within reach of block-by-block: fetch its best.
@@ -417,14 +418,15 @@ export class SyncManager {
     };
   }
 
-  private async longSync(): Promise<void> {
+  /** A long sync toward a peer whose best is `highestBlock` (the estimate eth_syncing shows until blocks arrive). */
+  private async longSync(highestBlock: bigint): Promise<void> {
     const { network, chain } = this.deps;
     const startingBlock = chain.tip.number;
     this.counters.longSyncs++;
     const started = performance.now();
     let lastLog = started;
-    this.log.info({ from: Number(startingBlock) }, "long sync started");
-    this.progress = { startingBlock, currentBlock: startingBlock, highestBlock: startingBlock };
+    this.log.info({ from: Number(startingBlock), to: Number(highestBlock) }, "long sync started");
+    this.progress = { startingBlock, currentBlock: startingBlock, highestBlock };
     const sync = new LongSync(
       this.syncChain(),
       () =>

@@ -7,6 +7,7 @@ import { waitUntilAnswer } from "../../helpers/p2p.js";
 import { startTestNode, type TestNode, type TestNodeOverrides } from "../../helpers/testNode.js";
 
 const cow = "0xcd2a3d9f938e13cd947ec05abc7fe734df8dd826";
+const cow1 = "0x7986b3df570230288501eea3d890bd66948c9b79";
 const stranger = "0x00000000000000000000000000000000000000aa";
 /** Init code that emits one LOG1 with the topic 0x11..11 and deploys nothing. */
 const creationEmittingLog = `0x7f${"11".repeat(32)}60006000a100`;
@@ -76,5 +77,60 @@ describe("sync between nodes over TCP (127.0.0.2, .3, .4)", function () {
     const receipt = await miner.client.eth_getTransactionReceipt(hash);
     expect(receipt!.blockNumber).to.equal("0x3e");
     expect(await follower.client.txpool_status()).to.deep.equal({ pending: 0, queued: 0 });
+  });
+
+  it("partitions that mined apart heal onto the heavier branch: the lighter side's filter sees removed logs and its transaction is back in its pool", async () => {
+    const off = { mining: { kind: "off" as const } };
+    const light = await start({ rpc: { host: "127.0.0.2" }, chain: off, p2p: p2p("127.0.0.2") });
+    const heavy = await start({ rpc: { host: "127.0.0.3" }, chain: off, p2p: p2p("127.0.0.3") });
+    // The light side: a block with a log-emitting creation, then two more; a filter sees the log.
+    const filter = await light.client.eth_newFilter({ fromBlock: "0x0" });
+    const lostTransaction = await light.client.eth_sendTransaction({ from: cow, data: creationEmittingLog, gas: "0x30d40" });
+    for (let index = 0; index < 3; index++) await light.client.evm_mine();
+    const seen = (await light.client.eth_getFilterChanges(filter)) as { removed: boolean; transactionHash: string }[];
+    expect(seen).to.have.length(1);
+    expect(seen[0]!.removed).to.equal(false);
+    // The heavy side: six blocks, one with a transfer of another sender.
+    await heavy.client.eth_sendTransaction({ from: cow1, to: stranger, value: "0x5" });
+    for (let index = 0; index < 6; index++) await heavy.client.evm_mine();
+
+    // A third node joins both: everyone ends on the heavy branch.
+    const bridge = await start({ rpc: { host: "127.0.0.4" }, chain: off, p2p: p2p("127.0.0.4", { bootnodes: [...multiaddrsOf(light), ...multiaddrsOf(heavy)] }) });
+    await sameHead([light, heavy, bridge]);
+    const heavyHead = await heavy.client.eth_getBlockByNumber("latest", false);
+    expect(heavyHead!.number).to.equal("0x6");
+    expect((await light.client.eth_getBlockByNumber("latest", false))!.hash).to.equal(heavyHead!.hash);
+
+    const changes = (await light.client.eth_getFilterChanges(filter)) as { removed: boolean; transactionHash: string }[];
+    expect(changes.map(({ removed, transactionHash }) => ({ removed, transactionHash }))).to.deep.equal([{ removed: true, transactionHash: lostTransaction }]);
+    expect(await light.client.eth_getTransactionReceipt(lostTransaction)).to.equal(null);
+    const pending = await light.client.txpool_content();
+    expect(Object.keys(pending.pending)).to.include(cow.slice(2));
+  });
+
+  it("eth_syncing is an object while a late node long-syncs 200 blocks from two peers, and false after", async () => {
+    const miner = await start({ rpc: { host: "127.0.0.2" }, p2p: p2p("127.0.0.2") });
+    for (let index = 0; index < 200; index++) await miner.client.eth_sendTransaction({ from: cow, to: stranger, value: "0x1" });
+    const follower = await start({ rpc: { host: "127.0.0.3" }, chain: { mining: { kind: "off" } }, p2p: p2p("127.0.0.3", { bootnodes: multiaddrsOf(miner) }) });
+    await sameHead([miner, follower]);
+
+    const late = await start({ rpc: { host: "127.0.0.4" }, chain: { mining: { kind: "off" } }, p2p: p2p("127.0.0.4", { bootnodes: [...multiaddrsOf(miner), ...multiaddrsOf(follower)] }) });
+    const statuses: unknown[] = [];
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const [syncing, blockNumber] = await Promise.all([late.client.eth_syncing(), late.client.eth_blockNumber()]);
+      if (syncing !== false) statuses.push(syncing);
+      if (blockNumber === "0xc8" && syncing === false) break;
+      if (Date.now() > deadline) throw new Error(`the late node did not reach block 200 (at ${blockNumber})`);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect(statuses.length).to.be.greaterThan(0);
+    for (const status of statuses) {
+      expect(status).to.have.keys("startingBlock", "currentBlock", "highestBlock");
+      expect((status as { highestBlock: string }).highestBlock).to.equal("0xc8");
+      expect((status as { startingBlock: string }).startingBlock).to.equal("0x0");
+    }
+    await sameHead([miner, follower, late]);
+    expect(await late.client.eth_syncing()).to.equal(false);
   });
 });
