@@ -10,6 +10,8 @@ import type { AddressInfo } from "node:net";
 import type { BlockWithReceipts } from "../chain/events.js";
 import type { Logger } from "../common/logger.js";
 import type { PeerNetwork } from "../p2p/index.js";
+import type { PeerToPeerNetwork } from "../p2p/interface.js";
+import type { SyncManager } from "../sync/syncManager.js";
 import type { CallObserver } from "../rpc/index.js";
 import type { ChainServices } from "./chainServices.js";
 
@@ -30,7 +32,13 @@ export interface MetricsEndpoint {
 /** Seconds: a cached read answers in tens of microseconds, a long trace in seconds. */
 const callDurationBuckets = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-export async function startMetricsEndpoint(options: MetricsOptions, services: ChainServices, peers: PeerNetwork, log: Logger): Promise<MetricsEndpoint> {
+/** What the endpoint reads of the sync and its network when --p2p is on. */
+export interface PeerToPeerMetricsSource {
+  readonly network: Pick<PeerToPeerNetwork, "requestCounts">;
+  readonly sync: Pick<SyncManager, "syncProgress" | "counters" | "orphanCount">;
+}
+
+export async function startMetricsEndpoint(options: MetricsOptions, services: ChainServices, peers: PeerNetwork, peerToPeer: PeerToPeerMetricsSource | undefined, log: Logger): Promise<MetricsEndpoint> {
   // required, not imported: the command's bundle runs without a dynamic-import hook, and keeps
   // prom-client outside (Makefile ON_REQUEST_PACKAGES).
   const { Registry, Gauge, Counter, Histogram, collectDefaultMetrics } = createRequire(import.meta.url)("prom-client") as typeof import("prom-client");
@@ -47,9 +55,33 @@ export async function startMetricsEndpoint(options: MetricsOptions, services: Ch
   new Gauge({ name: "chain_node_peer_messages_queued", help: "Peer messages received and not yet processed.", registers: [registry], collect() {
     this.set(peers.inboundQueueSize());
   } });
-  // A lone node never syncs; the peer-to-peer network will set it during a long sync.
+  // A lone node never syncs.
   new Gauge({ name: "chain_node_syncing", help: "1 during a long sync, else 0.", registers: [registry], collect() {
-    this.set(0);
+    this.set(peerToPeer?.sync.syncProgress() === undefined ? 0 : 1);
+  } });
+  new Gauge({ name: "chain_node_sync_highest_block", help: "The highest block a long sync is heading for (the head when none runs).", registers: [registry], collect() {
+    this.set(Number(peerToPeer?.sync.syncProgress()?.highestBlock ?? chain.head.number));
+  } });
+  new Gauge({ name: "chain_node_orphan_blocks", help: "Peers' blocks held until their parents arrive.", registers: [registry], collect() {
+    this.set(peerToPeer?.sync.orphanCount ?? 0);
+  } });
+  // The sync and the network keep their own counts: read at each scrape.
+  new Counter({ name: "chain_node_gossip_messages_total", help: "Gossip messages received, by topic and verdict (accept: relayed and taken; ignore; reject: the sender blamed).", labelNames: ["topic", "verdict"] as const, registers: [registry], collect() {
+    this.reset();
+    if (peerToPeer === undefined) return;
+    for (const [topic, counts] of [["block", peerToPeer.sync.counters.gossipBlocks], ["tx", peerToPeer.sync.counters.gossipTransactions]] as const) for (const [verdict, count] of Object.entries(counts)) this.inc({ topic, verdict }, count);
+  } });
+  new Counter({ name: "chain_node_gossip_published_total", help: "Blocks and transactions this node published.", labelNames: ["topic"] as const, registers: [registry], collect() {
+    this.reset();
+    if (peerToPeer === undefined) return;
+    this.inc({ topic: "block" }, peerToPeer.sync.counters.blocksPublished);
+    this.inc({ topic: "tx" }, peerToPeer.sync.counters.transactionsPublished);
+  } });
+  new Counter({ name: "chain_node_peer_requests_total", help: "Request/response exchanges with peers, by protocol and outcome (served: for a peer; answered or failed: sent to one).", labelNames: ["protocol", "outcome"] as const, registers: [registry], collect() {
+    this.reset();
+    if (peerToPeer === undefined) return;
+    const counts = peerToPeer.network.requestCounts();
+    for (const outcome of ["served", "answered", "failed"] as const) for (const [protocol, count] of Object.entries(counts[outcome])) this.inc({ protocol, outcome }, count);
   } });
   new Gauge({ name: "chain_node_txpool_transactions", help: "Transactions in the pool, by state.", labelNames: ["state"] as const, registers: [registry], collect() {
     this.set({ state: "pending" }, pool.pending().length);

@@ -173,7 +173,7 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
   let metrics: MetricsEndpoint | undefined;
   if (options.metrics !== undefined) {
     try {
-      metrics = await startMetricsEndpoint(options.metrics, services, peers, log.child({ module: "metrics" }));
+      metrics = await startMetricsEndpoint(options.metrics, services, peers, peerToPeer, log.child({ module: "metrics" }));
     } catch (error) {
       await peerToPeer?.stop();
       await services.close();

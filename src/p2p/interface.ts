@@ -114,6 +114,13 @@ export interface GossipTopic {
   readonly maxMessageBytes: number;
 }
 
+/** Requests by protocol name since the start: served for peers, and sent to them (answered or failed). */
+export interface RequestCounts {
+  readonly served: Record<string, number>;
+  readonly answered: Record<string, number>;
+  readonly failed: Record<string, number>;
+}
+
 /** The network with --p2p: peers, their status, requests between them and gossip. */
 export interface PeerToPeerNetwork extends PeerNetwork {
   readonly peerId: string;
@@ -135,6 +142,8 @@ export interface PeerToPeerNetwork extends PeerNetwork {
   subscribe(topic: GossipTopic, validate: (peerId: string, data: Uint8Array) => Promise<GossipVerdict>): void;
   /** Sends a message to the topic's peers; answers how many got it. */
   publish(topic: GossipTopic, data: Uint8Array): Promise<number>;
+  /** Requests served and sent since the start (the operators' metrics). */
+  requestCounts(): RequestCounts;
   /** Records an event of a peer (the reputation work reads them). */
   report(peerId: string, event: PeerEvent, reason: string): void;
   /** Ends the connections with a peer (one that broke a rule). */

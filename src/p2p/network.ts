@@ -17,7 +17,7 @@ import { TopicValidatorResult } from "@libp2p/gossipsub";
 import type { Logger } from "../common/logger.js";
 import { uncompressedPublicKey } from "../common/signatures.js";
 import { createHost, type Host, type TransportFactory } from "./libp2p.js";
-import type { GossipTopic, GossipVerdict, P2pOptions, PeerEvent, PeerInfo, PeerRecord, PeerStatus, PeerToPeerNetwork, RequestProtocol, StatusSource } from "./interface.js";
+import type { GossipTopic, GossipVerdict, P2pOptions, PeerEvent, PeerInfo, PeerRecord, PeerStatus, PeerToPeerNetwork, RequestCounts, RequestProtocol, StatusSource } from "./interface.js";
 import { handleRequests, sendRequest, PeerRequestError } from "./reqResp.js";
 import { decodeStatus, decodeStatusResponse, encodeStatus, encodeStatusResponse, statusMaxBytes, statusMismatch, statusProtocolId, StatusDecodingError } from "./status.js";
 
@@ -126,6 +126,7 @@ class Libp2pPeerNetwork implements PeerToPeerNetwork {
   private unsubscribeStatus: (() => void) | undefined;
   private stopped = false;
   private readonly statusListeners = new Set<(peer: PeerRecord) => void>();
+  private readonly requests: RequestCounts = { served: {}, answered: {}, failed: {} };
   /** Gossip topic ids by name. */
   private readonly topicIds = new Map<string, string>();
   private readonly networkId: number;
@@ -195,7 +196,10 @@ class Libp2pPeerNetwork implements PeerToPeerNetwork {
 
   async serve(protocol: RequestProtocol, serve: (peerId: string, request: Uint8Array) => Promise<Uint8Array>): Promise<void> {
     await handleRequests(this.host, this.networkId, protocol, serve, {
-      started: () => this.inboundInProgress++,
+      started: () => {
+        this.inboundInProgress++;
+        this.requests.served[protocol.name] = (this.requests.served[protocol.name] ?? 0) + 1;
+      },
       finished: () => this.inboundInProgress--,
       badRequest: (peerId, { name }, reason) => this.note(peerId, "invalidMessage", { protocol: name, reason }),
     });
@@ -204,7 +208,21 @@ class Libp2pPeerNetwork implements PeerToPeerNetwork {
   request(peerId: string, protocol: RequestProtocol, request: Uint8Array): Promise<Uint8Array> {
     const peer = this.ready.get(peerId);
     if (peer === undefined) return Promise.reject(new PeerRequestError("unavailable", `${protocol.name}: ${peerId} is not a connected peer`));
-    return sendRequest(this.host, this.networkId, peer, protocol, request);
+    const counted = (counts: Record<string, number>) => (counts[protocol.name] = (counts[protocol.name] ?? 0) + 1);
+    return sendRequest(this.host, this.networkId, peer, protocol, request).then(
+      (answer) => {
+        counted(this.requests.answered);
+        return answer;
+      },
+      (error: unknown) => {
+        counted(this.requests.failed);
+        throw error;
+      },
+    );
+  }
+
+  requestCounts(): RequestCounts {
+    return this.requests;
   }
 
   subscribe(topic: GossipTopic, validate: (peerId: string, data: Uint8Array) => Promise<GossipVerdict>): void {

@@ -55,7 +55,7 @@ describe("sync between nodes over TCP (127.0.0.2, .3, .4)", function () {
     }
     expect(await miner.client.eth_blockNumber()).to.equal("0x3c");
 
-    const follower = await start({ rpc: { host: "127.0.0.3" }, chain: { mining: { kind: "off" } }, p2p: p2p("127.0.0.3", { bootnodes: multiaddrsOf(miner) }) });
+    const follower = await start({ rpc: { host: "127.0.0.3" }, chain: { mining: { kind: "off" } }, metrics: { host: "127.0.0.3", port: 0 }, p2p: p2p("127.0.0.3", { bootnodes: multiaddrsOf(miner) }) });
     await sameHead([miner, follower]);
     expect(follower.logs.some((record) => record.msg === "long sync done")).to.equal(true);
     const [minerHead, followerHead] = await Promise.all([miner.client.eth_getBlockByNumber("latest", false), follower.client.eth_getBlockByNumber("latest", false)]);
@@ -70,6 +70,11 @@ describe("sync between nodes over TCP (127.0.0.2, .3, .4)", function () {
     await miner.client.evm_mine();
     await sameHead([miner, follower]);
     expect(await follower.client.eth_blockNumber()).to.equal("0x3d");
+    // The operators' metrics count the gossip and the requests.
+    const metrics = await (await fetch(follower.node.metricsUrl!)).text();
+    expect(metrics).to.match(/^chain_node_gossip_messages_total\{topic="block",verdict="accept"\} 1$/m);
+    expect(metrics).to.match(/^chain_node_peer_requests_total\{protocol="bodies",outcome="answered"\} [1-9]\d*$/m);
+    expect(metrics).to.match(/^chain_node_syncing 0$/m);
 
     // A transaction sent to the follower (which does not mine) reaches the miner, whose automine mines it; the block comes back.
     const hash = await follower.client.eth_sendTransaction({ from: cow, to: stranger, value: "0x2" });
