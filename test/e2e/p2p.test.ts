@@ -62,6 +62,43 @@ describe("chain-node --p2p (two processes over TCP)", function () {
     processes.delete(second);
   });
 
+  it("a node killed with kill -9 in the middle of a long sync restarts on its data directory, resumes and finishes", async () => {
+    const source = await start(["--host", "127.0.0.2", "--in-memory", "--p2p", "--p2p-host", "127.0.0.2", "--p2p-port", "0"]);
+    const post = (method: string, params: unknown[]) => fetch(source.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }) });
+    // 1,000 empty blocks: a sync long enough (a few seconds) to be caught in the middle.
+    await post("hardhat_mine", ["0x3e8"]);
+    expect(await rpc(source.url, "eth_blockNumber")).to.equal("0x3e8");
+    const bootnodes = listeningLine(source).multiaddrs[0]!;
+    const syncingArgs = ["--host", "127.0.0.3", "--data-dir", join(directory, "syncing"), "--p2p-host", "127.0.0.3", "--p2p-port", "0", "--bootnodes", bootnodes];
+    let syncing = await start(syncingArgs);
+    let reached = 0;
+    await waitUntilAnswer(
+      async () => {
+        reached = Number(await rpc(syncing.url, "eth_blockNumber"));
+        return reached > 0;
+      },
+      "the sync under way",
+      20_000,
+      5,
+    );
+    expect(reached).to.be.below(1_000);
+    processes.delete(syncing);
+    await syncing.stop("SIGKILL");
+
+    syncing = await start(syncingArgs);
+    const restartedAt = Number(await rpc(syncing.url, "eth_blockNumber"));
+    // What was acknowledged on disk before the kill is kept (the write-ahead log), and the sync goes on from there.
+    expect(restartedAt).to.be.at.least(reached);
+    await waitUntilAnswer(async () => (await rpc(syncing.url, "eth_blockNumber")) === "0x3e8", "the sync finished after the restart", 40_000);
+    const [sourceHead, syncedHead] = await Promise.all([
+      fetch(source.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getBlockByNumber", params: ["latest", false] }) }).then(async (response) => ((await response.json()) as { result: { hash: string } }).result.hash),
+      fetch(syncing.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getBlockByNumber", params: ["latest", false] }) }).then(async (response) => ((await response.json()) as { result: { hash: string } }).result.hash),
+    ]);
+    expect(syncedHead).to.equal(sourceHead);
+    expect(await syncing.stop("SIGTERM")).to.equal(0);
+    processes.delete(syncing);
+  });
+
   it("a lone node does not load libp2p: the CLI's bundle leaves it to the peer-to-peer bundle beside it", () => {
     const main = readFileSync(new URL("../../bundle/cli/chain-node.main.cjs", import.meta.url), "utf8");
     const p2p = readFileSync(new URL("../../bundle/p2p/network.js", import.meta.url), "utf8");

@@ -97,10 +97,10 @@ export async function waitUntil(condition: () => boolean, what: string, timeoutM
 }
 
 /** The same with an asynchronous condition (a JSON-RPC answer), polled every 50 ms. */
-export async function waitUntilAnswer(condition: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+export async function waitUntilAnswer(condition: () => Promise<boolean>, what: string, timeoutMs = 10_000, pollMs = 50): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
   }
 }
