@@ -9,11 +9,26 @@ import { startTestNode, type TestNode, type TestNodeOverrides } from "../../help
 const cow = "0xcd2a3d9f938e13cd947ec05abc7fe734df8dd826";
 const cow1 = "0x7986b3df570230288501eea3d890bd66948c9b79";
 const stranger = "0x00000000000000000000000000000000000000aa";
+/**
+ * A counter: each call adds 1 to storage slot 1 and logs the new value (LOG0). Its init code copies
+ * the 19-byte runtime after it to memory and returns it.
+ */
+const counterRuntime = "6001546001018060015560005260206000a000";
+const counterCreation = `0x6013600c60003960136000f3${counterRuntime}`;
 /** Init code that emits one LOG1 with the topic 0x11..11 and deploys nothing. */
 const creationEmittingLog = `0x7f${"11".repeat(32)}60006000a100`;
 
 function p2p(host: string, changes: Partial<P2pOptions> = {}): P2pOptions {
   return { host, port: 0, bootnodes: [], maxPeers: 30, minPeers: 1, nodeKey: undefined, ...changes };
+}
+
+/** eth_sendTransaction of each of `transactions` in one JSON-RPC batch; throws on the first error. */
+async function sendBatch(node: TestNode, transactions: readonly object[]): Promise<void> {
+  const body = JSON.stringify(transactions.map((transaction, index) => ({ jsonrpc: "2.0", id: index, method: "eth_sendTransaction", params: [transaction] })));
+  const response = await fetch(node.url, { method: "POST", headers: { "content-type": "application/json" }, body });
+  const answers = (await response.json()) as { error?: { message: string } }[];
+  const failed = answers.find((answer) => answer.error !== undefined);
+  if (failed !== undefined) throw new Error(`a send failed: ${failed.error!.message}`);
 }
 
 function multiaddrsOf(node: TestNode): string[] {
@@ -47,40 +62,55 @@ describe("sync between nodes over TCP (127.0.0.2, .3, .4)", function () {
     );
   }
 
-  it("a late node long-syncs 60 blocks with transfers and logs, follows a new block by gossip, and relays a transaction the miner mines", async () => {
+  it("three nodes sync 1,000 blocks with a contract's calls, logs and transfers from genesis (long sync), follow a new block by gossip, and relay a transaction the miner mines", async function () {
+    this.timeout(120_000);
     const miner = await start({ rpc: { host: "127.0.0.2" }, p2p: p2p("127.0.0.2") });
-    for (let index = 0; index < 60; index++) {
-      if (index % 3 === 0) await miner.client.eth_sendTransaction({ from: cow, data: creationEmittingLog, gas: "0x30d40" });
-      else await miner.client.eth_sendTransaction({ from: cow, to: stranger, value: "0x1" });
+    const deployment = await miner.client.eth_sendTransaction({ from: cow, data: counterCreation, gas: "0x30d40" });
+    const counter = (await miner.client.eth_getTransactionReceipt(deployment))!.contractAddress!;
+    const sends: object[] = [];
+    for (let index = 1; index < 1_000; index++) {
+      if (index % 3 === 0) sends.push({ from: cow, to: counter, gas: "0x186a0" });
+      else if (index % 3 === 1) sends.push({ from: cow1, data: creationEmittingLog, gas: "0x30d40" });
+      else sends.push({ from: cow, to: stranger, value: "0x1" });
     }
-    expect(await miner.client.eth_blockNumber()).to.equal("0x3c");
+    // In batches of 100 (each send its own block under automine): fewer round trips on a busy machine.
+    for (let start = 0; start < sends.length; start += 100) await sendBatch(miner, sends.slice(start, start + 100));
+    expect(await miner.client.eth_blockNumber()).to.equal("0x3e8");
 
-    const follower = await start({ rpc: { host: "127.0.0.3" }, chain: { mining: { kind: "off" } }, metrics: { host: "127.0.0.3", port: 0 }, p2p: p2p("127.0.0.3", { bootnodes: multiaddrsOf(miner) }) });
-    await sameHead([miner, follower]);
-    expect(follower.logs.some((record) => record.msg === "long sync done")).to.equal(true);
-    const [minerHead, followerHead] = await Promise.all([miner.client.eth_getBlockByNumber("latest", false), follower.client.eth_getBlockByNumber("latest", false)]);
-    expect(followerHead!.stateRoot).to.equal(minerHead!.stateRoot);
+    const followers = [
+      await start({ rpc: { host: "127.0.0.3" }, chain: { mining: { kind: "off" } }, metrics: { host: "127.0.0.3", port: 0 }, p2p: p2p("127.0.0.3", { bootnodes: multiaddrsOf(miner) }) }),
+      await start({ rpc: { host: "127.0.0.4" }, chain: { mining: { kind: "off" } }, p2p: p2p("127.0.0.4", { bootnodes: multiaddrsOf(miner) }) }),
+    ];
+    const follower = followers[0]!;
+    await sameHead([miner, ...followers], 40_000);
+    for (const node of followers) expect(node.logs.some((record) => record.msg === "long sync done")).to.equal(true);
+    const minerHead = await miner.client.eth_getBlockByNumber("latest", false);
     const filter = { fromBlock: "0x0", toBlock: "latest" };
-    const [minerLogs, followerLogs] = await Promise.all([miner.client.eth_getLogs(filter), follower.client.eth_getLogs(filter)]);
-    expect(minerLogs).to.have.length(20);
-    expect(followerLogs).to.deep.equal(minerLogs);
-    expect(await follower.client.eth_syncing()).to.equal(false);
+    const minerLogs = await miner.client.eth_getLogs(filter);
+    expect(minerLogs).to.have.length(666);
+    for (const node of followers) {
+      expect((await node.client.eth_getBlockByNumber("latest", false))!.stateRoot).to.equal(minerHead!.stateRoot);
+      expect(await node.client.eth_getLogs(filter)).to.deep.equal(minerLogs);
+      expect(await node.client.eth_getStorageAt(counter, "0x1", "latest")).to.equal(await miner.client.eth_getStorageAt(counter, "0x1", "latest"));
+      expect(await node.client.eth_syncing()).to.equal(false);
+    }
+    expect(BigInt(await follower.client.eth_getStorageAt(counter, "0x1", "latest"))).to.equal(333n);
 
     // A new block comes by gossip.
     await miner.client.evm_mine();
-    await sameHead([miner, follower]);
-    expect(await follower.client.eth_blockNumber()).to.equal("0x3d");
+    await sameHead([miner, ...followers]);
+    expect(await follower.client.eth_blockNumber()).to.equal("0x3e9");
     // The operators' metrics count the gossip and the requests.
     const metrics = await (await fetch(follower.node.metricsUrl!)).text();
-    expect(metrics).to.match(/^chain_node_gossip_messages_total\{topic="block",verdict="accept"\} 1$/m);
+    expect(metrics).to.match(/^chain_node_gossip_messages_total\{topic="block",verdict="accept"\} [1-9]\d*$/m);
     expect(metrics).to.match(/^chain_node_peer_requests_total\{protocol="bodies",outcome="answered"\} [1-9]\d*$/m);
     expect(metrics).to.match(/^chain_node_syncing 0$/m);
 
-    // A transaction sent to the follower (which does not mine) reaches the miner, whose automine mines it; the block comes back.
+    // A transaction sent to a follower (which does not mine) reaches the miner, whose automine mines it; the block comes back to both followers.
     const hash = await follower.client.eth_sendTransaction({ from: cow, to: stranger, value: "0x2" });
-    await waitUntilAnswer(async () => (await follower.client.eth_getTransactionReceipt(hash)) !== null, "the follower has the receipt");
+    for (const node of followers) await waitUntilAnswer(async () => (await node.client.eth_getTransactionReceipt(hash)) !== null, "the followers have the receipt");
     const receipt = await miner.client.eth_getTransactionReceipt(hash);
-    expect(receipt!.blockNumber).to.equal("0x3e");
+    expect(receipt!.blockNumber).to.equal("0x3ea");
     expect(await follower.client.txpool_status()).to.deep.equal({ pending: 0, queued: 0 });
   });
 
