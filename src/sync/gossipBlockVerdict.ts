@@ -21,6 +21,11 @@ import { firstRefusal } from "../consensus/verdict.js";
 export interface GossipBlockContext {
   readonly rules: RuleContext;
   readonly bestNumber: bigint;
+  /**
+   * The block was asked for (an orphan's ancestor, a peer's best), not gossiped: its age does not
+   * make it useless, since what waits on it is newer.
+   */
+  readonly requested?: boolean;
   /** Stored (any branch) or held in the orphan pool. */
   isKnown(hash: Uint8Array): boolean;
   /** The stored parent's header, or undefined. */
@@ -41,7 +46,7 @@ export const gossipMaxBehindBest = 7n;
 export async function judgeGossipBlock(block: Block, context: GossipBlockContext): Promise<GossipBlockVerdict> {
   const { number } = block;
   if (number > context.bestNumber + gossipMaxAheadOfBest) return { kind: "ignore", reason: `block ${number} is more than ${gossipMaxAheadOfBest} ahead of the best ${context.bestNumber}` };
-  if (number + gossipMaxBehindBest < context.bestNumber) return { kind: "ignore", reason: `block ${number} is more than ${gossipMaxBehindBest} behind the best ${context.bestNumber}` };
+  if (context.requested !== true && number + gossipMaxBehindBest < context.bestNumber) return { kind: "ignore", reason: `block ${number} is more than ${gossipMaxBehindBest} behind the best ${context.bestNumber}` };
   if (context.isKnown(block.hash)) return { kind: "ignore", reason: "known" };
   const fields = block.header.fields;
   const own = firstRefusal<string>([() => checkProofOfWork(block.header), () => checkExtraData(fields, context.rules), () => checkFutureTimestamp(fields, context.rules)]);

@@ -55,6 +55,9 @@ export interface SyncOptions extends LongSyncOptions {
   readonly maxImportQueue: number;
 }
 
+/** A long-sync limit that lets any heavier peer be synced from, however few blocks ahead. */
+const anyDistance = -(1n << 64n);
+
 export const defaultSyncOptions: SyncOptions = { ...defaultLongSyncOptions, orphans: defaultOrphanPoolOptions, maxImportQueue: 2_000 };
 
 export interface SyncManagerDependencies {
@@ -116,6 +119,8 @@ export class SyncManager {
   private readonly transactionsFromPeers = new RecentHashes(16_384);
   /** Ancestor fetches under way, by the hash asked for. */
   private readonly fetching = new Set<string>();
+  /** Peers whose branch meets ours further back than block-by-block reaches: long-synced from whatever their lead. */
+  private readonly deepForkPeers = new Set<string>();
   private importsQueued = 0;
   private progress: SyncProgress | undefined;
   private decision: Promise<void> | undefined;
@@ -188,11 +193,12 @@ export class SyncManager {
   }
 
   /** A block from a peer (gossip or an answer): judged, then queued for import, held as an orphan, or refused. */
-  private async receiveBlock(block: Block, peerId: string, fetchAncestors = true): Promise<GossipVerdict> {
+  private async receiveBlock(block: Block, peerId: string, how: { requested: boolean; fetchAncestors: boolean } = { requested: false, fetchAncestors: true }): Promise<GossipVerdict> {
     const { chain, importer } = this.deps;
     const verdict = await judgeGossipBlock(block, {
       rules: importer.ruleContext(),
       bestNumber: chain.tip.number,
+      requested: how.requested,
       isKnown: (hash) => chain.hasBlock(hash) || this.orphans.has(hash),
       parentOf: async (candidate) => (await chain.getBlockByHash(candidate.header.fields.parentHash))?.header,
     });
@@ -203,7 +209,7 @@ export class SyncManager {
         this.penalise(peerId, "invalidBlock", `block ${block.number} ${bytesToHex(block.hash)}: ${verdict.rule}: ${verdict.reason}`);
         return "reject";
       case "orphan":
-        if (this.orphans.add(block, peerId, chain.tip.number) === "held" && fetchAncestors) void this.fetchAncestors(block.hash, peerId);
+        if (this.orphans.add(block, peerId, chain.tip.number) === "held" && how.fetchAncestors) void this.fetchAncestors(block.hash, peerId);
         return "ignore";
       case "accept":
         if (this.importsQueued >= this.options.maxImportQueue) return "ignore";
@@ -274,7 +280,7 @@ export class SyncManager {
           return;
         }
         // Taken for import (its descendants follow it) or refused: done. Held: its parent next.
-        await this.receiveBlock(block, peerId, false);
+        await this.receiveBlock(block, peerId, { requested: true, fetchAncestors: false });
         if (!this.orphans.has(block.hash)) return;
       } catch (error) {
         this.log.debug({ peer: peerId, err: (error as Error).message }, "asking for an orphan's ancestor failed");
@@ -283,7 +289,12 @@ export class SyncManager {
         this.fetching.delete(key);
       }
     }
-    this.scheduleDecision();
+    // Still not connected after `longSyncLimit` ancestors: the branches part further back. A long
+    // sync finds where (the connection point's search) whatever the peer's lead in numbers.
+    if (!this.stopped) {
+      this.deepForkPeers.add(peerId);
+      this.scheduleDecision();
+    }
   }
 
   private async transactionGossiped(peerId: string, data: Uint8Array): Promise<GossipVerdict> {
@@ -378,7 +389,17 @@ export class SyncManager {
     const local = this.syncChain();
     const ahead = chooseSyncPeer(peers, local, this.options.longSyncLimit);
     if (ahead !== undefined) {
-      await this.longSync(ahead.best.number);
+      await this.longSync(ahead.best.number, this.options);
+      return;
+    }
+    const deepFork = chooseSyncPeer(
+      peers.filter((peer) => this.deepForkPeers.has(peer.id)),
+      local,
+      anyDistance,
+    );
+    this.deepForkPeers.clear();
+    if (deepFork !== undefined) {
+      await this.longSync(deepFork.best.number, { ...this.options, longSyncLimit: anyDistance }, (peer) => peer.id === deepFork.id);
       return;
     }
     // The heaviest peer heavier than us, within reach of block-by-block: fetch its best.
@@ -386,14 +407,19 @@ export class SyncManager {
     for (const peer of peers) {
       if (peer.best.totalDifficulty > local.headTotalDifficulty && (heaviest === undefined || peer.best.totalDifficulty > heaviest.best.totalDifficulty)) heaviest = peer;
     }
-    if (heaviest === undefined || this.deps.chain.hasBlock(heaviest.best.hash) || this.orphans.has(heaviest.best.hash)) return;
+    if (heaviest === undefined || this.deps.chain.hasBlock(heaviest.best.hash)) return;
+    if (this.orphans.has(heaviest.best.hash)) {
+      // Held already: its ancestors are asked again unless that is under way (an earlier fetch failed, or the peer's branch moved).
+      if (!this.fetching.has(bytesToUnprefixedHex(this.orphans.missingAncestorOf(heaviest.best.hash)))) void this.fetchAncestors(heaviest.best.hash, heaviest.id);
+      return;
+    }
     const key = bytesToUnprefixedHex(heaviest.best.hash);
     if (this.fetching.has(key)) return;
     this.fetching.add(key);
     try {
       const [block] = await heaviest.blocks([heaviest.best.hash]);
       if (block === undefined || Buffer.compare(block.hash, heaviest.best.hash) !== 0) return;
-      await this.receiveBlock(block, heaviest.id);
+      await this.receiveBlock(block, heaviest.id, { requested: true, fetchAncestors: true });
     } catch (error) {
       this.log.debug({ peer: heaviest.id, err: (error as Error).message }, "asking a peer for its best block failed");
     } finally {
@@ -419,7 +445,7 @@ export class SyncManager {
   }
 
   /** A long sync toward a peer whose best is `highestBlock` (the estimate eth_syncing shows until blocks arrive). */
-  private async longSync(highestBlock: bigint): Promise<void> {
+  private async longSync(highestBlock: bigint, options: LongSyncOptions, eligible: (peer: NetworkSyncPeer) => boolean = () => true): Promise<void> {
     const { network, chain } = this.deps;
     const startingBlock = chain.tip.number;
     this.counters.longSyncs++;
@@ -433,8 +459,8 @@ export class SyncManager {
         network
           .readyPeers()
           .map((record) => this.syncPeerOf(record))
-          .filter((peer): peer is NetworkSyncPeer => peer !== undefined),
-      this.options,
+          .filter((peer): peer is NetworkSyncPeer => peer !== undefined && eligible(peer)),
+      options,
       {
         onProgress: (progress) => {
           this.progress = progress;

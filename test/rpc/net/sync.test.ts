@@ -114,26 +114,27 @@ describe("sync between nodes over TCP (127.0.0.2, .3, .4)", function () {
     expect(await follower.client.txpool_status()).to.deep.equal({ pending: 0, queued: 0 });
   });
 
-  it("partitions that mined apart heal onto the heavier branch: the lighter side's filter sees removed logs and its transaction is back in its pool", async () => {
+  it("partitions that mined 30 and 40 blocks apart heal onto the heavier branch: the lighter side's filter sees removed logs and its transaction is back in its pool", async () => {
     const off = { mining: { kind: "off" as const } };
     const light = await start({ rpc: { host: "127.0.0.2" }, chain: off, p2p: p2p("127.0.0.2") });
     const heavy = await start({ rpc: { host: "127.0.0.3" }, chain: off, p2p: p2p("127.0.0.3") });
     // The light side: a block with a log-emitting creation, then two more; a filter sees the log.
     const filter = await light.client.eth_newFilter({ fromBlock: "0x0" });
     const lostTransaction = await light.client.eth_sendTransaction({ from: cow, data: creationEmittingLog, gas: "0x30d40" });
-    for (let index = 0; index < 3; index++) await light.client.evm_mine();
+    // 30 blocks: the branches part further back than block-by-block following reaches (24).
+    await light.client.hardhat_mine("0x1e");
     const seen = (await light.client.eth_getFilterChanges(filter)) as { removed: boolean; transactionHash: string }[];
     expect(seen).to.have.length(1);
     expect(seen[0]!.removed).to.equal(false);
-    // The heavy side: six blocks, one with a transfer of another sender.
+    // The heavy side: 40 blocks, one with a transfer of another sender.
     await heavy.client.eth_sendTransaction({ from: cow1, to: stranger, value: "0x5" });
-    for (let index = 0; index < 6; index++) await heavy.client.evm_mine();
+    await heavy.client.hardhat_mine("0x28");
 
     // A third node joins both: everyone ends on the heavy branch.
     const bridge = await start({ rpc: { host: "127.0.0.4" }, chain: off, p2p: p2p("127.0.0.4", { bootnodes: [...multiaddrsOf(light), ...multiaddrsOf(heavy)] }) });
     await sameHead([light, heavy, bridge]);
     const heavyHead = await heavy.client.eth_getBlockByNumber("latest", false);
-    expect(heavyHead!.number).to.equal("0x6");
+    expect(heavyHead!.number).to.equal("0x28");
     expect((await light.client.eth_getBlockByNumber("latest", false))!.hash).to.equal(heavyHead!.hash);
 
     const changes = (await light.client.eth_getFilterChanges(filter)) as { removed: boolean; transactionHash: string }[];
