@@ -78,6 +78,8 @@ export class Miner {
   private builderRoot: string;
   private timer: NodeJS.Timeout | undefined;
   private paused = false;
+  /** Set during a long sync from peers: a block built now would be on a tip about to be left behind. */
+  private heldForSync = false;
   /** Whether each accepted transaction is mined at once (evm_setAutomine). */
   private automine: boolean;
   /** Seconds between interval blocks, when interval mining is on (evm_setIntervalMining). */
@@ -115,12 +117,12 @@ export class Miner {
 
   /** Whether blocks come on their own (automine or interval mining, not paused). */
   get isMining(): boolean {
-    return (this.automine || this.intervalSeconds !== undefined) && !this.paused;
+    return (this.automine || this.intervalSeconds !== undefined) && !this.paused && !this.heldForSync;
   }
 
   /** Whether a sent transaction is mined before its send returns. */
   get isAutomining(): boolean {
-    return this.automine && !this.paused;
+    return this.automine && !this.paused && !this.heldForSync;
   }
 
   /** Seconds between interval blocks; undefined when interval mining is off. */
@@ -165,6 +167,17 @@ export class Miner {
   }
 
   /**
+   * Holds automine and interval mining while the node long-syncs from peers (the reference's miner
+   * waits too), and lets them go on after it: under automine what arrived meanwhile is mined then.
+   * Explicit blocks (evm_mine) still come. Independent of pause/resume (evm_stopMining).
+   */
+  async holdForSync(held: boolean): Promise<void> {
+    if (this.heldForSync === held) return;
+    this.heldForSync = held;
+    if (!held) await this.minePending();
+  }
+
+  /**
    * Under automine (not paused), mines the pool's pending transactions now, one block each (those
    * that arrived while paused, or that a restart took back into the pool), and resolves once they
    * are on disk. Otherwise they wait for the next interval block or an explicit one.
@@ -191,7 +204,7 @@ export class Miner {
     if (this.intervalSeconds === undefined || this.timer !== undefined) return;
     const intervalMs = this.intervalSeconds * 1000;
     this.timer = setInterval(() => {
-      if (this.paused) return;
+      if (this.paused || this.heldForSync) return;
       this.mineBlockFromPool().catch((error: unknown) => this.log.error({ err: error }, "interval block failed"));
     }, intervalMs);
   }
@@ -293,7 +306,7 @@ export class Miner {
     for (;;) {
       await this.giveTurnIfDue();
       const next = this.pool.pending()[0];
-      if (next === undefined || this.paused || this.stopping) break;
+      if (next === undefined || this.paused || this.heldForSync || this.stopping) break;
       const { built, written } = await this.buildAndAppend([next]);
       lastWritten = written;
       const skippedNext = built.skipped.find((entry) => entry.transaction === next);

@@ -116,6 +116,9 @@ async function startPeerToPeer(options: P2pOptions, syncOptions: Partial<SyncOpt
       mineAdmitted: () => {
         if (services.miner.isAutomining) services.miner.minePending().catch((error: unknown) => p2pLog.error({ err: error }, "mining a peer's transaction failed"));
       },
+      holdMining: (held) => {
+        services.miner.holdForSync(held).catch((error: unknown) => p2pLog.error({ err: error }, "mining what arrived during the sync failed"));
+      },
       decoding: { common: services.common, typed: services.typedTransactions },
       refuseRequest: (reason) => new InvalidRequestError(reason),
       log: log.child({ module: "sync" }),

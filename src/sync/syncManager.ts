@@ -11,7 +11,8 @@
 //   - Following: after each peer status, the heaviest peer heavier than the head is followed: long
 //     sync when it is more than `longSyncLimit` ahead (eth_syncing reports it), else its best block
 //     is fetched and taken as a gossiped one (its missing ancestors with it).
-//   - While a long sync runs, gossip of blocks and transactions is ignored and nothing is published.
+//   - While a long sync runs, gossip of blocks and transactions is ignored, nothing is published,
+//     and the built-in miner waits (a block on the old tip would be left behind at once).
 import type { Block } from "../chain/block.js";
 import type { ChainHeadListener, ListenerErrorReporter } from "../chain/events.js";
 import type { ChainTransaction } from "../chain/transactions.js";
@@ -68,6 +69,8 @@ export interface SyncManagerDependencies {
   readonly pool: SyncedPool;
   /** Under automine, a transaction from a peer is mined as one from a client is. */
   readonly mineAdmitted: () => void;
+  /** Holds the built-in miner during a long sync (true) and lets it go after (false). */
+  readonly holdMining: (held: boolean) => void;
   readonly decoding: BlockDecoding;
   /** The network's InvalidRequestError, handed in so that sync/ loads nothing of libp2p. */
   readonly refuseRequest: RefuseRequest;
@@ -453,6 +456,7 @@ export class SyncManager {
     let lastLog = started;
     this.log.info({ from: Number(startingBlock), to: Number(highestBlock) }, "long sync started");
     this.progress = { startingBlock, currentBlock: startingBlock, highestBlock };
+    this.deps.holdMining(true);
     const sync = new LongSync(
       this.syncChain(),
       () =>
@@ -480,6 +484,7 @@ export class SyncManager {
       else this.log.info({ imported: result.kind === "synced" ? result.imported : 0, head: Number(chain.tip.number), seconds: Math.round(seconds * 10) / 10 }, "long sync done");
     } finally {
       this.progress = undefined;
+      this.deps.holdMining(false);
     }
   }
 

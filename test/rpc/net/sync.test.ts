@@ -144,17 +144,22 @@ describe("sync between nodes over TCP (127.0.0.2, .3, .4)", function () {
     expect(Object.keys(pending.pending)).to.include(cow.slice(2));
   });
 
-  it("eth_syncing is an object while a late node long-syncs 200 blocks from two peers, and false after", async () => {
+  it("eth_syncing is an object while a late node long-syncs 200 blocks from two peers, its miner waiting meanwhile, and false after", async () => {
     const miner = await start({ rpc: { host: "127.0.0.2" }, p2p: p2p("127.0.0.2") });
     for (let index = 0; index < 200; index++) await miner.client.eth_sendTransaction({ from: cow, to: stranger, value: "0x1" });
     const follower = await start({ rpc: { host: "127.0.0.3" }, chain: { mining: { kind: "off" } }, p2p: p2p("127.0.0.3", { bootnodes: multiaddrsOf(miner) }) });
     await sameHead([miner, follower]);
 
-    const late = await start({ rpc: { host: "127.0.0.4" }, chain: { mining: { kind: "off" } }, p2p: p2p("127.0.0.4", { bootnodes: [...multiaddrsOf(miner), ...multiaddrsOf(follower)] }) });
+    // The late node automines: its miner waits while it syncs (eth_mining false between two syncing answers).
+    const late = await start({ rpc: { host: "127.0.0.4" }, p2p: p2p("127.0.0.4", { bootnodes: [...multiaddrsOf(miner), ...multiaddrsOf(follower)] }) });
     const statuses: unknown[] = [];
+    const miningWhileSyncing: boolean[] = [];
     const deadline = Date.now() + 30_000;
     for (;;) {
-      const [syncing, blockNumber] = await Promise.all([late.client.eth_syncing(), late.client.eth_blockNumber()]);
+      const syncing = await late.client.eth_syncing();
+      const mining = await late.client.eth_mining();
+      const [stillSyncing, blockNumber] = await Promise.all([late.client.eth_syncing(), late.client.eth_blockNumber()]);
+      if (syncing !== false && stillSyncing !== false) miningWhileSyncing.push(mining);
       if (syncing !== false) statuses.push(syncing);
       if (blockNumber === "0xc8" && syncing === false) break;
       if (Date.now() > deadline) throw new Error(`the late node did not reach block 200 (at ${blockNumber})`);
@@ -168,5 +173,8 @@ describe("sync between nodes over TCP (127.0.0.2, .3, .4)", function () {
     }
     await sameHead([miner, follower, late]);
     expect(await late.client.eth_syncing()).to.equal(false);
+    expect(miningWhileSyncing.length).to.be.greaterThan(0);
+    expect(miningWhileSyncing.every((mining) => !mining)).to.equal(true);
+    expect(await late.client.eth_mining()).to.equal(true);
   });
 });
