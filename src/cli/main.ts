@@ -16,11 +16,12 @@
 import { setFlagsFromString } from "node:v8";
 import { createLogger } from "../common/logger.js";
 import { clientVersionString } from "../common/version.js";
-import { startNode, NodeConfigurationError } from "../node/index.js";
+import { startNode, NodeConfigurationError, type RunningNode } from "../node/index.js";
 import { parseCommandLine, UsageError } from "./args.js";
 import { formatBanner } from "./banner.js";
 import { runExport } from "./export.js";
 import { runImport } from "./import.js";
+import { formatDuration, progressLine, type ProgressLine } from "./progress.js";
 import { runVerify } from "./verify.js";
 
 /**
@@ -38,6 +39,26 @@ const heapGrowingPercent = 100;
 function setHeapGrowth(): void {
   const given = [...process.execArgv, process.env.NODE_OPTIONS ?? ""].some((flag) => /heap[-_]growing[-_]percent/.test(flag));
   if (!given) setFlagsFromString(`--heap-growing-percent=${heapGrowingPercent}`);
+}
+
+function showSyncProgress(node: RunningNode): void {
+  let progress: ProgressLine | undefined;
+  let started = 0;
+  node.onSyncProgress((step) => {
+    if (step === undefined) {
+      progress?.clear();
+      progress = undefined;
+      return;
+    }
+    if (progress === undefined) {
+      progress = progressLine("sync");
+      started = performance.now();
+    }
+    const done = Number(step.currentBlock - step.startingBlock);
+    const total = Number(step.highestBlock - step.startingBlock);
+    const rate = done / Math.max(0.001, (performance.now() - started) / 1000);
+    progress.update(`sync: block ${step.currentBlock} of ${step.highestBlock}, ${rate.toFixed(0)} blocks/s, ${formatDuration((total - done) / rate)} left`, total === 0 ? 1 : done / total);
+  });
 }
 
 async function main(): Promise<void> {
@@ -105,6 +126,8 @@ async function main(): Promise<void> {
     const node = await startNode(command.options, log);
     stop = () => node.stop();
     if (logFormat === "pretty") process.stdout.write(`${await formatBanner(node, { version: clientVersionString(), mining: command.options.chain.mining })}\n`);
+    // A long sync from peers draws a bar on a terminal in the foreground (the log has a line every 5 s).
+    if (logFormat === "pretty" && process.stderr.isTTY === true) showSyncProgress(node);
   } catch (error) {
     const expected = error instanceof NodeConfigurationError;
     const code = (error as NodeJS.ErrnoException).code;

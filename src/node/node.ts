@@ -10,6 +10,7 @@ import { clientVersionString } from "../common/version.js";
 import { isPrivateKey } from "../common/signatures.js";
 import { createStandaloneNetwork, type P2pOptions, type PeerNetwork, type StatusSource } from "../p2p/index.js";
 import type { PeerToPeerNetwork } from "../p2p/network.js";
+import type { SyncProgress } from "../sync/longSync.js";
 import { SyncManager, type SyncOptions } from "../sync/syncManager.js";
 import { createDispatcher, createRpcMethods, createRpcServer, ModuleSelectionError, resolveEnabledModules, SubscriptionHub } from "../rpc/index.js";
 import { ChainOpeningError, openChainServices, type ChainServices, type NodeKeyStore } from "./chainServices.js";
@@ -28,6 +29,8 @@ export interface RunningNode {
   readonly metricsUrl: string | undefined;
   /** The peer-to-peer network when --p2p is on. */
   readonly peerNetwork: PeerToPeerNetwork | undefined;
+  /** Calls `listener` as a long sync from peers goes, with undefined when it ends (never without --p2p). */
+  onSyncProgress(listener: (progress: SyncProgress | undefined) => void): () => void;
   /** The network's development accounts with their keys (public knowledge), balances at the head, and whether the node holds them unlocked. */
   developmentAccounts(): Promise<DevelopmentAccountState[]>;
   stop(): Promise<void>;
@@ -237,6 +240,7 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
     location: services.location,
     metricsUrl: metrics?.url,
     peerNetwork,
+    onSyncProgress: (listener) => peerToPeer?.sync.subscribeProgress(listener) ?? (() => undefined),
     async developmentAccounts() {
       const root = services.chain.head.header.fields.stateRoot;
       return Promise.all(

@@ -130,6 +130,7 @@ export class SyncManager {
   private decideAgain = false;
   private stopped = false;
   private readonly unsubscribers: (() => void)[] = [];
+  private readonly progressListeners = new Set<(progress: SyncProgress | undefined) => void>();
 
   constructor(private readonly deps: SyncManagerDependencies) {
     this.options = { ...defaultSyncOptions, ...deps.options };
@@ -163,6 +164,22 @@ export class SyncManager {
   /** eth_syncing: the long sync's progress, or undefined when none runs. */
   syncProgress(): SyncProgress | undefined {
     return this.progress;
+  }
+
+  /** Calls `listener` as a long sync goes (after each block), and with undefined when it ends. */
+  subscribeProgress(listener: (progress: SyncProgress | undefined) => void): () => void {
+    this.progressListeners.add(listener);
+    return () => this.progressListeners.delete(listener);
+  }
+
+  private tellProgress(): void {
+    for (const listener of this.progressListeners) {
+      try {
+        listener(this.progress);
+      } catch (error) {
+        this.log.error({ err: error }, "a sync progress listener failed");
+      }
+    }
   }
 
   /** Peer messages received and not yet processed: blocks waiting for the importer. */
@@ -468,6 +485,7 @@ export class SyncManager {
       {
         onProgress: (progress) => {
           this.progress = progress;
+          this.tellProgress();
           const now = performance.now();
           if (now - lastLog >= 5_000) {
             lastLog = now;
@@ -479,11 +497,17 @@ export class SyncManager {
     );
     try {
       const result = await sync.run();
+      // The terminal's progress bar goes before the closing log line.
+      this.progress = undefined;
+      this.tellProgress();
       const seconds = (performance.now() - started) / 1000;
       if (result.kind === "failed") this.log.warn({ imported: result.imported, reason: result.reason, head: Number(chain.tip.number) }, "long sync ended");
       else this.log.info({ imported: result.kind === "synced" ? result.imported : 0, head: Number(chain.tip.number), seconds: Math.round(seconds * 10) / 10 }, "long sync done");
     } finally {
-      this.progress = undefined;
+      if (this.progress !== undefined) {
+        this.progress = undefined;
+        this.tellProgress();
+      }
       this.deps.holdMining(false);
     }
   }
