@@ -6,8 +6,9 @@
 //   3. each chunk's headers, walking back from the chunk's end: the first must be the skeleton's
 //      block, each the parent of the one before, the last a child of the previous chunk's end, the
 //      count exact, every proof of work valid;
-//   4. the bodies, in batches from every peer whose best reaches the chunk, several in flight,
-//      each checked against its header (transactions root, uncles hash);
+//   4. the bodies, in batches from every peer whose best reaches the chunk, all of a chunk's in
+//      flight at once, each checked against its header (transactions root, uncles hash); the next
+//      chunk's headers and bodies are fetched while this one imports;
 //   5. each block through the importer, in order.
 // A peer whose answer is wrong, short or late is reported (PeerFault) and its work goes to
 // another; a block the importer refuses ends the sync, reported against the peer that sent its body.
@@ -53,6 +54,11 @@ export type LongSyncResult =
   | { readonly kind: "synced"; readonly imported: number; readonly from: string }
   | { readonly kind: "failed"; readonly imported: number; readonly reason: string };
 
+/** A chunk whose headers are checked and whose bodies are on their way, batch by batch in order. */
+interface FetchedChunk {
+  readonly batches: readonly Promise<{ peer: SyncPeer; blocks: Block[] }>[];
+}
+
 class PeerAnswerError extends Error {
   constructor(
     readonly peer: SyncPeer,
@@ -76,6 +82,8 @@ export function chooseSyncPeer(peers: readonly SyncPeer[], chain: SyncChain, lon
 export class LongSync {
   private imported = 0;
   private readonly excluded = new Set<string>();
+  private bodyRequestsInFlight = 0;
+  private readonly bodyRequestWaiters: (() => void)[] = [];
 
   constructor(
     private readonly chain: SyncChain,
@@ -120,13 +128,34 @@ export class LongSync {
       const connection = await findConnectionPoint({ blockHashAt: (number) => this.ask(peer, () => peer.blockHashAt(number)), hasBlock: (hash) => this.chain.hasBlock(hash) }, peer.best.number);
       const skeleton = await this.ask(peer, () => peer.skeleton(connection.number));
       const ends = this.chunkEnds(peer, skeleton, connection.number);
-      let previous: { number: bigint; hash: Uint8Array | undefined } = connection;
-      for (const end of ends) {
-        const headers = await this.chunkHeaders(peer, previous, end);
-        await this.importChunk(headers, end.number, startingBlock, peer);
-        previous = end;
+      // One chunk ahead: the next chunk's headers and bodies are fetched while this one imports.
+      // A chunk fetched ahead may fail while another imports: it is awaited (and its error met) in
+      // its turn, or not at all when the sync stops first, and must not count as unhandled meanwhile.
+      const ahead = (previous: { number: bigint; hash: Uint8Array | undefined }, end: SkeletonPoint) => {
+        const fetched = this.fetchChunk(peer, previous, end);
+        fetched.catch(() => undefined);
+        return fetched;
+      };
+      let next = ahead(connection, ends[0]!);
+      for (const [index, end] of ends.entries()) {
+        const chunk = await next;
+        if (index + 1 < ends.length) next = ahead(end, ends[index + 1]!);
+        await this.importChunk(chunk, startingBlock, peer);
       }
     }
+  }
+
+  /** A chunk's headers, then its bodies asked in batches (several in flight) as soon as the headers are checked. */
+  private async fetchChunk(peer: SyncPeer, previous: { number: bigint; hash: Uint8Array | undefined }, end: SkeletonPoint): Promise<FetchedChunk> {
+    const headers = await this.chunkHeaders(peer, previous, end);
+    const batches: Promise<{ peer: SyncPeer; blocks: Block[] }>[] = [];
+    for (let start = 0, batchIndex = 0; start < headers.length; start += this.options.bodiesPerRequest, batchIndex++) {
+      const fetched = this.fetchBlocks(headers.slice(start, start + this.options.bodiesPerRequest), end.number, batchIndex);
+      // Awaited in order by importChunk; a later batch failing first must not go unhandled meanwhile.
+      fetched.catch(() => undefined);
+      batches.push(fetched);
+    }
+    return { batches };
   }
 
   /** The skeleton's points past the connection point, checked: ascending, one chunk apart at most, the last the peer's best. */
@@ -166,28 +195,11 @@ export class LongSync {
     if (!verdict.ok) throw new PeerAnswerError(peer, "invalidHeader", `block ${header.number}: ${verdict.reason}`);
   }
 
-  /**
-   * The chunk's bodies, asked in batches of peers whose best reaches `chunkEnd` (several in flight),
-   * and its blocks imported in order as their bodies arrive.
-   */
-  private async importChunk(headers: readonly BlockHeader[], chunkEnd: bigint, startingBlock: bigint, headerPeer: SyncPeer): Promise<void> {
+  /** The chunk's blocks imported in order as their batches arrive. */
+  private async importChunk(chunk: FetchedChunk, startingBlock: bigint, headerPeer: SyncPeer): Promise<void> {
     const highestBlock = headerPeer.best.number;
-    const batches: BlockHeader[][] = [];
-    for (let start = 0; start < headers.length; start += this.options.bodiesPerRequest) batches.push(headers.slice(start, start + this.options.bodiesPerRequest));
-    const inFlight: Promise<{ peer: SyncPeer; blocks: Block[] }>[] = [];
-    let nextBatch = 0;
-    const launch = () => {
-      while (nextBatch < batches.length && inFlight.length < this.options.maxBodyRequestsInFlight) {
-        const fetched = this.fetchBlocks(batches[nextBatch]!, chunkEnd, nextBatch++);
-        // Awaited in order below; a later batch failing first must not go unhandled meanwhile.
-        fetched.catch(() => undefined);
-        inFlight.push(fetched);
-      }
-    };
-    launch();
-    while (inFlight.length > 0) {
-      const { peer, blocks } = await inFlight.shift()!;
-      launch();
+    for (const batch of chunk.batches) {
+      const { peer, blocks } = await batch;
       for (const block of blocks) {
         const outcome = await this.chain.importBlock(block);
         if (outcome.status === "INVALID_BLOCK") throw new PeerAnswerError(peer, "invalidBlock", `block ${block.number} ${bytesToHex(block.hash)} refused: ${outcome.rule}: ${outcome.reason}`);
@@ -205,6 +217,7 @@ export class LongSync {
       const candidates = this.usablePeers().filter((peer) => peer.best.number >= chunkEnd);
       if (candidates.length === 0) throw new Error("no peer left to ask for bodies");
       const peer = candidates[batchIndex % candidates.length]!;
+      await this.bodyRequestSlot();
       try {
         const bodies = await this.ask(peer, () => peer.bodies(headers.map((header) => header.hash)));
         return { peer, blocks: headers.map((header, index) => this.blockOf(peer, header, bodies[index])) };
@@ -212,8 +225,26 @@ export class LongSync {
         if (!(error instanceof PeerAnswerError) || error.fault === "invalidBlock") throw error;
         this.events.reportPeer?.(error.peer.id, error.fault, error.message);
         this.excluded.add(error.peer.id);
+      } finally {
+        this.releaseBodyRequestSlot();
       }
     }
+  }
+
+  /** Waits until fewer than maxBodyRequestsInFlight bodies requests are out (first come, first served). */
+  private bodyRequestSlot(): Promise<void> {
+    if (this.bodyRequestsInFlight < this.options.maxBodyRequestsInFlight) {
+      this.bodyRequestsInFlight++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.bodyRequestWaiters.push(resolve));
+  }
+
+  private releaseBodyRequestSlot(): void {
+    const next = this.bodyRequestWaiters.shift();
+    // The slot passes to the next waiter as it is.
+    if (next !== undefined) next();
+    else this.bodyRequestsInFlight--;
   }
 
   private blockOf(peer: SyncPeer, header: BlockHeader, body: BlockBody | undefined): Block {
