@@ -124,10 +124,12 @@ export class SyncManager {
   private readonly fetching = new Set<string>();
   /** Peers whose branch meets ours further back than block-by-block reaches: long-synced from whatever their lead. */
   private readonly deepForkPeers = new Set<string>();
-  private importsQueued = 0;
+  /** Peers' blocks handed to the importer and not yet through it, by hash (hex): their children need not wait as orphans. */
+  private readonly importing = new Map<string, Block>();
   private progress: SyncProgress | undefined;
   private decision: Promise<void> | undefined;
   private decideAgain = false;
+  private decisionDeferred = false;
   private stopped = false;
   private readonly unsubscribers: (() => void)[] = [];
   private readonly progressListeners = new Set<(progress: SyncProgress | undefined) => void>();
@@ -184,7 +186,7 @@ export class SyncManager {
 
   /** Peer messages received and not yet processed: blocks waiting for the importer. */
   queuedMessages(): number {
-    return this.importsQueued;
+    return this.importing.size;
   }
 
   get orphanCount(): number {
@@ -219,8 +221,9 @@ export class SyncManager {
       rules: importer.ruleContext(),
       bestNumber: chain.tip.number,
       requested: how.requested,
-      isKnown: (hash) => chain.hasBlock(hash) || this.orphans.has(hash),
-      parentOf: async (candidate) => (await chain.getBlockByHash(candidate.header.fields.parentHash))?.header,
+      isKnown: (hash) => chain.hasBlock(hash) || this.orphans.has(hash) || this.importing.has(bytesToUnprefixedHex(hash)),
+      // A parent still in the import queue counts: the queue imports in order, the parent first.
+      parentOf: async (candidate) => this.importing.get(bytesToUnprefixedHex(candidate.header.fields.parentHash))?.header ?? (await chain.getBlockByHash(candidate.header.fields.parentHash))?.header,
     });
     switch (verdict.kind) {
       case "ignore":
@@ -232,7 +235,7 @@ export class SyncManager {
         if (this.orphans.add(block, peerId, chain.tip.number) === "held" && how.fetchAncestors) void this.fetchAncestors(block.hash, peerId);
         return "ignore";
       case "accept":
-        if (this.importsQueued >= this.options.maxImportQueue) return "ignore";
+        if (this.importing.size >= this.options.maxImportQueue) return "ignore";
         void this.importFromPeer(block, peerId);
         return "accept";
     }
@@ -240,7 +243,8 @@ export class SyncManager {
 
   /** Imports a peer's block, then the held blocks waiting for it; scores the sender by the outcome. */
   private async importFromPeer(block: Block, peerId: string): Promise<void> {
-    this.importsQueued++;
+    const key = bytesToUnprefixedHex(block.hash);
+    this.importing.set(key, block);
     let outcome: ImportOutcome;
     try {
       this.fromPeers.add(block.hash);
@@ -249,7 +253,11 @@ export class SyncManager {
       this.log.error({ err: error, block: bytesToHex(block.hash) }, "importing a peer's block failed");
       return;
     } finally {
-      this.importsQueued--;
+      this.importing.delete(key);
+      if (this.importing.size === 0 && this.decisionDeferred) {
+        this.decisionDeferred = false;
+        this.scheduleDecision();
+      }
     }
     this.judgeOutcome(outcome, peerId);
     if (outcome.status === "IMPORTED_BEST" || outcome.status === "IMPORTED_NOT_BEST" || outcome.status === "EXIST") {
@@ -407,6 +415,11 @@ export class SyncManager {
       .map((record) => this.syncPeerOf(record))
       .filter((peer): peer is NetworkSyncPeer => peer !== undefined);
     const local = this.syncChain();
+    if (this.importing.size > 0) {
+      // Blocks are coming by gossip: decide once they are in (a burst would otherwise look like a lead to long-sync).
+      this.decisionDeferred = true;
+      return;
+    }
     const ahead = chooseSyncPeer(peers, local, this.options.longSyncLimit);
     if (ahead !== undefined) {
       await this.longSync(ahead.best.number, this.options);
