@@ -137,6 +137,8 @@ describe("p2p request/response and gossip (memory transport)", function () {
       expect(performance.now() - started_).to.be.below(echo.timeoutMs);
       await waitUntil(() => server.network.peerRecord(bare.peerId.toString())?.events.invalidMessage === 1, "invalidMessage recorded for the bare peer");
       expect(server.network.peerRecord(bare.peerId.toString())!.lastEvent).to.equal("invalidMessage");
+      // Refused by its announced length, not by a read that failed otherwise.
+      expect(server.logs.some((record) => record.msg === "peer event" && record.peer === bare.peerId.toString() && record.reason === "request over 100 bytes")).to.equal(true);
       expect(served).to.deep.equal([]);
       // A frame of exactly the limit from the same bare peer is served.
       const again = lpStream(await bare.dialProtocol(multiaddr(server.address), protocolIdOf(echo, networkId), { signal: AbortSignal.timeout(3_000) }));
