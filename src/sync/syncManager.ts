@@ -3,9 +3,10 @@
 // holds blocks whose parents have not arrived. Everything a peer sends is untrusted: a block goes
 // through the gossip checks (gossipBlockVerdict.ts) and then the one import path, a transaction
 // through the pool's intake; a peer that sends an invalid one is reported and disconnected.
-//   - Gossip in: a block that passes the checks is relayed at once (gossipsub accepts it) and
-//     queued for import; one whose parent is unknown is held (orphanPool.ts) and its ancestors
-//     asked of the sender, at most `longSyncLimit` of them (further is a long sync's job).
+//   - Gossip in: a block that passes the checks is imported, and relayed (gossipsub accepts it)
+//     once stored valid, never before: peers blame the sender of a block that fails execution; one
+//     whose parent is unknown is held (orphanPool.ts) and its ancestors asked of the sender, at
+//     most `longSyncLimit` of them (further is a long sync's job).
 //   - Gossip out: blocks that became the head from this node's miner or a merged miner, once on
 //     disk; transactions as they become pending (those from peers are relayed by gossipsub).
 //   - Following: after each peer status, the heaviest peer heavier than the head is followed: long
@@ -207,13 +208,17 @@ export class SyncManager {
         return "ignore";
       case "accept":
         if (this.importsQueued >= this.options.maxImportQueue) return "ignore";
-        void this.importFromPeer(block, peerId);
-        return "accept";
+        // Relayed only once imported: a block that passes the header checks and fails execution
+        // would otherwise reach peers that then blame (and hang up on) this node, which only relayed it.
+        return this.importFromPeer(block, peerId);
     }
   }
 
-  /** Imports a peer's block, then the held blocks waiting for it; scores the sender by the outcome. */
-  private async importFromPeer(block: Block, peerId: string): Promise<void> {
+  /**
+   * Imports a peer's block, then (not waited for) the held blocks waiting for it; scores the sender
+   * by the outcome. Answers the gossip verdict: accept (relay) only a block stored valid.
+   */
+  private async importFromPeer(block: Block, peerId: string): Promise<GossipVerdict> {
     this.importsQueued++;
     let outcome: ImportOutcome;
     try {
@@ -221,20 +226,26 @@ export class SyncManager {
       outcome = await this.deps.importer.importBlock(block, "peer");
     } catch (error) {
       this.log.error({ err: error, block: bytesToHex(block.hash) }, "importing a peer's block failed");
-      return;
+      return "ignore";
     } finally {
       this.importsQueued--;
     }
     this.judgeOutcome(outcome, peerId);
     if (outcome.status === "IMPORTED_BEST" || outcome.status === "IMPORTED_NOT_BEST" || outcome.status === "EXIST") {
-      const connected = await this.orphans.connectDescendants(block.hash, (child) => {
-        this.fromPeers.add(child.hash);
-        return this.deps.importer.importBlock(child, "peer");
-      });
-      for (const { orphan, outcome: childOutcome } of connected) this.judgeOutcome(childOutcome, orphan.from);
+      this.connectDescendants(block.hash).catch((error: unknown) => this.log.error({ err: error, block: bytesToHex(block.hash) }, "importing the blocks held for a peer's block failed"));
     } else if (outcome.status === "NO_PARENT" && this.orphans.add(block, peerId, this.deps.chain.tip.number) === "held") {
       void this.fetchAncestors(block.hash, peerId);
     }
+    return outcome.status === "IMPORTED_BEST" || outcome.status === "IMPORTED_NOT_BEST" ? "accept" : outcome.status === "INVALID_BLOCK" ? "reject" : "ignore";
+  }
+
+  /** Imports the held blocks waiting for `hash`, now stored; scores each one's sender. */
+  private async connectDescendants(hash: Uint8Array): Promise<void> {
+    const connected = await this.orphans.connectDescendants(hash, (child) => {
+      this.fromPeers.add(child.hash);
+      return this.deps.importer.importBlock(child, "peer");
+    });
+    for (const { orphan, outcome } of connected) this.judgeOutcome(outcome, orphan.from);
   }
 
   private judgeOutcome(outcome: ImportOutcome, peerId: string): void {
