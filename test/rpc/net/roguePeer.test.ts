@@ -179,3 +179,76 @@ describe("a rogue peer against a real node over TCP (127.0.0.2 and 127.0.0.4)", 
     expect(recordOf(rogue)!.events.invalidTransaction).to.equal(undefined);
   });
 });
+
+describe("a rogue peer's block relayed through an honest node (rogue 127.0.0.4 -> 127.0.0.2 -> 127.0.0.3)", function () {
+  this.timeout(60_000);
+  const running: TestNode[] = [];
+  const rogues: PeerToPeerNetwork[] = [];
+  let forge: ChainServices;
+
+  after(async () => {
+    await Promise.all(rogues.map((rogue) => rogue.stop()));
+    await Promise.all(running.map((each) => each.stop()));
+    await forge?.close();
+  });
+
+  async function start(host: string, bootnodes: string[] = []): Promise<TestNode> {
+    const started = await startTestNode({ rpc: { host }, chain: { mining: { kind: "off" } }, p2p: p2p(host, { bootnodes }), sync: { requestTimeoutMs: 5_000 } });
+    running.push(started);
+    return started;
+  }
+
+  it("the honest node that relays blocks is not blamed for a block that fails execution: it relays only what it imported", async () => {
+    forge = await openTestChain();
+    const [first, second] = await mineBlocks(forge, 2, async (index) => [await signedTransfer(forge, "cow", index, stranger)]);
+    const relay = await start("127.0.0.2");
+    const far = await start("127.0.0.3", relay.node.peerNetwork!.multiaddrs());
+    await waitUntilAnswer(async () => (await far.client.net_peerCount()) === "0x1", "the far node connected to the relay");
+    const genesis = (await relay.client.eth_getBlockByNumber("0x0", false))!;
+    const status: ChainStatus = { networkId: 7771, chainId: 33n, genesisHash: hexToBytes(genesis.hash!), bestNumber: 0n, bestHash: hexToBytes(genesis.hash!), bestParentHash: new Uint8Array(32), totalDifficulty: BigInt(genesis.totalDifficulty) };
+
+    async function rogueOf(): Promise<PeerToPeerNetwork> {
+      const rogue = await startPeerNetwork({
+        options: p2p("127.0.0.4", { bootnodes: relay.node.peerNetwork!.multiaddrs() }),
+        privateKey: newNodeKey(),
+        status: new TestStatusSource(status),
+        log: createLogger("silent"),
+        userAgent: "rogue",
+        timings: { ...testTimings, redialFirstMs: 600_000, redialMaxMs: 600_000, statusRefreshMs: 600_000 },
+      });
+      rogues.push(rogue);
+      await waitUntilAnswer(async () => rogue.readyPeers().length === 1 && relay.node.peerNetwork!.readyPeers().some((peer) => peer.peerId === rogue.peerId), "the rogue past the handshake");
+      return rogue;
+    }
+
+    async function publishOnce(rogue: PeerToPeerNetwork, blocks: (attempt: number) => Block): Promise<Block> {
+      const deadline = Date.now() + 10_000;
+      for (let attempt = 0; ; attempt++) {
+        const block = blocks(attempt);
+        if ((await rogue.publish(blockTopic, block.encode())) > 0) return block;
+        if (Date.now() > deadline) throw new Error("the relay never subscribed to the block topic as the rogue sees it");
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    }
+
+    // A valid block 1 from the rogue goes through the relay to the far node.
+    const rogue = await rogueOf();
+    await publishOnce(rogue, () => first!);
+    await waitUntilAnswer(async () => (await far.client.eth_blockNumber()) === "0x1", "block 1 at the far node");
+
+    // Block 2 with a wrong state root (proof of work made again): the relay refuses it and drops the rogue.
+    const bad = await publishOnce(rogue, (attempt) => proveBlock(new Block(new BlockHeader({ ...second!.header.fields, ...noMergedMining, stateRoot: new Uint8Array(32).fill(attempt + 1) }), second!.transactions)));
+    await waitUntilAnswer(async () => relay.node.peerNetwork!.peerRecord(rogue.peerId)?.events.invalidBlock === 1, "the relay blames the rogue");
+
+    // The valid block 2 from another rogue: once it is at the far node, the bad one, sent earlier, would have been too.
+    const other = await rogueOf();
+    await publishOnce(other, () => second!);
+    await waitUntilAnswer(async () => (await far.client.eth_blockNumber()) === "0x2", "block 2 at the far node");
+    expect((await far.client.eth_getBlockByNumber("0x2", false))!.hash).to.equal(bytesToHex(second!.hash));
+    expect(await far.client.eth_getBlockByHash(bytesToHex(bad.hash), false)).to.equal(null);
+    const relayAtFar = far.node.peerNetwork!.peerRecord(relay.node.peerNetwork!.peerId)!;
+    expect(relayAtFar.events.invalidBlock, "the far node blamed the relay").to.equal(undefined);
+    expect(relayAtFar.events.successfulHandshake, "the far node hung up on the relay and it reconnected").to.equal(1);
+    expect(far.logs.filter((record) => record.msg === "peer sent something invalid")).to.deep.equal([]);
+  });
+});
