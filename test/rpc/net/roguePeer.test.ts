@@ -2,7 +2,8 @@
 // network with the node's chain status, which passes the handshake and then gossips what it likes.
 // A block whose header passes the gossip checks but whose execution fails, and one whose proof of
 // work is broken, are both refused and their sender recorded and disconnected; a malformed
-// transaction is recorded and kept out of the pool; a valid one reaches the pool.
+// transaction is recorded and kept out of the pool; a valid one reaches the pool; its requests are
+// served from the chain, and one over a limit refused and recorded.
 import { expect } from "chai";
 import { Wallet, keccak256, toUtf8Bytes } from "ethers";
 import { Block } from "../../../src/chain/block.js";
@@ -14,8 +15,8 @@ import { encodeRlp } from "../../../src/common/rlp.js";
 import { proveBlock } from "../../../src/mining/blockProof.js";
 import { findNetworkProfile, type ChainServices, type P2pOptions } from "../../../src/node/index.js";
 import type { ChainStatus, GossipTopic, PeerRecord } from "../../../src/p2p/interface.js";
-import { startPeerNetwork, type PeerToPeerNetwork } from "../../../src/p2p/network.js";
-import { blockTopic, transactionTopic } from "../../../src/sync/messages.js";
+import { PeerRequestError, startPeerNetwork, type PeerToPeerNetwork } from "../../../src/p2p/network.js";
+import { blockTopic, decodeBlockHashAnswer, decodeHeadersAnswer, decodeSkeletonAnswer, encodeHeadersRequest, encodeNumberRequest, syncProtocols, transactionTopic } from "../../../src/sync/messages.js";
 import { mineBlocks, openTestChain, signedTransfer } from "../../helpers/chainPair.js";
 import { newNodeKey, testTimings, TestStatusSource, waitUntilAnswer } from "../../helpers/p2p.js";
 import { startTestNode, type TestNode } from "../../helpers/testNode.js";
@@ -161,6 +162,24 @@ describe("a rogue peer against a real node over TCP (127.0.0.2 and 127.0.0.4)", 
     expect(recordOf(rogue)!.events.validTransaction).to.equal(undefined);
     expect(await node.client.txpool_status()).to.deep.equal({ pending: 0, queued: 0 });
     expect(await node.client.txpool_content()).to.deep.equal({ pending: {}, queued: {} });
+  });
+
+  it("the node serves the rogue's requests from its chain and refuses one over a limit, recording it", async () => {
+    const rogue = await startRogue();
+    const nodeId = node.node.peerNetwork!.peerId;
+    const protocols = syncProtocols(5_000);
+    const [genesis] = decodeHeadersAnswer(await rogue.request(nodeId, protocols.headers, encodeHeadersRequest(status.genesisHash, 192)), 192);
+    expect(bytesToHex(genesis!.hash)).to.equal(bytesToHex(status.genesisHash));
+    expect(decodeBlockHashAnswer(await rogue.request(nodeId, protocols.blockHash, encodeNumberRequest(0n)))).to.deep.equal(status.genesisHash);
+    expect(decodeBlockHashAnswer(await rogue.request(nodeId, protocols.blockHash, encodeNumberRequest(1n)))).to.equal(undefined);
+    expect(decodeSkeletonAnswer(await rogue.request(nodeId, protocols.skeleton, encodeNumberRequest(0n)))).to.deep.equal([{ number: 0n, hash: status.genesisHash }]);
+    expect(recordOf(rogue)!.events.invalidMessage).to.equal(undefined);
+    let refusal: unknown;
+    await rogue.request(nodeId, protocols.headers, encodeHeadersRequest(status.genesisHash, 193)).catch((error: unknown) => (refusal = error));
+    expect(refusal).to.be.instanceOf(PeerRequestError);
+    expect((refusal as PeerRequestError).failure).to.equal("refused");
+    expect((refusal as Error).message).to.equal("headers: the peer refused the request: headers count 193 is not in 1..192");
+    expect(recordOf(rogue)!.events.invalidMessage).to.equal(1);
   });
 
   it("a valid transaction from the rogue lands in the node's pool", async () => {
