@@ -173,6 +173,8 @@ describe("p2p request/response and gossip (memory transport)", function () {
       const elapsed = performance.now() - started_;
       expect(elapsed).to.be.at.least(echo.timeoutMs - 50);
       expect(elapsed).to.be.below(echo.timeoutMs + 1_500);
+      // The server gives up on its handler too: the request no longer counts as in progress.
+      await waitUntil(() => server.network.inboundQueueSize() === 0, "the server's request queue empty again", 3_000);
       // The connection serves the next request.
       expect((await asker.network.request(server.network.peerId, echo, Uint8Array.of(commandEcho, 9)))[1]).to.equal(9);
     });
