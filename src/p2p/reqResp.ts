@@ -93,9 +93,14 @@ async function answerOne(stream: Stream, connection: Connection, protocol: Reque
   }
   let answer: Uint8Array;
   try {
-    const payload = await serve(connection.remotePeer.toString(), request);
+    const payload = await withinTime(serve(connection.remotePeer.toString(), request), signal);
     answer = payload.length <= protocol.maxResponseBytes ? frame(resultOk, payload) : frame(resultServerError, reasonBytes(`answer of ${payload.length} bytes over the ${protocol.maxResponseBytes}-byte limit`));
   } catch (error) {
+    if (signal.aborted) {
+      // The asking side has stopped waiting (the same time limit): nothing to answer.
+      stream.abort(new Error(`${protocol.name}: no answer within ${protocol.timeoutMs} ms`));
+      return;
+    }
     if (error instanceof InvalidRequestError) {
       hooks.badRequest(connection.remotePeer, protocol, error.message);
       answer = frame(resultInvalidRequest, reasonBytes(error.message));
@@ -109,6 +114,25 @@ async function answerOne(stream: Stream, connection: Connection, protocol: Reque
   } catch (error) {
     stream.abort(error as Error);
   }
+}
+
+/** `work`, or the signal's reason once it aborts first; the work itself runs on (a handler cannot be cancelled), its outcome unheard. */
+function withinTime<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const aborted = () => reject(signal.reason as Error);
+    signal.addEventListener("abort", aborted, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener("abort", aborted);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", aborted);
+        reject(error as Error);
+      },
+    );
+  });
 }
 
 /** Asks `peerId` one request of `protocol`; answers the payload, or throws PeerRequestError. */

@@ -1,8 +1,8 @@
 // What the node does with a block gossiped to it, before the importer sees it (network brief 6.5;
-// rskj: BlockRelayValidatorImpl, NodeBlockProcessor, BlockSyncService): accept it (gossip relays
-// it and the importer takes it), ignore it (no relay, no penalty), or reject it (no relay, the
-// sender is scored). Only what can be checked without executing: the importer judges the rest, and
-// a later INVALID_BLOCK scores the sender then. In order:
+// rskj: BlockRelayValidatorImpl, NodeBlockProcessor, BlockSyncService): accept it (the importer
+// takes it; gossip relays it once stored valid), ignore it (no relay, no penalty), or reject it
+// (no relay, the sender is scored). Only what can be checked without executing: the importer
+// judges the rest, and a later INVALID_BLOCK scores the sender then. In order:
 //   1. too far ahead (more than 192 × 20 above the best), too old (more than 7 below: it can no
 //      longer even be an uncle), already stored or held           -> ignore
 //   2. the rules a header passes alone: proof of work, extra data, not too far in the future

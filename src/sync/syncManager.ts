@@ -3,9 +3,11 @@
 // holds blocks whose parents have not arrived. Everything a peer sends is untrusted: a block goes
 // through the gossip checks (gossipBlockVerdict.ts) and then the one import path, a transaction
 // through the pool's intake; a peer that sends an invalid one is reported and disconnected.
-//   - Gossip in: a block that passes the checks is relayed at once (gossipsub accepts it) and
-//     queued for import; one whose parent is unknown is held (orphanPool.ts) and its ancestors
-//     asked of the sender, at most `longSyncLimit` of them (further is a long sync's job).
+//   - Gossip in: a block that passes the checks is imported, and relayed (gossipsub accepts it)
+//     once stored valid, never before: peers blame the sender of a block that fails execution, and
+//     gossip carries no author, so a node relaying a block it had not executed would be blamed
+//     for it. One whose parent is unknown is held (orphanPool.ts) and its ancestors asked of the
+//     sender, at most `longSyncLimit` of them (further, a long sync finds where the branches part).
 //   - Gossip out: blocks that became the head from this node's miner or a merged miner, once on
 //     disk; transactions as they become pending (those from peers are relayed by gossipsub).
 //   - Following: after each peer status, the heaviest peer heavier than the head is followed: long
@@ -130,6 +132,8 @@ export class SyncManager {
   private decision: Promise<void> | undefined;
   private decideAgain = false;
   private decisionDeferred = false;
+  /** Asked-for blocks (not gossiped) in the import queue: what debug_wireProtocolQueueSize adds to the network's count. */
+  private requestedImports = 0;
   private stopped = false;
   private readonly unsubscribers: (() => void)[] = [];
   private readonly progressListeners = new Set<(progress: SyncProgress | undefined) => void>();
@@ -184,9 +188,9 @@ export class SyncManager {
     }
   }
 
-  /** Peer messages received and not yet processed: blocks waiting for the importer. */
+  /** Peer messages received and not yet processed beyond the network's own count: asked-for blocks waiting for the importer. */
   queuedMessages(): number {
-    return this.importing.size;
+    return this.requestedImports;
   }
 
   get orphanCount(): number {
@@ -236,24 +240,30 @@ export class SyncManager {
         return "ignore";
       case "accept":
         if (this.importing.size >= this.options.maxImportQueue) return "ignore";
-        void this.importFromPeer(block, peerId);
-        return "accept";
+        // Relayed only once imported (see the file's header).
+        return this.importFromPeer(block, peerId, how.requested);
     }
   }
 
-  /** Imports a peer's block, then the held blocks waiting for it; scores the sender by the outcome. */
-  private async importFromPeer(block: Block, peerId: string): Promise<void> {
+  /**
+   * Imports a peer's block, then (not waited for) the held blocks waiting for it; scores the sender
+   * by the outcome. Answers the gossip verdict: accept (relay) only a block stored valid.
+   */
+  private async importFromPeer(block: Block, peerId: string, requested: boolean): Promise<GossipVerdict> {
     const key = bytesToUnprefixedHex(block.hash);
     this.importing.set(key, block);
+    // A gossiped block waiting here is counted by the network's validations already.
+    if (requested) this.requestedImports++;
     let outcome: ImportOutcome;
     try {
       this.fromPeers.add(block.hash);
       outcome = await this.deps.importer.importBlock(block, "peer");
     } catch (error) {
       this.log.error({ err: error, block: bytesToHex(block.hash) }, "importing a peer's block failed");
-      return;
+      return "ignore";
     } finally {
       this.importing.delete(key);
+      if (requested) this.requestedImports--;
       if (this.importing.size === 0 && this.decisionDeferred) {
         this.decisionDeferred = false;
         this.scheduleDecision();
@@ -261,14 +271,20 @@ export class SyncManager {
     }
     this.judgeOutcome(outcome, peerId);
     if (outcome.status === "IMPORTED_BEST" || outcome.status === "IMPORTED_NOT_BEST" || outcome.status === "EXIST") {
-      const connected = await this.orphans.connectDescendants(block.hash, (child) => {
-        this.fromPeers.add(child.hash);
-        return this.deps.importer.importBlock(child, "peer");
-      });
-      for (const { orphan, outcome: childOutcome } of connected) this.judgeOutcome(childOutcome, orphan.from);
+      this.connectDescendants(block.hash).catch((error: unknown) => this.log.error({ err: error, block: bytesToHex(block.hash) }, "importing the blocks held for a peer's block failed"));
     } else if (outcome.status === "NO_PARENT" && this.orphans.add(block, peerId, this.deps.chain.tip.number) === "held") {
       void this.fetchAncestors(block.hash, peerId);
     }
+    return outcome.status === "IMPORTED_BEST" || outcome.status === "IMPORTED_NOT_BEST" ? "accept" : outcome.status === "INVALID_BLOCK" ? "reject" : "ignore";
+  }
+
+  /** Imports the held blocks waiting for `hash`, now stored; scores each one's sender. */
+  private async connectDescendants(hash: Uint8Array): Promise<void> {
+    const connected = await this.orphans.connectDescendants(hash, (child) => {
+      this.fromPeers.add(child.hash);
+      return this.deps.importer.importBlock(child, "peer");
+    });
+    for (const { orphan, outcome } of connected) this.judgeOutcome(outcome, orphan.from);
   }
 
   private judgeOutcome(outcome: ImportOutcome, peerId: string): void {
@@ -294,8 +310,7 @@ export class SyncManager {
       const key = bytesToUnprefixedHex(missing);
       if (chain.hasBlock(missing)) {
         // The parent arrived meanwhile: connect what waits for it.
-        const connected = await this.orphans.connectDescendants(missing, (child) => this.deps.importer.importBlock(child, "peer"));
-        for (const { orphan, outcome } of connected) this.judgeOutcome(outcome, orphan.from);
+        await this.connectDescendants(missing);
         return;
       }
       if (this.fetching.has(key)) return;
