@@ -18,7 +18,7 @@ import type { Logger } from "../common/logger.js";
 import { uncompressedPublicKey } from "../common/signatures.js";
 import { createHost, type Host, type TransportFactory } from "./libp2p.js";
 import type { GossipTopic, GossipVerdict, P2pOptions, PeerEvent, PeerInfo, PeerRecord, PeerStatus, PeerToPeerNetwork, RequestCounts, RequestProtocol, StatusSource } from "./interface.js";
-import { handleRequests, sendRequest, PeerRequestError } from "./reqResp.js";
+import { handleRequests, sendRequest, PeerRequestError, RequestUnavailableError } from "./reqResp.js";
 import { decodeStatus, decodeStatusResponse, encodeStatus, encodeStatusResponse, statusMaxBytes, statusMismatch, statusProtocolId, StatusDecodingError } from "./status.js";
 
 export type { PeerEvent, PeerRecord, PeerToPeerNetwork } from "./interface.js";
@@ -195,7 +195,10 @@ class Libp2pPeerNetwork implements PeerToPeerNetwork {
   }
 
   async serve(protocol: RequestProtocol, serve: (peerId: string, request: Uint8Array) => Promise<Uint8Array>): Promise<void> {
-    await handleRequests(this.host, this.networkId, protocol, serve, {
+    // Only peers past the status handshake are served: a peer of another network, or one not yet
+    // known to fit, gets "unavailable" (no blame: its status may be on its way).
+    const servePeers = (peerId: string, request: Uint8Array) => (this.ready.has(peerId) ? serve(peerId, request) : Promise.reject(new RequestUnavailableError("status handshake first")));
+    await handleRequests(this.host, this.networkId, protocol, servePeers, {
       started: () => {
         this.inboundInProgress++;
         this.requests.served[protocol.name] = (this.requests.served[protocol.name] ?? 0) + 1;
@@ -230,6 +233,8 @@ class Libp2pPeerNetwork implements PeerToPeerNetwork {
     const pubsub = this.host.services.pubsub;
     pubsub.topicValidators.set(id, async (from, message) => {
       const peerId = from.toString();
+      // Gossip is taken from peers past the status handshake only (their network, chain and genesis known to fit).
+      if (!this.ready.has(peerId)) return TopicVerdict.ignore;
       if (message.data.length > topic.maxMessageBytes) {
         this.note(from, "invalidMessage", { topic: topic.name, reason: `a message of ${message.data.length} bytes, over ${topic.maxMessageBytes}` });
         return TopicVerdict.reject;

@@ -25,6 +25,9 @@ const maxOutboundStreamsPerProtocol = 32;
 /** What a serving handler throws for a request it will not answer: the asking peer gets code 1 and the message. */
 export class InvalidRequestError extends Error {}
 
+/** What a serving handler throws for a request it cannot answer now (a peer not past the status handshake): code 3, no blame. */
+export class RequestUnavailableError extends Error {}
+
 /** What the asking side gets when a request fails: why, in the terms the sync scores peers by. */
 export class PeerRequestError extends Error {
   constructor(
@@ -104,6 +107,8 @@ async function answerOne(stream: Stream, connection: Connection, protocol: Reque
     if (error instanceof InvalidRequestError) {
       hooks.badRequest(connection.remotePeer, protocol, error.message);
       answer = frame(resultInvalidRequest, reasonBytes(error.message));
+    } else if (error instanceof RequestUnavailableError) {
+      answer = frame(resultUnavailable, reasonBytes(error.message));
     } else {
       answer = frame(resultServerError, reasonBytes("the node could not answer"));
     }

@@ -7,7 +7,7 @@ import { lpStream } from "@libp2p/utils";
 import { multiaddr } from "@multiformats/multiaddr";
 import { createHost, type Host } from "../../../src/p2p/libp2p.js";
 import type { GossipTopic, GossipVerdict, RequestProtocol } from "../../../src/p2p/interface.js";
-import { InvalidRequestError, PeerRequestError, handleRequests, protocolIdOf, resultOk, sendRequest } from "../../../src/p2p/reqResp.js";
+import { InvalidRequestError, PeerRequestError, handleRequests, protocolIdOf, resultOk, resultUnavailable, sendRequest } from "../../../src/p2p/reqResp.js";
 import { memoryAddress, memoryTransport, newNodeKey, startMemoryNode, waitUntil, type MemoryNode, type MemoryNodeOptions } from "../../helpers/p2p.js";
 
 const networkId = 7771;
@@ -140,12 +140,15 @@ describe("p2p request/response and gossip (memory transport)", function () {
       // Refused by its announced length, not by a read that failed otherwise.
       expect(server.logs.some((record) => record.msg === "peer event" && record.peer === bare.peerId.toString() && record.reason === "request over 100 bytes")).to.equal(true);
       expect(served).to.deep.equal([]);
-      // A frame of exactly the limit from the same bare peer is served.
+      // A frame of exactly the limit from the same bare peer is read, and answered "unavailable":
+      // it never sent its status, and only peers past the handshake are served (no blame for it).
       const again = lpStream(await bare.dialProtocol(multiaddr(server.address), protocolIdOf(echo, networkId), { signal: AbortSignal.timeout(3_000) }));
       await again.write(request(commandEcho, echo.maxRequestBytes));
       const answer = (await again.read({ signal: AbortSignal.timeout(3_000) })).subarray();
-      expect(answer[0]).to.equal(resultOk);
-      expect(answer.length).to.equal(1 + echo.maxRequestBytes);
+      expect(answer[0]).to.equal(resultUnavailable);
+      expect(Buffer.from(answer.subarray(1)).toString("utf8")).to.equal("status handshake first");
+      expect(served).to.deep.equal([]);
+      expect(server.network.peerRecord(bare.peerId.toString())!.events.invalidMessage).to.equal(1);
     });
 
     it("an answer of maxResponseBytes is delivered; one byte more is not sent: the server answers result 2, over the limit", async () => {
