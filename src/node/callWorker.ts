@@ -10,12 +10,13 @@ import { Block } from "../chain/block.js";
 import { installFastRlp } from "../common/rlp.js";
 import { CallService, EstimateRevertedError, GasEstimationError } from "../execution/callService.js";
 import { ExecutionTimeoutError } from "../execution/engine.js";
-import { CallNotExecutableError, type StateOverrides } from "../execution/messageCall.js";
+import { CallNotExecutableError, type MessageCallResult, type StateOverrides } from "../execution/messageCall.js";
 import { createExecutionRules } from "../execution/rules.js";
 import { ReplayFailedError, ReplayStateMissingError, replayOutputsToWire, runReplayPlan, StructLogTooLargeError, transferablesOf, type ReplayDependencies, type ReplayOutputOnWire } from "../tracing/index.js";
 import { StateDatabase } from "../state/stateDatabase.js";
 import { storeKeys } from "../storage/keys.js";
 import { openLevelReader } from "../storage/levelStore.js";
+import { isPlainResult, PlainResultWriter, readPlainCalls } from "./callWire.js";
 import type { BlockReference, CallWorkerData, CallWorkerFailure, CallWorkerReply, CallWorkerRequest } from "./callWorkers.js";
 
 /**
@@ -119,31 +120,46 @@ async function serve(port: NonNullable<typeof parentPort>, data: CallWorkerData)
 
   // The answers of calls and estimates go together at the end of the turn of the event loop in
   // which they were found: under load a turn finishes several, and each message costs both threads
-  // a structured clone and an event dispatch. A struct-log trace's chunks go at once, moved to the
-  // main thread rather than copied.
+  // a structured clone and an event dispatch. The results of plain calls go packed as bytes
+  // (node/callWire.ts). A struct-log trace's chunks go at once, moved to the main thread rather
+  // than copied.
   let answers: CallWorkerReply[] = [];
+  const plainResults = new PlainResultWriter();
+  let answersScheduled = false;
   const sendAnswers = (): void => {
+    answersScheduled = false;
     const batch = answers;
     answers = [];
-    port.postMessage(batch);
+    const transfer: ArrayBuffer[] = [];
+    if (!plainResults.empty) {
+      const results = plainResults.take();
+      batch.push({ results });
+      transfer.push(results.buffer as ArrayBuffer);
+    }
+    port.postMessage(batch, transfer);
   };
-  const reply = (answer: CallWorkerReply, transfer: ArrayBuffer[] = []): void => {
+  const reply = (id: number, result: unknown, failure?: CallWorkerFailure, transfer: ArrayBuffer[] = []): void => {
     if (transfer.length > 0) {
-      port.postMessage([answer], transfer);
+      port.postMessage([{ id, result: result as ReplayOutputOnWire[] }] satisfies CallWorkerReply[], transfer);
       return;
     }
-    if (answers.length === 0) setImmediate(sendAnswers);
-    answers.push(answer);
+    if (!answersScheduled) {
+      answersScheduled = true;
+      setImmediate(sendAnswers);
+    }
+    if (failure !== undefined) answers.push({ id, failure });
+    else if (isPlainResult(result)) plainResults.add(id, result);
+    else answers.push({ id, result: result as MessageCallResult | bigint });
   };
-  const run = (request: Exclude<CallWorkerRequest, { kind: "close" | "warm" }>): void => {
+  const run = (request: Exclude<CallWorkerRequest, { kind: "close" | "warm" | "calls" }>): void => {
     const work = (async () => {
       if (request.kind === "replay") return replay(request);
       const block = blockOf(request.block);
       return request.kind === "call" ? calls.call({ kind: "block", block }, request.call, request.overrides) : calls.estimateGas({ kind: "block", block }, request.call);
     })();
     work.then(
-      (result) => reply({ id: request.id, result }, request.kind === "replay" ? transferablesOf(result as ReplayOutputOnWire[]) : []),
-      (error: unknown) => reply({ id: request.id, failure: describeFailure(error) }),
+      (result) => reply(request.id, result, undefined, request.kind === "replay" ? transferablesOf(result as ReplayOutputOnWire[]) : []),
+      (error: unknown) => reply(request.id, undefined, describeFailure(error)),
     );
   };
   let closing = false;
@@ -164,6 +180,10 @@ async function serve(port: NonNullable<typeof parentPort>, data: CallWorkerData)
       if (request.kind === "warm") {
         // A failure here is the next real call's to report.
         warmUp(request.block).catch(() => undefined);
+        continue;
+      }
+      if (request.kind === "calls") {
+        readPlainCalls(request.packed, (id, blockIndex, call) => run({ id, kind: "call", block: request.blocks[blockIndex]!, call, overrides: undefined }));
         continue;
       }
       if (request.kind !== "close") {

@@ -28,6 +28,7 @@ import { EstimateRevertedError, GasEstimationError, OffloadLostError, type CallL
 import { ExecutionTimeoutError } from "../execution/engine.js";
 import { CallNotExecutableError, type MessageCall, type MessageCallResult, type StateOverrides } from "../execution/messageCall.js";
 import type { LevelStore } from "../storage/levelStore.js";
+import { isPlainCall, PlainCallWriter, readPlainResults } from "./callWire.js";
 import { replayOutputsFromWire, ReplayFailedError, ReplayStateMissingError, StructLogTooLargeError, type ReplayOffload, type ReplayOutput, type ReplayOutputOnWire, type ReplayPlan } from "../tracing/index.js";
 
 export interface CallWorkerData {
@@ -43,9 +44,11 @@ export interface BlockReference {
   header: Uint8Array;
 }
 
-/** Messages each way are arrays of these (see MessageBatcher). */
+/** Messages each way are arrays of these (see RequestBatcher). */
 export type CallWorkerRequest =
   | { id: number; kind: "call"; block: BlockReference; call: MessageCall; overrides: StateOverrides | undefined }
+  /** Plain calls packed (node/callWire.ts); each names its block by its index in `blocks`. */
+  | { kind: "calls"; blocks: BlockReference[]; packed: Uint8Array }
   | { id: number; kind: "estimate"; block: BlockReference; call: EstimateCall }
   /** `timeLeftMs`: the request's time left when it was sent (each thread has a clock of its own). */
   | { id: number; kind: "replay"; blockHash: Uint8Array; plan: ReplayPlan; timeLeftMs: number }
@@ -72,28 +75,50 @@ export type CallWorkerReply =
   | { warmed: number }
   | { failed: string }
   | { id: number; result: MessageCallResult | bigint | ReplayOutputOnWire[] }
+  /** Results of plain calls packed (node/callWire.ts). */
+  | { results: Uint8Array }
   | { id: number; failure: CallWorkerFailure };
 
 /**
  * Messages for the other thread, posted together once per turn of the event loop: under load
  * several requests arrive in one turn, and each message costs both threads a structured clone and
- * an event dispatch (about a tenth of the worker's time when each call went alone).
+ * an event dispatch (about a tenth of the worker's time when each call went alone). Plain calls go
+ * packed as bytes (node/callWire.ts), with the blocks they run on listed once.
  */
-class MessageBatcher<T> {
-  private waiting: T[] = [];
+class RequestBatcher {
+  private waiting: CallWorkerRequest[] = [];
+  private readonly plainCalls = new PlainCallWriter();
+  private blocks: BlockReference[] = [];
+  private scheduled = false;
 
-  constructor(private readonly post: (batch: T[]) => void) {}
+  constructor(private readonly post: (batch: CallWorkerRequest[], transfer: ArrayBuffer[]) => void) {}
 
-  push(message: T): void {
-    if (this.waiting.length === 0) setImmediate(() => this.flush());
-    this.waiting.push(message);
+  push(request: CallWorkerRequest): void {
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => this.flush());
+    }
+    if (request.kind === "call" && isPlainCall(request.call, request.overrides)) {
+      let blockIndex = this.blocks.indexOf(request.block);
+      if (blockIndex < 0) blockIndex = this.blocks.push(request.block) - 1;
+      this.plainCalls.add(request.id, blockIndex, request.call);
+      return;
+    }
+    this.waiting.push(request);
   }
 
   private flush(): void {
-    if (this.waiting.length === 0) return;
+    this.scheduled = false;
     const batch = this.waiting;
     this.waiting = [];
-    this.post(batch);
+    const transfer: ArrayBuffer[] = [];
+    if (!this.plainCalls.empty) {
+      const packed = this.plainCalls.take();
+      batch.push({ kind: "calls", blocks: this.blocks, packed });
+      transfer.push(packed.buffer as ArrayBuffer);
+      this.blocks = [];
+    }
+    if (batch.length > 0) this.post(batch, transfer);
   }
 }
 
@@ -159,7 +184,7 @@ export class CallWorkers implements CallOffload, ReplayOffload {
   private status: "idle" | "starting" | "ready" | "stopped" = "idle";
   private lastId = 0;
   private readonly outstanding = new Map<number, Outstanding>();
-  private requests: MessageBatcher<CallWorkerRequest> | undefined;
+  private requests: RequestBatcher | undefined;
   private readonly readiness: Promise<boolean>;
   /** Settles once the worker thread has exited (at once when none was started). */
   private exited: Promise<void> = Promise.resolve();
@@ -281,7 +306,7 @@ export class CallWorkers implements CallOffload, ReplayOffload {
     this.exited = new Promise((resolve) => worker.once("exit", () => resolve()));
     // It never keeps the process alive: the node closes it, and a process leaving without that is gone anyway.
     worker.unref();
-    this.requests = new MessageBatcher((batch) => worker.postMessage(batch));
+    this.requests = new RequestBatcher((batch, transfer) => worker.postMessage(batch, transfer));
     worker.on("message", (replies: CallWorkerReply[]) => {
       for (const reply of replies) this.receive(reply);
     });
@@ -313,12 +338,21 @@ export class CallWorkers implements CallOffload, ReplayOffload {
       this.stop();
       return;
     }
-    const waiting = this.outstanding.get(reply.id);
+    if ("results" in reply) {
+      readPlainResults(reply.results, (id, result) => this.settle(id, result, undefined));
+      return;
+    }
+    if ("result" in reply) this.settle(reply.id, reply.result, undefined);
+    else this.settle(reply.id, undefined, reply.failure);
+  }
+
+  private settle(id: number, result: unknown, failure: CallWorkerFailure | undefined): void {
+    const waiting = this.outstanding.get(id);
     if (waiting === undefined) return;
-    this.outstanding.delete(reply.id);
+    this.outstanding.delete(id);
     this.answered++;
-    if ("result" in reply) waiting.resolve(reply.result);
-    else waiting.reject(toError(reply.failure));
+    if (failure === undefined) waiting.resolve(result);
+    else waiting.reject(toError(failure));
   }
 
   /**

@@ -2,7 +2,7 @@
 // block ever committed to stays readable, so historical state is a state manager at that root.
 import type { Common } from "@ethereumjs/common";
 import { Caches } from "@ethereumjs/statemanager";
-import { bytesToUnprefixedHex } from "../common/hex.js";
+import { bytesToUnprefixedHex, hexOfStableBytes } from "../common/hex.js";
 import { type Account, createAccountFromRLP, equalsBytes, KECCAK256_RLP, ValueEncoding } from "@ethereumjs/util";
 import type { KeyValueStore, StoreOperation } from "../storage/keyValueStore.js";
 import { TrieNodeStore, type TrieNodeBatch } from "../storage/trieNodeStore.js";
@@ -94,7 +94,10 @@ export class StateDatabase {
 
   /** Whether the trie root node of `root` is stored (the empty trie needs none). */
   hasRoot(root: Uint8Array): boolean {
-    return equalsBytes(root, KECCAK256_RLP) || this.readViews.has(bytesToUnprefixedHex(root)) || this.nodes.getNode(root) !== undefined;
+    if (equalsBytes(root, KECCAK256_RLP)) return true;
+    // Asked for each call and read with the same header's root: its hex made once (roots are never changed in place).
+    const rootHex = hexOfStableBytes(root);
+    return this.readViews.has(rootHex) || this.nodes.getNode(rootHex) !== undefined;
   }
 
   /** Adds the trie nodes written since the last call to a block's batch; see TrieNodeStore.takeWrites. */
