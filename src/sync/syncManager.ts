@@ -117,6 +117,8 @@ export class SyncManager {
   /** Ancestor fetches under way, by the hash asked for. */
   private readonly fetching = new Set<string>();
   private importsQueued = 0;
+  /** Blocks handed to the importer and not yet settled, by hash (hex): a child gossiped meanwhile is judged against them, not held as an orphan. */
+  private readonly importing = new Map<string, Block>();
   private progress: SyncProgress | undefined;
   private decision: Promise<void> | undefined;
   private decideAgain = false;
@@ -193,8 +195,12 @@ export class SyncManager {
     const verdict = await judgeGossipBlock(block, {
       rules: importer.ruleContext(),
       bestNumber: chain.tip.number,
-      isKnown: (hash) => chain.hasBlock(hash) || this.orphans.has(hash),
-      parentOf: async (candidate) => (await chain.getBlockByHash(candidate.header.fields.parentHash))?.header,
+      isKnown: (hash) => chain.hasBlock(hash) || this.orphans.has(hash) || this.importing.has(bytesToUnprefixedHex(hash)),
+      // The importer runs blocks in the order it was handed them: a parent it has yet to run is there before the child.
+      parentOf: async (candidate) => {
+        const parentHash = candidate.header.fields.parentHash;
+        return this.importing.get(bytesToUnprefixedHex(parentHash))?.header ?? (await chain.getBlockByHash(parentHash))?.header;
+      },
     });
     switch (verdict.kind) {
       case "ignore":
@@ -215,6 +221,8 @@ export class SyncManager {
   /** Imports a peer's block, then the held blocks waiting for it; scores the sender by the outcome. */
   private async importFromPeer(block: Block, peerId: string): Promise<void> {
     this.importsQueued++;
+    const key = bytesToUnprefixedHex(block.hash);
+    this.importing.set(key, block);
     let outcome: ImportOutcome;
     try {
       this.fromPeers.add(block.hash);
@@ -224,6 +232,7 @@ export class SyncManager {
       return;
     } finally {
       this.importsQueued--;
+      this.importing.delete(key);
     }
     this.judgeOutcome(outcome, peerId);
     if (outcome.status === "IMPORTED_BEST" || outcome.status === "IMPORTED_NOT_BEST" || outcome.status === "EXIST") {
