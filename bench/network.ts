@@ -134,7 +134,20 @@ async function benchSync(workDir: string): Promise<void> {
     const follower = await startPeer("127.0.0.3", ["--data-dir", join(workDir, "sync-follower"), "--no-mining"], multiaddrOf(server));
     try {
       const listeningMs = performance.now() - started;
-      await waitFor("the follower at the server's head", async () => BigInt(await rpc<string>(follower.url, "eth_blockNumber", [])) >= chain.head, 20 * 60_000, 100);
+      // Polled every 100 ms; a head that stays put for a minute ends the run (a sync that stalled).
+      let lastHead = -1n;
+      let lastMove = performance.now();
+      await waitFor(
+        "the follower at the server's head",
+        async () => {
+          const head = BigInt(await rpc<string>(follower.url, "eth_blockNumber", []));
+          if (head !== lastHead) [lastHead, lastMove] = [head, performance.now()];
+          else if (performance.now() - lastMove > 60_000) throw new Error(`the sync stalled at block ${head} of ${chain.head}: eth_syncing ${JSON.stringify(await rpc(follower.url, "eth_syncing", []))}`);
+          return head >= chain.head;
+        },
+        30 * 60_000,
+        100,
+      );
       const seconds = (performance.now() - started) / 1000;
       const followerHead = await rpc<{ hash: string }>(follower.url, "eth_getBlockByNumber", [serverHead.number, false]);
       if (followerHead.hash !== serverHead.hash) throw new Error(`block ${blocks}: the follower has ${followerHead.hash}, the server ${serverHead.hash}`);
