@@ -43,7 +43,7 @@ help:
 	@echo "make bench-compare  this build against BENCH_OTHER (another build's bundle), side by side"
 	@echo "make bench-traces  struct-log trace answers: side by side with BENCH_OTHER, and a 1 GB answer's RSS"
 	@echo "make bench-anvil  side by side with Anvil 1.7.1 (a dev dependency): start-up, eth_call, the first eth_getLogs, traces"
-	@echo "make bench-network  peers over TCP on loopback: sync of 10,000 blocks against chain-node import, block and transaction propagation in a line of 3 nodes (not in make bench: some 3-4 minutes)"
+	@echo "make bench-network  peers over TCP on loopback: sync of 10,000 blocks against chain-node import, block and transaction propagation in a line of 3 nodes; BENCH_OTHER: a lone node's start-up against another build (not in make bench: 3-4.5 minutes)"
 
 $(NPM_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund

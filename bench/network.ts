@@ -23,13 +23,13 @@
 // The figures go to dist/bench/results/network.json (bench/results.ts). BENCH_ONLY=sync,blocks,
 // transactions,start-up picks workloads; BENCH_NODE_FLAGS="--cpu-prof --cpu-prof-dir=DIR" profiles
 // every node started (and the import command); BENCH_NODE_ARGS adds options to every node (say,
-// --log-level debug) and BENCH_LOG_DIR keeps the line's three logs.
+// --log-level debug) and BENCH_LOG_DIR keeps every node's log there.
 import { writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { cliPath, commandRuntimeFlags, startListeningProcess, startNodeProcess, type NodeProcess } from "../test/helpers/nodeProcess.js";
-import { developmentSigners, median, percentile, rpc, rpcBody, signedRaw, type Signer } from "./chainClient.js";
+import { cpuMsOf, developmentSigners, median, percentile, rpc, rpcBody, signedRaw, type Signer } from "./chainClient.js";
 import { exportChain, importChainFile, mineMixedChain } from "./importChain.js";
 import { recordResult, targetsOf, writeResults } from "./results.js";
 import { openRawWebSocket, textFrame, type RawWebSocket } from "./webSocketClient.js";
@@ -83,6 +83,12 @@ function logLine(node: NodeProcess, message: string): Record<string, unknown> | 
   return line === undefined ? undefined : (JSON.parse(line) as Record<string, unknown>);
 }
 
+/** BENCH_LOG_DIR: each node's log lines, to read where a block waited (with BENCH_NODE_ARGS="--log-level debug"). */
+function writeLogs(nodes: Record<string, NodeProcess>): void {
+  const directory = process.env.BENCH_LOG_DIR;
+  if (directory !== undefined) for (const [name, node] of Object.entries(nodes)) writeFileSync(join(directory, `${name}.log`), `${node.lines.join("\n")}\n`);
+}
+
 function wsUrl(node: NodeProcess): string {
   return `${node.url.replace(/^http/, "ws")}/`;
 }
@@ -130,6 +136,7 @@ async function benchSync(workDir: string): Promise<void> {
   try {
     const serverHead = await rpc<{ hash: string; number: string }>(server.url, "eth_getBlockByNumber", ["latest", false]);
     if (Number(serverHead.number) !== blocks) throw new Error(`the server's head is ${Number(serverHead.number)}, not ${blocks}`);
+    const serverCpuBefore = cpuMsOf(server.child.pid!);
     const started = performance.now();
     const follower = await startPeer("127.0.0.3", ["--data-dir", join(workDir, "sync-follower"), "--no-mining"], multiaddrOf(server));
     try {
@@ -149,6 +156,9 @@ async function benchSync(workDir: string): Promise<void> {
         100,
       );
       const seconds = (performance.now() - started) / 1000;
+      // Busy or waiting: each process's CPU (all threads) over the sync's wall time.
+      const followerCpu = cpuMsOf(follower.child.pid!) / 1000;
+      const serverCpu = (cpuMsOf(server.child.pid!) - serverCpuBefore) / 1000;
       const followerHead = await rpc<{ hash: string }>(follower.url, "eth_getBlockByNumber", [serverHead.number, false]);
       if (followerHead.hash !== serverHead.hash) throw new Error(`block ${blocks}: the follower has ${followerHead.hash}, the server ${serverHead.hash}`);
       const done = logLine(follower, "long sync done");
@@ -160,13 +170,18 @@ async function benchSync(workDir: string): Promise<void> {
         longSyncSeconds: Number(done?.seconds ?? Number.NaN),
         importBlocksPerSecond: importRate,
         blocks,
+        followerCpuSeconds: followerCpu,
+        serverCpuSeconds: serverCpu,
       });
       line(`sync of ${blocks} mixed blocks`, `${rate.toFixed(0)} blocks/s`, `${(mgas / seconds).toFixed(1)} Mgas/s (${seconds.toFixed(1)} s from spawn; listening after ${listeningMs.toFixed(0)} ms, the long sync's own ${String(done?.seconds ?? "?")} s)`, verdict);
+      console.log(`  CPU (all threads) in those ${seconds.toFixed(1)} s: the fresh node ${followerCpu.toFixed(1)} s, the node it syncs from ${serverCpu.toFixed(1)} s`);
     } finally {
       await follower.stop();
+      writeLogs({ "sync-follower": follower });
     }
   } finally {
     await server.stop();
+    writeLogs({ "sync-server": server });
   }
 }
 
@@ -199,10 +214,18 @@ async function startLine(): Promise<Line> {
   return line;
 }
 
+/** CPU time (ms, all threads) of A, B and C so far. */
+function cpuOfLine({ a, b, c }: Line): number[] {
+  return [a, b, c].map((node) => cpuMsOf(node.child.pid!));
+}
+
+/** CPU ms each of A, B, C spent per item since `before`, as "a / b / c". */
+function cpuPerItem(nodes: Line, before: number[], items: number): number[] {
+  return cpuOfLine(nodes).map((now, index) => (now - before[index]!) / items);
+}
+
 async function stopLine({ a, b, c }: Line): Promise<void> {
-  // BENCH_LOG_DIR: each node's log lines, to read where a block waited (with BENCH_NODE_ARGS="--log-level debug").
-  const logDirectory = process.env.BENCH_LOG_DIR;
-  if (logDirectory !== undefined) for (const [name, node] of Object.entries({ a, b, c })) writeFileSync(join(logDirectory, `node-${name}.log`), `${node.lines.join("\n")}\n`);
+  writeLogs({ "line-a": a, "line-b": b, "line-c": c });
   await Promise.all([a.stop(), b.stop(), c.stop()]);
 }
 
@@ -255,14 +278,24 @@ async function benchBlockPropagation(nodes: Line, signers: Signer[]): Promise<vo
     // The gossip mesh forms at a heartbeat (1 s); the first blocks also warm the nodes' code.
     await sleep(1_500);
     await sendPaced(nodes.a, transfers(signers, warmUp));
+    const cpuBefore = cpuOfLine(nodes);
     const sent = await sendPaced(nodes.a, transfers(signers, propagations));
     const hashes = await Promise.all(sent.hashes.map((hash) => rpc<{ blockHash: string }>(nodes.a.url, "eth_getTransactionReceipt", [hash]).then((receipt) => receipt.blockHash)));
     await waitFor("C has the last block", async () => toC.arrivals.has(hashes.at(-1)!), 10_000).catch(() => undefined);
+    const cpu = cpuPerItem(nodes, cpuBefore, propagations);
     await sleep(500);
     const { values, missing } = latencies(hashes, fromA.arrivals, toC.arrivals);
     const firstHop = latencies(hashes, fromA.arrivals, toB.arrivals).values;
-    reportLatency("block propagation A→C (on A to on C)", values, missing, blockP99Ms, { paceMs, firstHopP50Ms: percentile(firstHop, 0.5), firstHopP99Ms: percentile(firstHop, 0.99) });
+    reportLatency("block propagation A→C (on A to on C)", values, missing, blockP99Ms, {
+      paceMs,
+      firstHopP50Ms: percentile(firstHop, 0.5),
+      firstHopP99Ms: percentile(firstHop, 0.99),
+      cpuMsPerBlockA: cpu[0]!,
+      cpuMsPerBlockB: cpu[1]!,
+      cpuMsPerBlockC: cpu[2]!,
+    });
     console.log(`  A→B alone: median ${percentile(firstHop, 0.5).toFixed(1)} ms, p99 ${percentile(firstHop, 0.99).toFixed(1)} ms; a block every ${paceMs} ms, one transfer each`);
+    console.log(`  CPU a block (all threads, its transaction's gossip with it): A ${cpu[0]!.toFixed(1)} ms, B ${cpu[1]!.toFixed(1)} ms, C ${cpu[2]!.toFixed(1)} ms`);
   } finally {
     for (const subscription of [fromA, toB, toC]) subscription.socket.close();
   }
@@ -273,8 +306,10 @@ async function benchTransactionPropagation(nodes: Line, signers: Signer[]): Prom
   const [fromA, toB, toC] = await Promise.all([subscribe(nodes.a, "newPendingTransactions"), subscribe(nodes.b, "newPendingTransactions"), subscribe(nodes.c, "newPendingTransactions")]);
   try {
     await sendPaced(nodes.a, transfers(signers, warmUp));
+    const cpuBefore = cpuOfLine(nodes);
     const sent = await sendPaced(nodes.a, transfers(signers, propagations));
     await waitFor("C has the last transaction", async () => toC.arrivals.has(sent.hashes.at(-1)!), 10_000).catch(() => undefined);
+    const cpu = cpuPerItem(nodes, cpuBefore, propagations);
     await sleep(500);
     const { values, missing } = latencies(sent.hashes, fromA.arrivals, toC.arrivals);
     const firstHop = latencies(sent.hashes, fromA.arrivals, toB.arrivals).values;
@@ -285,7 +320,11 @@ async function benchTransactionPropagation(nodes: Line, signers: Signer[]): Prom
       firstHopP99Ms: percentile(firstHop, 0.99),
       fromSendP50Ms: percentile(fromSend, 0.5),
       fromSendP99Ms: percentile(fromSend, 0.99),
+      cpuMsPerTransactionA: cpu[0]!,
+      cpuMsPerTransactionB: cpu[1]!,
+      cpuMsPerTransactionC: cpu[2]!,
     });
+    console.log(`  CPU a transaction (all threads): A ${cpu[0]!.toFixed(1)} ms, B ${cpu[1]!.toFixed(1)} ms, C ${cpu[2]!.toFixed(1)} ms`);
     console.log(`  A→B alone: median ${percentile(firstHop, 0.5).toFixed(1)} ms, p99 ${percentile(firstHop, 0.99).toFixed(1)} ms; from the send to A to C's notification: median ${percentile(fromSend, 0.5).toFixed(1)} ms, p99 ${percentile(fromSend, 0.99).toFixed(1)} ms`);
     const pending = await Promise.all([nodes.a, nodes.b, nodes.c].map((node) => rpc<{ pending: string }>(node.url, "txpool_status", []).then((status) => Number(status.pending))));
     console.log(`  pending in A, B, C: ${pending.join(", ")}`);
