@@ -10,7 +10,7 @@ import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { cliPath, commandRuntimeFlags, startNodeProcess } from "../test/helpers/nodeProcess.js";
 import { compileFixture } from "../test/helpers/solidity.js";
-import { abiWord, deploy, developmentSigners, encodeTokenConstructor, minedReceipt, rpc, rpcBody, signedRaw } from "./chainClient.js";
+import { abiWord, cpuMsOf, deploy, developmentSigners, encodeTokenConstructor, minedReceipt, rpc, rpcBody, signedRaw } from "./chainClient.js";
 import { runSequences } from "./loadClient.js";
 import { recordResult, targetsOf } from "./results.js";
 
@@ -18,15 +18,31 @@ const importBlocks = Number(process.env.BENCH_IMPORT_BLOCKS ?? 10_000);
 const senderCount = 8;
 const deploymentEvery = 500;
 
-/** Runs the built command to its end; answers its exit code, output and wall time. */
-export function runCommand(args: string[], nodeFlags: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string; seconds: number }> {
+/**
+ * Runs the built command to its end; answers its exit code, output, wall time and CPU time (all
+ * threads, read every 100 ms while it runs: the last moments are not counted).
+ */
+export function runCommand(args: string[], nodeFlags: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string; seconds: number; cpuSeconds: number }> {
   const started = performance.now();
   const child = spawn(process.execPath, [...commandRuntimeFlags(), ...nodeFlags, cliPath, ...args], { stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
+  let cpuMs = 0;
+  const sampler = setInterval(() => {
+    try {
+      cpuMs = cpuMsOf(child.pid!);
+    } catch {
+      // exited between the interval and the read
+    }
+  }, 100);
   child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
   child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
-  return new Promise((resolve) => child.once("exit", (code) => resolve({ code, stdout, stderr, seconds: (performance.now() - started) / 1000 })));
+  return new Promise((resolve) =>
+    child.once("exit", (code) => {
+      clearInterval(sampler);
+      resolve({ code, stdout, stderr, seconds: (performance.now() - started) / 1000, cpuSeconds: cpuMs / 1000 });
+    }),
+  );
 }
 
 /** A chain of mixed blocks in a data dir: its head, the mixed blocks among them and the seconds they took to mine. */
@@ -89,6 +105,7 @@ export interface ImportFigures {
   readonly importingSeconds: number;
   readonly mgas: number;
   readonly commandSeconds: number;
+  readonly cpuSeconds: number;
 }
 
 /** `chain-node import` of `file` into the data dir `dataDir` (fresh). */
@@ -98,7 +115,7 @@ export async function importChainFile(file: string, dataDir: string, nodeFlags: 
   // "...; 41.0 s (40.2 s importing, 249 blocks/s, 8.1 Mgas/s, 325.3 Mgas)"
   const figures = /([\d.]+) s importing, (\d+) blocks\/s, ([\d.]+) Mgas\/s, ([\d.]+) Mgas\)/.exec(imported.stdout);
   if (figures === null) throw new Error(`unexpected import summary: ${imported.stdout}`);
-  return { importingSeconds: Number(figures[1]), mgas: Number(figures[4]), commandSeconds: imported.seconds };
+  return { importingSeconds: Number(figures[1]), mgas: Number(figures[4]), commandSeconds: imported.seconds, cpuSeconds: imported.cpuSeconds };
 }
 
 export async function benchImport(workDir: string, nodeFlags: readonly string[]): Promise<void> {
