@@ -3,8 +3,9 @@
 // the network is on (a dynamic import), so a lone node never loads libp2p.
 //   - Status (p2p/status.ts): the dialling side sends its status when identify shows the peer
 //     speaks the protocol, the other answers with its own; each side sends it again after new
-//     heads (at most every 100 ms, one round at a time with each peer) and every statusRefreshMs. A peer of another network, chain or
-//     genesis is recorded and hung up on; so is one whose bytes do not decode or that stays silent.
+//     heads (at most every 100 ms, one round at a time with each peer) and every statusRefreshMs.
+//     A peer of another network, chain or genesis is recorded and hung up on; so is one whose
+//     bytes do not decode or that stays silent.
 //   - A peer counts (net_peerCount) once its status fits. Past maxPeers, libp2p refuses inbound
 //     connections and a further peer that completes the handshake is hung up on.
 //   - Every frame is length-prefixed and bounded (statusMaxBytes), every read and dial timed.
