@@ -3,8 +3,9 @@
 // the network is on (a dynamic import), so a lone node never loads libp2p.
 //   - Status (p2p/status.ts): the dialling side sends its status when identify shows the peer
 //     speaks the protocol, the other answers with its own; each side sends it again after new
-//     heads (at most every 100 ms) and every statusRefreshMs. A peer of another network, chain or
-//     genesis is recorded and hung up on; so is one whose bytes do not decode or that stays silent.
+//     heads (at most every 100 ms, one round at a time with each peer) and every statusRefreshMs.
+//     A peer of another network, chain or genesis is recorded and hung up on; so is one whose
+//     bytes do not decode or that stays silent.
 //   - A peer counts (net_peerCount) once its status fits. Past maxPeers, libp2p refuses inbound
 //     connections and a further peer that completes the handshake is hung up on.
 //   - Every frame is length-prefixed and bounded (statusMaxBytes), every read and dial timed.
@@ -121,6 +122,8 @@ class Libp2pPeerNetwork implements PeerToPeerNetwork {
   private readonly timings: NetworkTimings;
   private inboundInProgress = 0;
   private refreshPending = false;
+  /** Peers a status round is under way with, and whether one more is due once it ends. */
+  private readonly statusRounds = new Map<string, { again: boolean }>();
   private lastRefresh = -Infinity;
   private refreshTimer: NodeJS.Timeout | undefined;
   private unsubscribeStatus: (() => void) | undefined;
@@ -485,8 +488,28 @@ class Libp2pPeerNetwork implements PeerToPeerNetwork {
   private refreshAll(): void {
     if (this.stopped) return;
     this.lastRefresh = performance.now();
-    for (const peerId of this.ready.values()) void this.sendStatus(peerId, false);
+    for (const peerId of this.ready.values()) this.refreshPeer(peerId);
     if (this.ready.size < this.settings.options.minPeers) for (const bootnode of this.bootnodes) if (bootnode.timer === undefined) this.dialBootnode(bootnode);
+  }
+
+  /**
+   * One status round at a time with a peer: a busy peer that has not answered the last one gets the
+   * next once it has, not a stream more (past the protocol's 4 streams it resets the new one, and a
+   * reset status round hangs up on the peer).
+   */
+  private refreshPeer(peerId: PeerId): void {
+    const key = peerId.toString();
+    const under = this.statusRounds.get(key);
+    if (under !== undefined) {
+      under.again = true;
+      return;
+    }
+    const round = { again: false };
+    this.statusRounds.set(key, round);
+    void this.sendStatus(peerId, false).finally(() => {
+      this.statusRounds.delete(key);
+      if (round.again && !this.stopped && this.ready.has(key)) this.refreshPeer(peerId);
+    });
   }
 
   private scheduleBootnode(bootnode: Bootnode, delayMs: number): void {

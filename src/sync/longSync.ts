@@ -2,7 +2,8 @@
 // than `longSyncLimit` blocks ahead, its chain is fetched in chunks and imported in order:
 //   0. its best header, which must hash to the status's best and carry a valid proof of work;
 //   1. the connection point (connectionPoint.ts);
-//   2. a skeleton from there: its canonical block every chunk, up to 20 chunks, and its best;
+//   2. a skeleton from there: its canonical block every chunk, up to 20 chunks, and its best (a
+//      best further on is left to the next round);
 //   3. each chunk's headers, walking back from the chunk's end: the first must be the skeleton's
 //      block, each the parent of the one before, the last a child of the previous chunk's end, the
 //      count exact, every proof of work valid;
@@ -161,6 +162,9 @@ export class LongSync {
   /** The skeleton's points past the connection point, checked: ascending, one chunk apart at most, the last the peer's best. */
   private chunkEnds(peer: SyncPeer, skeleton: readonly SkeletonPoint[], connection: bigint): SkeletonPoint[] {
     const ends = skeleton.filter((point) => point.number > connection);
+    // A skeleton holds at most 20 chunks and then the peer's best all the same: a best further on
+    // than one chunk past the last point is reached by a later round, from what this one imported.
+    if (ends.length > 1 && ends.at(-1)!.number === peer.best.number && ends.at(-1)!.number - ends.at(-2)!.number > BigInt(this.options.chunkSize)) ends.pop();
     let previous = connection;
     for (const point of ends) {
       if (point.number <= previous || point.number - previous > BigInt(this.options.chunkSize)) {

@@ -151,6 +151,15 @@ describe("sync: long sync and orphans with scripted peers", function () {
     }
   });
 
+  it("syncs from a peer further ahead than one skeleton reaches (20 chunks): the skeleton's last point, the peer's best, is for a later round", async () => {
+    // Chunks of 2 blocks: a skeleton reaches 40 blocks, then names the best, 70.
+    const peer = await scriptedPeer("far", source, local, {}, 2);
+    const result = await new LongSync(syncChainOf(local), () => [peer], { ...fastOptions, chunkSize: 2 }).run();
+    expect(result).to.deep.equal({ kind: "synced", imported: 70, from: "far" });
+    expect(local.chain.head.hash).to.deep.equal(source.chain.head.hash);
+    expect(peer.requests.skeleton).to.equal(2);
+  });
+
   it("does not long-sync from a peer 24 blocks ahead or fewer", async () => {
     for (let number = 1n; number <= 46n; number++) await local.importer.importBlock(asReceived((await source.chain.getBlockByNumber(number))!, local), "peer");
     const peer = await scriptedPeer("near", source, local);
