@@ -226,7 +226,21 @@ export class BlockImporter {
 }
 
 /** The parent-chain proof of work of a header (ProofOfWorkRule), as a rule verdict. */
+/**
+ * Headers whose proof passed, so that one checked ahead of the import (a long sync's headers, a
+ * gossiped block's verdict) is not hashed again by the importer. A header caches its encodings and
+ * hashes, so it is never changed once made: the verdict stays true for the object.
+ */
+const provenHeaders = new WeakSet<BlockHeader>();
+
 export function checkProofOfWork(header: BlockHeader): RuleVerdict {
+  if (provenHeaders.has(header)) return passed;
+  const verdict = proofOfWorkVerdict(header);
+  if (verdict.ok) provenHeaders.add(header);
+  return verdict;
+}
+
+function proofOfWorkVerdict(header: BlockHeader): RuleVerdict {
   const { fields } = header;
   const check = checkMergedMiningProof({
     hashForMergedMining: header.hashForMergedMining,

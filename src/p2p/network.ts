@@ -19,7 +19,7 @@ import type { Logger } from "../common/logger.js";
 import { uncompressedPublicKey } from "../common/signatures.js";
 import { createHost, type Host, type TransportFactory } from "./libp2p.js";
 import type { GossipTopic, GossipVerdict, P2pOptions, PeerEvent, PeerInfo, PeerRecord, PeerStatus, PeerToPeerNetwork, RequestCounts, RequestProtocol, StatusSource } from "./interface.js";
-import { handleRequests, sendRequest, PeerRequestError, RequestUnavailableError } from "./reqResp.js";
+import { handleRequests, openStream, sendRequest, PeerRequestError, RequestUnavailableError } from "./reqResp.js";
 import { decodeStatus, decodeStatusResponse, encodeStatus, encodeStatusResponse, statusMaxBytes, statusMismatch, statusProtocolId, StatusDecodingError } from "./status.js";
 
 export type { PeerEvent, PeerRecord, PeerToPeerNetwork } from "./interface.js";
@@ -449,7 +449,7 @@ class Libp2pPeerNetwork implements PeerToPeerNetwork {
   private async sendStatus(peerId: PeerId, handshake: boolean): Promise<void> {
     let stream: Stream | undefined;
     try {
-      stream = await this.host.dialProtocol(peerId, statusProtocolId, { signal: AbortSignal.timeout(this.timings.dialMs) });
+      stream = await openStream(this.host, peerId, statusProtocolId, AbortSignal.timeout(this.timings.dialMs));
       const frames = lpStream(stream, { maxDataLength: statusMaxBytes + 1 });
       await frames.write(encodeStatus(this.settings.status.current()), { signal: AbortSignal.timeout(this.timings.statusMs) });
       let status: PeerStatus;
