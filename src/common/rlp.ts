@@ -292,12 +292,13 @@ export function rlpBytesLength(bytes: Uint8Array): number {
   return rlpPrefixLength(bytes.length) + bytes.length;
 }
 
-function rlpPrefixLength(length: number): number {
+/** Bytes of the prefix of an RLP string or list of `length` bytes. */
+export function rlpPrefixLength(length: number): number {
   return length < 56 ? 1 : 1 + lengthByteCount(length);
 }
 
 /** Writes the prefix of a string (offset 0x80) or list (0xc0) of `length` bytes into `out` at `at`; answers where it ends. */
-function writePrefixInto(out: Uint8Array, at: number, length: number, offset: number): number {
+export function writeRlpPrefix(out: Uint8Array, at: number, length: number, offset: number): number {
   if (length < 56) {
     out[at] = offset + length;
     return at + 1;
@@ -311,7 +312,7 @@ function writePrefixInto(out: Uint8Array, at: number, length: number, offset: nu
 /** The prefix of an RLP list whose items take `payloadLength` bytes. */
 export function rlpListPrefix(payloadLength: number): Uint8Array {
   const prefix = new Uint8Array(rlpPrefixLength(payloadLength));
-  writePrefixInto(prefix, 0, payloadLength, 0xc0);
+  writeRlpPrefix(prefix, 0, payloadLength, 0xc0);
   return prefix;
 }
 
@@ -331,7 +332,7 @@ export function appendBytesToRlpList(list: Uint8Array, strings: readonly Uint8Ar
   let payloadLength = list.length - payloadStart;
   for (const bytes of strings) payloadLength += rlpBytesLength(bytes);
   const encoded = new Uint8Array(rlpPrefixLength(payloadLength) + payloadLength);
-  let offset = writePrefixInto(encoded, 0, payloadLength, 0xc0);
+  let offset = writeRlpPrefix(encoded, 0, payloadLength, 0xc0);
   encoded.set(list.subarray(payloadStart), offset);
   offset += list.length - payloadStart;
   for (const bytes of strings) {
@@ -339,7 +340,7 @@ export function appendBytesToRlpList(list: Uint8Array, strings: readonly Uint8Ar
       encoded[offset++] = bytes[0]!;
       continue;
     }
-    offset = writePrefixInto(encoded, offset, bytes.length, 0x80);
+    offset = writeRlpPrefix(encoded, offset, bytes.length, 0x80);
     encoded.set(bytes, offset);
     offset += bytes.length;
   }

@@ -44,19 +44,42 @@ export function compressCoinbase(coinbase: Uint8Array): Uint8Array {
  * block, and the state then serves twice.
  */
 export function compressCoinbaseWithTxid(coinbase: Uint8Array): { compressed: Uint8Array; txid: Uint8Array } {
+  const compressed = new Uint8Array(compressedCoinbaseLength(coinbase));
+  const txid = new Uint8Array(32);
+  writeCompressedCoinbaseWithTxid(coinbase, compressed, 0, txid, 0);
+  return { compressed, txid };
+}
+
+/** Where compressCoinbase cuts `coinbase`: the 64-byte boundary at or before its last tag (0 without a tag). */
+function compressionCut(coinbase: Uint8Array): number {
   const tagPosition = lastIndexOfBytes(coinbase, mergedMiningTag);
-  const cut = tagPosition < 0 ? 0 : tagPosition - (tagPosition % 64);
+  return tagPosition < 0 ? 0 : tagPosition - (tagPosition % 64);
+}
+
+/** Bytes of compressCoinbase's answer for `coinbase`. */
+export function compressedCoinbaseLength(coinbase: Uint8Array): number {
+  return compressedCoinbaseStateSize + coinbase.length - compressionCut(coinbase);
+}
+
+/** The state the txid is finished in: nothing yields between writing and reading it. */
+const txidState = new Int32Array(8);
+
+/**
+ * compressCoinbaseWithTxid writing into buffers of the caller's: the compressed form at `at` in
+ * `out` (compressedCoinbaseLength bytes), the txid at `txidAt` in `txidOut` (the built-in miner's
+ * parent header, which holds it as its merkle root).
+ */
+export function writeCompressedCoinbaseWithTxid(coinbase: Uint8Array, out: Uint8Array, at: number, txidOut: Uint8Array, txidAt: number): void {
+  const cut = compressionCut(coinbase);
   const before = stateBefore(coinbase, cut);
   const tail = coinbase.subarray(cut);
-  const compressed = new Uint8Array(compressedCoinbaseStateSize + tail.length);
-  compressed.set(before.encoded, 0);
-  compressed.set(tail, compressedCoinbaseStateSize);
-  const state = before.state.slice();
+  out.set(before.encoded, at);
+  out.set(tail, at + compressedCoinbaseStateSize);
+  const state = txidState;
+  state.set(before.state);
   finishSha256(state, cut, tail);
   sha256OfStateDigest(state);
-  const txid = new Uint8Array(32);
-  writeSha256State(state, txid);
-  return { compressed, txid };
+  writeSha256State(state, txidOut, txidAt);
 }
 
 /**

@@ -2,7 +2,7 @@
 // them (reference: ProofOfWorkRule, DifficultyUtils). Hashes stay in internal byte order, the order
 // SHA-256 produces and the header stores; explorers show them reversed ("display order").
 import { hash } from "node:crypto";
-import { compressSha256Block, newSha256State, sha256OfStateDigest, writeSha256State } from "./sha256Midstate.js";
+import { compressSha256Block, initialSha256State, sha256OfStateDigest, writeSha256State } from "./sha256Midstate.js";
 
 export const parentHeaderSize = 80;
 
@@ -34,20 +34,26 @@ export function sha256d(data: Uint8Array): Uint8Array {
  * sha256d. The header's nonce bytes are not read.
  */
 export class ParentHeaderHasher {
-  private readonly firstBlockState: Int32Array;
+  private readonly firstBlockState = new Int32Array(8);
   /** The header's last 16 bytes, then SHA-256's padding for an 80-byte message. */
   private readonly lastBlock = new Uint8Array(64);
   private readonly state = new Int32Array(8);
 
   constructor(header: Uint8Array) {
     if (header.length !== parentHeaderSize) throw new RangeError(`a parent-chain header of ${header.length} bytes, not 80`);
-    this.firstBlockState = newSha256State();
-    compressSha256Block(this.firstBlockState, header, 0);
-    this.lastBlock.set(header.subarray(64, 76), 0);
     this.lastBlock[16] = 0x80;
     // 640 bits
     this.lastBlock[62] = 0x02;
     this.lastBlock[63] = 0x80;
+    this.load(header, 0);
+  }
+
+  /** Hashes the 80-byte header at `offset` in `bytes` from now on: one hasher serves header after header. */
+  load(bytes: Uint8Array, offset: number): void {
+    if (offset < 0 || offset + parentHeaderSize > bytes.length) throw new RangeError(`a parent-chain header at byte ${offset} of ${bytes.length}`);
+    this.firstBlockState.set(initialSha256State);
+    compressSha256Block(this.firstBlockState, bytes, offset);
+    for (let index = 0; index < 12; index++) this.lastBlock[index] = bytes[offset + 64 + index]!;
   }
 
   /** Writes SHA-256d of the header with `nonce` (a u32, stored little-endian) into `out` (32 bytes, internal order). */

@@ -24,15 +24,15 @@ const roundConstants = Int32Array.from([
   0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
 ]);
 
-/** FIPS 180-4 5.3.3: the state before the first block. */
-const initialState = Int32Array.from([0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]);
+/** FIPS 180-4 5.3.3: the state before the first block (never written: newSha256State copies it). */
+export const initialSha256State: Readonly<Sha256State> = Int32Array.from([0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]);
 
 /** The message schedule, shared by every compression. */
 const schedule = new Int32Array(64);
 
 /** A state set to SHA-256's initial one. */
 export function newSha256State(): Sha256State {
-  return initialState.slice();
+  return initialSha256State.slice();
 }
 
 /** Folds the 64 bytes of `data` at `offset` into `state` (FIPS 180-4 6.2.2). */
@@ -101,7 +101,7 @@ digestBlock[62] = 0x01;
  */
 export function sha256OfStateDigest(state: Sha256State): void {
   writeSha256State(state, digestBlock, 0);
-  state.set(initialState);
+  state.set(initialSha256State);
   compressSha256Block(state, digestBlock, 0);
 }
 

@@ -5,7 +5,9 @@
 // target; the three merged-mining fields go into the header, whose hash (RSKIP92) then covers the
 // parent header.
 import { Block } from "../chain/block.js";
-import { createBuiltinParentMiner, type ParentMinerRandom } from "./builtinParentMiner.js";
+import type { BlockHeader } from "../chain/header.js";
+import { parentHeaderSize } from "../consensus/parentChain.js";
+import { createBuiltinParentMiner, ParentBlockInPlace, type ParentMinerRandom } from "./builtinParentMiner.js";
 
 /**
  * Where the coinbase's random prefix of a block comes from, given its hashForMergedMining. The
@@ -88,13 +90,24 @@ const largestParentTime = 0xffffffffn;
  * The block with its proof of work: a new header carrying the three merged-mining fields, the same
  * transactions and uncles. The parent header's time is the block's timestamp (the RSKIP179 link
  * between the two then holds), and its nonce search starts at 0 for each block: both keep the proof
- * a function of the block alone.
+ * a function of the block alone. The parent block is written straight into the new header's
+ * encoding (ParentBlockInPlace); the built-in miner's search in full makes the same fields, and
+ * takes over when the first coinbase's nonces all fail (a difficulty beyond some 2^31).
  */
 export function proveBlock(block: Block, randomFor: ParentMinerRandomSource = seededFromBlock): Block {
-  const fields = block.header.fields;
-  const hashForMergedMining = block.header.hashForMergedMining;
+  const header = block.header;
+  const fields = header.fields;
+  const hashForMergedMining = header.hashForMergedMining;
   const time = Number(fields.timestamp < largestParentTime ? fields.timestamp : largestParentTime);
-  const parentMiner = createBuiltinParentMiner({ random: randomFor(hashForMergedMining), nowSeconds: () => time, prefixLengthBound: blockProofPrefixLengthBound });
-  const solution = parentMiner.mine(hashForMergedMining, fields.difficulty);
-  return new Block(block.header.withMergedMining(solution.fields), block.transactions, block.uncles);
+  let proven: BlockHeader | undefined;
+  if (fields.mergedMiningHeader.length === 0 && fields.mergedMiningMerkleProof.length === 0 && fields.mergedMiningCoinbaseTransaction.length === 0) {
+    const random = randomFor(hashForMergedMining);
+    const parentBlock = new ParentBlockInPlace(random.bytes(random.integerBelow(blockProofPrefixLengthBound)), hashForMergedMining, fields.difficulty, time);
+    proven = header.withMergedMiningWrittenIn(parentHeaderSize, parentBlock.compressedCoinbaseLength, (encoded, headerAt, coinbaseAt) => parentBlock.writeInto(encoded, headerAt, coinbaseAt));
+  }
+  if (proven === undefined) {
+    const parentMiner = createBuiltinParentMiner({ random: randomFor(hashForMergedMining), nowSeconds: () => time, prefixLengthBound: blockProofPrefixLengthBound });
+    proven = header.withMergedMining(parentMiner.mine(hashForMergedMining, fields.difficulty).fields);
+  }
+  return new Block(proven, block.transactions, block.uncles);
 }

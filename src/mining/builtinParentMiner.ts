@@ -5,8 +5,18 @@
 import { randomBytes, randomInt } from "node:crypto";
 import { sha256 } from "@noble/hashes/sha2.js";
 import type { HeaderFields } from "../chain/header.js";
-import { compressCoinbaseWithTxid } from "../consensus/compressedCoinbase.js";
-import { difficultyToParentTarget, encodeParentHeader, isHashWithinTargetBytes, ParentHeaderHasher, parentRegtestMaxTarget, targetToCompact, targetToLittleEndian, writeUint32LittleEndian } from "../consensus/parentChain.js";
+import { compressCoinbaseWithTxid, compressedCoinbaseLength, writeCompressedCoinbaseWithTxid } from "../consensus/compressedCoinbase.js";
+import {
+  difficultyToParentTarget,
+  encodeParentHeader,
+  isHashWithinTargetBytes,
+  ParentHeaderHasher,
+  parentHeaderSize,
+  parentRegtestMaxTarget,
+  targetToCompact,
+  targetToLittleEndian,
+  writeUint32LittleEndian,
+} from "../consensus/parentChain.js";
 import { createParentCoinbase, parentCoinbaseLength, writeParentCoinbase } from "./parentCoinbase.js";
 
 export type MergedMiningFields = Pick<HeaderFields, "mergedMiningHeader" | "mergedMiningMerkleProof" | "mergedMiningCoinbaseTransaction">;
@@ -177,6 +187,64 @@ class Search implements ParentBlockSearch {
     writeUint32LittleEndian(header, 76, nonce);
     const fields = { mergedMiningHeader: header, mergedMiningMerkleProof: new Uint8Array(0), mergedMiningCoinbaseTransaction: this.compressedCoinbase };
     return new Solution(fields, this.hash.slice(), this.tried, this.prefix, this.hashForMergedMining);
+  }
+}
+
+/** The hasher and hash of ParentBlockInPlace's searches (nothing yields inside one). */
+const inPlaceHasher = new ParentHeaderHasher(new Uint8Array(parentHeaderSize));
+const inPlaceHash = new Uint8Array(32);
+
+/**
+ * One block's parent block as `mine` on a fresh miner makes it (nonces from 0, its random source's
+ * first prefix): the same header and compressed coinbase byte for byte, written where the caller
+ * says (BlockHeader.withMergedMiningWrittenIn: into the block header's encoding) rather than into
+ * arrays of their own, and without the search's objects: the miner's own block is proven this way
+ * on every automined transaction. Made, then written at once: the coinbase waits in the shared
+ * scratch between the two.
+ */
+export class ParentBlockInPlace {
+  /** Bytes of the compressed coinbase writeInto writes. */
+  readonly compressedCoinbaseLength: number;
+  private readonly coinbase: Uint8Array;
+  private readonly target: Uint8Array;
+
+  constructor(
+    prefix: Uint8Array,
+    hashForMergedMining: Uint8Array,
+    difficulty: bigint,
+    private readonly time: number,
+  ) {
+    const length = parentCoinbaseLength(prefix.length, hashForMergedMining.length);
+    if (coinbaseScratch.length < length) coinbaseScratch = new Uint8Array(length);
+    writeParentCoinbase(coinbaseScratch, prefix, hashForMergedMining);
+    this.coinbase = coinbaseScratch.subarray(0, length);
+    this.compressedCoinbaseLength = compressedCoinbaseLength(this.coinbase);
+    this.target = targetFor(difficulty);
+  }
+
+  /**
+   * Writes the 80-byte parent header at `headerAt` and the compressed coinbase at `coinbaseAt` in
+   * `out`; false when none of the coinbase's 2^32 nonces meets the target (`mine` would go on with
+   * a new coinbase: the caller asks it then).
+   */
+  writeInto(out: Uint8Array, headerAt: number, coinbaseAt: number): boolean {
+    // The header's fields as encodeParentHeader writes them, the coinbase's txid as its merkle root.
+    writeUint32LittleEndian(out, headerAt, parentBlockVersion);
+    out.fill(0, headerAt + 4, headerAt + 36);
+    writeCompressedCoinbaseWithTxid(this.coinbase, out, coinbaseAt, out, headerAt + 36);
+    writeUint32LittleEndian(out, headerAt + 68, this.time);
+    writeUint32LittleEndian(out, headerAt + 72, regtestBits);
+    const hasher = inPlaceHasher;
+    const target = this.target;
+    hasher.load(out, headerAt);
+    for (let nonce = 0; nonce < nonceCount; nonce++) {
+      hasher.hashWithNonce(nonce, inPlaceHash);
+      if (isHashWithinTargetBytes(inPlaceHash, target)) {
+        writeUint32LittleEndian(out, headerAt + 76, nonce);
+        return true;
+      }
+    }
+    return false;
   }
 }
 

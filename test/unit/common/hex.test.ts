@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { bigIntToUnpaddedBytes, unpadBytes } from "@ethereumjs/util";
-import { bigIntToMinimalBytes, bytesToHex, describeHexProblem, hexToBytes, storageSlotFromHex, toQuantity, withoutLeadingZeroBytes, type HexFormat } from "../../../src/common/hex.js";
+import { bigIntToMinimalBytes, bytesToHex, bytesToUnprefixedHex, describeHexProblem, hexToBytes, storageSlotFromHex, toQuantity, withoutLeadingZeroBytes, type HexFormat } from "../../../src/common/hex.js";
 
 const quantity: HexFormat = { kind: "quantity", maxBits: 64 };
 const data: HexFormat = { kind: "data" };
@@ -59,6 +59,18 @@ describe("common/hex", () => {
       const backing = Uint8Array.from({ length: length + 7 }, (_, index) => (index * 37 + 11) & 0xff);
       const view = backing.subarray(3, 3 + length);
       expect(bytesToHex(view), `${length} bytes`).to.equal(`0x${[...view].map((byte) => byte.toString(16).padStart(2, "0")).join("")}`);
+    }
+  });
+
+  it("writes map keys as plain lower-case digits of exactly the array's bytes: views, Buffers and empty arrays", () => {
+    const digitsOf = (bytes: Uint8Array) => [...bytes].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+    const backing = Uint8Array.from({ length: 300 }, (_, index) => (index * 73 + 29) & 0xff);
+    for (const length of [0, 1, 20, 31, 32, 33, 64, 65, 256]) {
+      for (const offset of [0, 1, 7, 300 - length]) {
+        const view = backing.subarray(offset, offset + length);
+        expect(bytesToUnprefixedHex(view), `${length} bytes at ${offset}`).to.equal(digitsOf(view));
+        expect(bytesToUnprefixedHex(Buffer.from(view)), `a Buffer of ${length} bytes`).to.equal(digitsOf(view));
+      }
     }
   });
 

@@ -7,8 +7,8 @@ import { BlockHeader, emptyBloom, emptyListHash } from "../../../src/chain/heade
 import { consensusConstantsFor } from "../../../src/consensus/constants.js";
 import { calculateDifficulty } from "../../../src/consensus/difficulty.js";
 import { checkMergedMiningProof } from "../../../src/consensus/mergedMiningProof.js";
-import { proveBlock } from "../../../src/mining/blockProof.js";
-import { createSeededParentMinerRandom } from "../../../src/mining/builtinParentMiner.js";
+import { blockProofPrefixLengthBound, proveBlock, seededFromBlock, type ParentMinerRandomSource } from "../../../src/mining/blockProof.js";
+import { createBuiltinParentMiner, createSeededParentMinerRandom } from "../../../src/mining/builtinParentMiner.js";
 import { MinerClock } from "../../../src/mining/clock.js";
 import { nextBlockTemplate } from "../../../src/mining/blockTemplate.js";
 import type { MinerOptions } from "../../../src/mining/miner.js";
@@ -120,6 +120,38 @@ describe("mining/blockProof", () => {
       expect(Buffer.from(proven.hash).toString("hex"), `block ${number}`).to.equal(hash);
       expect(checkBlock(proven).ok).to.equal(true);
     }
+  });
+
+  it("writes in place the header the built-in miner's full search gives: the same encoding, fields and hashes", () => {
+    const fromSearch = (block: Block, randomFor: ParentMinerRandomSource) => {
+      const time = Number(block.header.fields.timestamp);
+      const miner = createBuiltinParentMiner({ random: randomFor(block.header.hashForMergedMining), nowSeconds: () => time, prefixLengthBound: blockProofPrefixLengthBound });
+      return block.header.withMergedMining(miner.mine(block.header.hashForMergedMining, block.header.fields.difficulty).fields);
+    };
+    const otherRandom: ParentMinerRandomSource = (hash) => createSeededParentMinerRandom(hash.subarray(0, 4));
+    const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
+    const prefixLengths = new Set<number>();
+    for (const [difficulty, count] of [[1n, 500], [3n, 100], [4096n, 10]] as const) {
+      for (let index = 0; index < count; index++) {
+        const block = unprovenBlock(BigInt(index + 1) * 7919n, difficulty);
+        for (const randomFor of [seededFromBlock, otherRandom]) {
+          const proven = proveBlock(block, randomFor).header;
+          const expected = fromSearch(block, randomFor);
+          const what = `block ${index} at difficulty ${difficulty}`;
+          expect(hex(proven.encoded), what).to.equal(hex(expected.encoded));
+          expect(hex(proven.hash), what).to.equal(hex(expected.hash));
+          expect(hex(proven.encodedForHash), what).to.equal(hex(expected.encodedForHash));
+          expect(hex(proven.hashForMergedMining), what).to.equal(hex(block.header.hashForMergedMining));
+          for (const field of ["mergedMiningHeader", "mergedMiningMerkleProof", "mergedMiningCoinbaseTransaction"] as const) {
+            expect(hex(proven.fields[field]), `${what}: ${field}`).to.equal(hex(expected.fields[field]));
+          }
+          expect(hex(BlockHeader.decode(proven.encoded).hash), what).to.equal(hex(proven.hash));
+          prefixLengths.add(proven.fields.mergedMiningCoinbaseTransaction.length);
+        }
+      }
+    }
+    // Prefixes of every length the bound allows: coinbases of 28 lengths.
+    expect(prefixLengths.size).to.equal(blockProofPrefixLengthBound);
   });
 
   it("meets each block's own difficulty when it changes from block to block (nothing kept from the last block's target)", () => {
