@@ -7,7 +7,7 @@
 //      longer even be an uncle), already stored or held           -> ignore
 //   2. the rules a header passes alone: proof of work, extra data, not too far in the future
 //                                                                -> reject
-//   3. parent neither stored nor waiting for the importer          -> orphan (held, parent asked for)
+//   3. parent not stored                                           -> orphan (held, parent asked for)
 //   4. the rules against the parent (number, difficulty, gas limit, minimum gas price, time)
 //                                                                -> reject
 //   5.                                                            -> accept
@@ -23,7 +23,7 @@ export interface GossipBlockContext {
   readonly bestNumber: bigint;
   /** Stored (any branch) or held in the orphan pool. */
   isKnown(hash: Uint8Array): boolean;
-  /** The parent's header: stored, or accepted and waiting for the importer; else undefined. */
+  /** The stored parent's header, or undefined. */
   parentOf(block: Block): Promise<BlockHeader | undefined>;
 }
 

@@ -4,9 +4,8 @@
 // through the gossip checks (gossipBlockVerdict.ts) and then the one import path, a transaction
 // through the pool's intake; a peer that sends an invalid one is reported and disconnected.
 //   - Gossip in: a block that passes the checks is relayed at once (gossipsub accepts it) and
-//     queued for import; its parent may still be waiting for the importer (a child is checked
-//     against it, and imported after it). One whose parent is unknown is held (orphanPool.ts) and
-//     its ancestors asked of the sender, at most `longSyncLimit` of them (further is a long sync's job).
+//     queued for import; one whose parent is unknown is held (orphanPool.ts) and its ancestors
+//     asked of the sender, at most `longSyncLimit` of them (further is a long sync's job).
 //   - Gossip out: blocks that became the head from this node's miner or a merged miner, once on
 //     disk; transactions as they become pending (those from peers are relayed by gossipsub).
 //   - Following: after each peer status, the heaviest peer heavier than the head is followed: long
@@ -118,8 +117,6 @@ export class SyncManager {
   /** Ancestor fetches under way, by the hash asked for. */
   private readonly fetching = new Set<string>();
   private importsQueued = 0;
-  /** Peers' blocks accepted for import and not yet imported, by hash (hex): known, and parents their children are judged against. */
-  private readonly importing = new Map<string, Block>();
   private progress: SyncProgress | undefined;
   private decision: Promise<void> | undefined;
   private decideAgain = false;
@@ -196,10 +193,8 @@ export class SyncManager {
     const verdict = await judgeGossipBlock(block, {
       rules: importer.ruleContext(),
       bestNumber: chain.tip.number,
-      isKnown: (hash) => chain.hasBlock(hash) || this.orphans.has(hash) || this.importing.has(bytesToUnprefixedHex(hash)),
-      // A parent still waiting for the importer counts: the child is imported after it (one queue)
-      // and relayed now, not held while the parent is imported and its sender asked for it again.
-      parentOf: async (candidate) => this.importing.get(bytesToUnprefixedHex(candidate.header.fields.parentHash))?.header ?? (await chain.getBlockByHash(candidate.header.fields.parentHash))?.header,
+      isKnown: (hash) => chain.hasBlock(hash) || this.orphans.has(hash),
+      parentOf: async (candidate) => (await chain.getBlockByHash(candidate.header.fields.parentHash))?.header,
     });
     switch (verdict.kind) {
       case "ignore":
@@ -220,8 +215,6 @@ export class SyncManager {
   /** Imports a peer's block, then the held blocks waiting for it; scores the sender by the outcome. */
   private async importFromPeer(block: Block, peerId: string): Promise<void> {
     this.importsQueued++;
-    const key = bytesToUnprefixedHex(block.hash);
-    this.importing.set(key, block);
     let outcome: ImportOutcome;
     try {
       this.fromPeers.add(block.hash);
@@ -231,7 +224,6 @@ export class SyncManager {
       return;
     } finally {
       this.importsQueued--;
-      this.importing.delete(key);
     }
     this.judgeOutcome(outcome, peerId);
     if (outcome.status === "IMPORTED_BEST" || outcome.status === "IMPORTED_NOT_BEST" || outcome.status === "EXIST") {
@@ -272,8 +264,7 @@ export class SyncManager {
         for (const { orphan, outcome } of connected) this.judgeOutcome(outcome, orphan.from);
         return;
       }
-      // Being imported: its import connects what waits for it.
-      if (this.fetching.has(key) || this.importing.has(key)) return;
+      if (this.fetching.has(key)) return;
       this.fetching.add(key);
       try {
         const [block] = await peer.blocks([missing]);
@@ -397,7 +388,7 @@ export class SyncManager {
     }
     if (heaviest === undefined || this.deps.chain.hasBlock(heaviest.best.hash) || this.orphans.has(heaviest.best.hash)) return;
     const key = bytesToUnprefixedHex(heaviest.best.hash);
-    if (this.fetching.has(key) || this.importing.has(key)) return;
+    if (this.fetching.has(key)) return;
     this.fetching.add(key);
     try {
       const [block] = await heaviest.blocks([heaviest.best.hash]);
