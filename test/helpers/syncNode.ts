@@ -68,7 +68,10 @@ export async function startSyncNode(settings: SyncNodeSettings = {}): Promise<Sy
       timings: settings.timings,
       transport: { factory: settings.transport ?? memoryTransport(), listen: [listen] },
     });
-    const sync = new SyncManager({
+    // Main's SyncManager also holds the miner during a long sync (holdMining, Miner.holdForSync):
+    // handed over when the miner has it, in an object the constructor takes whether it asks for it or not.
+    const miner = services.miner as typeof services.miner & { holdForSync?(held: boolean): Promise<void> };
+    const dependencies = {
       network,
       chain: services.chain,
       importer: services.importer,
@@ -77,11 +80,15 @@ export async function startSyncNode(settings: SyncNodeSettings = {}): Promise<Sy
       mineAdmitted: () => {
         if (services.miner.isAutomining) services.miner.minePending().catch((error: unknown) => p2pLog.error({ err: error }, "mining a peer's transaction failed"));
       },
+      holdMining: (held: boolean) => {
+        miner.holdForSync?.(held).catch((error: unknown) => p2pLog.error({ err: error }, "mining what arrived during the sync failed"));
+      },
       decoding: { common: services.common, typed: services.typedTransactions },
-      refuseRequest: (reason) => new InvalidRequestError(reason),
+      refuseRequest: (reason: string) => new InvalidRequestError(reason),
       log: log.child({ module: "sync" }),
       options: settings.sync,
-    });
+    };
+    const sync = new SyncManager(dependencies);
     try {
       await sync.start();
     } catch (error) {
