@@ -12,8 +12,8 @@
 //     brings), not transaction gossip. Every other node has mining off.
 //   - Propagation: each node's chain.subscribeHead notes when each block became its head
 //     (performance.now(), one clock for all nodes); a block's delay at a node is that time minus
-//     the time it became node 0's head. The time gossipsub delivered it (our validator accepted it,
-//     the moment gossipsub relays it, before the import) is reported beside it.
+//     the time it became node 0's head. Beside it, the time gossipsub delivered it: our validator's
+//     accept, the moment gossipsub relays it (the sync accepts a block once imported valid).
 //   - Bytes sent: each node's transport counts what its connections hand to the memory transport
 //     (the raw connection's sendData, under noise and yamux: what TCP would carry, less TCP/IP
 //     headers), over the mining window, less the idle rate measured before it.
@@ -487,7 +487,7 @@ async function main(): Promise<void> {
 
     console.log(`\nmined in ${round(miningSeconds)} s (${round(blockIntervalMs)} ms a block planned): ${heldBack} blocks waited ${round(heldMs / 1000)} s in all for the slowest node to come within ${maxLag} blocks`);
     console.log(`all ${nodes.length} nodes on block ${head.number} (${headKey.slice(0, 12)}...) ${round(runSeconds)} s after the first block; blocks of ${round(blockBytes, 0)} bytes`);
-    console.log("\npropagation by hop count from node 0 (ms from node 0's head to the node's head; gossip: to gossipsub's delivery, before the import)");
+    console.log("\npropagation by hop count from node 0 (ms from node 0's head to the node's head; gossip: to gossipsub's delivery, when the node relays it)");
     console.log("hops  nodes  samples   head p50   head p99   head max   gossip p50   gossip p99");
     const hopRows: Record<string, number | string> = {};
     for (const hop of [...hopGroups.keys()].sort((a, b) => a - b)) {
