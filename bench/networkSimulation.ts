@@ -1,7 +1,8 @@
 // make bench-network-simulation: issue 38's scaling figure. BENCH_NODES (30) nodes in this one
 // process, each a chain in memory (node/chainServices.ts) with the libp2p network on the memory
-// transport and the sync on it, wired as node/node.ts wires them (test/helpers/syncNode.ts): real noise, yamux, identify,
-// status handshakes, gossipsub and the node's own gossip checks and imports, without sockets.
+// transport and the sync on it, wired as node/node.ts wires them (test/helpers/syncNode.ts): real
+// noise, yamux, identify, status handshakes, gossipsub and the node's own gossip checks and
+// imports, without sockets.
 //   - Topology: a random BENCH_DEGREE-regular graph (4) from BENCH_SEED (the pairing model, redrawn
 //     until simple and connected); for each edge one end, picked by the seed, has the other among
 //     its bootnodes, which the network dials (and redials) at start. Hop counts are breadth-first
@@ -16,10 +17,11 @@
 //     accept, the moment gossipsub relays it (the sync accepts a block once imported valid).
 //   - Bytes sent: each node's transport counts what its connections hand to the memory transport
 //     (the raw connection's sendData, under noise and yamux: what TCP would carry, less TCP/IP
-//     headers), over the mining window, less the idle rate measured before it.
+//     headers), everything over the mining window; the idle rate, measured for 10 s before it,
+//     is printed beside.
 //   - Duplicates: gossipsub drops a message whose id it has seen before our validator runs, and
 //     tells its peer score (score.duplicateMessage) of each one: that hook is counted per node for
-//     the block topic. Block messages sent (gossipsub's sendRpc) are counted too, so that sent =
+//     the block topic (gossipsub is reached through the network's private host: bench-only). Block messages sent (gossipsub's sendRpc) are counted too, so that sent =
 //     first deliveries + duplicates can be checked.
 //   - Node 0's next block waits while the slowest node is more than BENCH_MAX_LAG (2) blocks
 //     behind: on a shared machine a pace the process cannot keep would measure a backlog.

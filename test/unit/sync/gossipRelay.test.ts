@@ -1,8 +1,9 @@
 // Block gossip through a node that is still importing: three nodes in a line over the memory
 // transport (miner - relay - end), each a chain in memory with its sync (test/helpers/syncNode.ts).
 // The miner makes blocks back to back, so each reaches the relay while the one before it waits for
-// the relay's importer: the relay must check it against that parent and pass it on at once, not
-// hold it as an orphan and leave the end to fetch it by request after a status.
+// the relay's importer: the relay must take it (checked against that parent, imported after it)
+// and relay it, not hold it as an orphan and leave the end to fetch it by request after a status.
+// (Before main's ce92bd6 the relay passed on 4 of the 30.)
 import { expect } from "chai";
 import { signedTransfer } from "../../helpers/chainPair.js";
 import { testTimings, waitUntil } from "../../helpers/p2p.js";
@@ -20,7 +21,7 @@ describe("block gossip through a node that is importing", function () {
     return Buffer.compare(a.services.chain.head.hash, b.services.chain.head.hash) === 0;
   }
 
-  it("a burst of 30 blocks reaches the end of a line of three by gossip alone: the middle node relays each block before its parent is imported", async () => {
+  it("a burst of 30 blocks reaches the end of a line of three by gossip alone: the middle node takes each block while its parent still waits for the importer, and relays it", async () => {
     const miner = await startSyncNode({ timings: testTimings });
     nodes.push(miner);
     const relay = await startSyncNode({ timings: testTimings, bootnodes: [miner.address] });
