@@ -40,6 +40,7 @@ help:
 	@echo "make gen    regenerate generated/ and the README method table from openrpc.json"
 	@echo "make bench  run the benchmarks (bench-rpc: the JSON-RPC pipeline; bench-chain: transactions, reads, calls, logs, traces, start-up); JSON in dist/bench/results/"
 	@echo "make bench-long  the node's memory over a 10-minute repeated run (BENCH_LONG_MINUTES)"
+	@echo "make bench-network-simulation  30 nodes in one process over the memory transport: block propagation by hop count, bytes and duplicates per block (not in make bench: some 3 minutes)"
 	@echo "make bench-compare  this build against BENCH_OTHER (another build's bundle), side by side"
 	@echo "make bench-traces  struct-log trace answers: side by side with BENCH_OTHER, and a 1 GB answer's RSS"
 	@echo "make bench-anvil  side by side with Anvil 1.7.1 (a dev dependency): start-up, eth_call, the first eth_getLogs, traces"
@@ -109,6 +110,13 @@ bench-chain: build
 # The node's memory over a repeated run (BENCH_LONG_MINUTES, default 10): flat within 10 %?
 bench-long: build
 	node dist/bench/longRun.js
+
+# 30 nodes in one process over libp2p's memory transport, one miner (bench/networkSimulation.ts;
+# BENCH_NODES, BENCH_DEGREE, BENCH_BLOCKS, BENCH_BLOCK_INTERVAL_MS, BENCH_MAX_LAG, BENCH_SEED):
+# issue 38's scaling figure, docs/network-scaling.md.
+.PHONY: bench-network-simulation
+bench-network-simulation: build
+	node dist/bench/networkSimulation.js
 
 # This build against another, side by side in alternating blocks (bench/compare.ts): BENCH_OTHER
 # names the other build's dist/bundle/cli/chain-node.mjs; BENCH_KIND=erc20 or transfers.
