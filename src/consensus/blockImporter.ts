@@ -220,8 +220,24 @@ export class BlockImporter {
   }
 }
 
-/** The parent-chain proof of work of a header (ProofOfWorkRule), as a rule verdict. */
+/**
+ * Verdicts of proofs checked already, by header: the merged-mining server checks a submission's
+ * proof before it imports the block, and gossip checks a block's before the importer does; the
+ * header (immutable, like the hashes it keeps) is the same object, so the second check is a lookup.
+ */
+const proofVerdicts = new WeakMap<BlockHeader, RuleVerdict>();
+
+/** The parent-chain proof of work of a header (ProofOfWorkRule), as a rule verdict; checked once per header object. */
 export function checkProofOfWork(header: BlockHeader): RuleVerdict {
+  let verdict = proofVerdicts.get(header);
+  if (verdict === undefined) {
+    verdict = checkProofOfWorkNow(header);
+    proofVerdicts.set(header, verdict);
+  }
+  return verdict;
+}
+
+function checkProofOfWorkNow(header: BlockHeader): RuleVerdict {
   const { fields } = header;
   const check = checkMergedMiningProof({
     hashForMergedMining: header.hashForMergedMining,
