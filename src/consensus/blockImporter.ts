@@ -225,22 +225,25 @@ export class BlockImporter {
   }
 }
 
-/** The parent-chain proof of work of a header (ProofOfWorkRule), as a rule verdict. */
 /**
- * Headers whose proof passed, so that one checked ahead of the import (a long sync's headers, a
- * gossiped block's verdict) is not hashed again by the importer. A header caches its encodings and
- * hashes, so it is never changed once made: the verdict stays true for the object.
+ * Verdicts of proofs checked already, by header: the merged-mining server checks a submission's
+ * proof before it imports the block, gossip and long sync check a block's header before the
+ * importer does; the header (immutable, like the hashes it keeps) is the same object, so the second
+ * check is a lookup.
  */
-const provenHeaders = new WeakSet<BlockHeader>();
+const proofVerdicts = new WeakMap<BlockHeader, RuleVerdict>();
 
+/** The parent-chain proof of work of a header (ProofOfWorkRule), as a rule verdict; checked once per header object. */
 export function checkProofOfWork(header: BlockHeader): RuleVerdict {
-  if (provenHeaders.has(header)) return passed;
-  const verdict = proofOfWorkVerdict(header);
-  if (verdict.ok) provenHeaders.add(header);
+  let verdict = proofVerdicts.get(header);
+  if (verdict === undefined) {
+    verdict = checkProofOfWorkNow(header);
+    proofVerdicts.set(header, verdict);
+  }
   return verdict;
 }
 
-function proofOfWorkVerdict(header: BlockHeader): RuleVerdict {
+function checkProofOfWorkNow(header: BlockHeader): RuleVerdict {
   const { fields } = header;
   const check = checkMergedMiningProof({
     hashForMergedMining: header.hashForMergedMining,

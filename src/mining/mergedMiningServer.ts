@@ -6,8 +6,9 @@
 // cache keyed by that hash, so a share found on a template a few blocks old still finds it. A
 // submission carries the parent-chain header, the coinbase and its merkle branch; the server finds
 // the template by the hash after the coinbase's last RSKBLOCK: tag, puts the three fields into the
-// template's header, checks the proof (consensus/mergedMiningProof.ts) and imports the block
-// through the one import path (consensus/blockImporter.ts), without executing it again.
+// template's header, checks the proof (consensus/mergedMiningProof.ts; the importer's rule then
+// finds the verdict kept for that header) and imports the block through the one import path
+// (consensus/blockImporter.ts), without executing it again.
 //
 // Templates are built when asked for: a node nobody mines through builds none. Once a pool has
 // asked, the next template is built ahead, on each new best block, every refresh interval and (with
@@ -17,10 +18,9 @@ import type { Chain } from "../chain/chain.js";
 import type { ChainReceipt } from "../chain/receipts.js";
 import { bytesToHex } from "../common/hex.js";
 import type { Logger } from "../common/logger.js";
-import type { BlockImporter } from "../consensus/blockImporter.js";
+import { checkProofOfWork, type BlockImporter } from "../consensus/blockImporter.js";
 import { compressCoinbase, compressCoinbaseWithTxid, lastIndexOfBytes, mergedMiningTag } from "../consensus/compressedCoinbase.js";
 import type { ImportOutcome } from "../consensus/importResult.js";
-import { checkMergedMiningProof } from "../consensus/mergedMiningProof.js";
 import { difficultyToParentTarget, targetToLittleEndian } from "../consensus/parentChain.js";
 import type { TransactionPool } from "../txpool/transactionPool.js";
 import type { Miner } from "./miner.js";
@@ -202,13 +202,8 @@ export class MergedMiningServer {
       transactions,
       uncles,
     );
-    const check = checkMergedMiningProof({
-      hashForMergedMining: template.hashForMergedMining,
-      difficulty: block.header.fields.difficulty,
-      parentHeader: proof.parentHeader,
-      merkleProof: proof.merkleBranch,
-      compressedCoinbase,
-    });
+    // The importer's proof-of-work rule finds this verdict kept on the header: checked once.
+    const check = checkProofOfWork(block.header);
     if (!check.ok) return { kind: "invalidProof", block, reason: check.reason };
     const outcome = await this.importer.importBuiltBlock(block, template.receipts, "mergedMiner");
     if (outcome.status === "IMPORTED_BEST") await this.chain.whenTipWritten();

@@ -6,6 +6,7 @@ import { Block } from "../../../src/chain/block.js";
 import { BlockHeader, emptyBloom, emptyListHash } from "../../../src/chain/header.js";
 import { consensusConstantsFor } from "../../../src/consensus/constants.js";
 import { calculateDifficulty } from "../../../src/consensus/difficulty.js";
+import { checkProofOfWork } from "../../../src/consensus/blockImporter.js";
 import { checkMergedMiningProof } from "../../../src/consensus/mergedMiningProof.js";
 import { blockProofPrefixLengthBound, proveBlock, seededFromBlock, type ParentMinerRandomSource } from "../../../src/mining/blockProof.js";
 import { createBuiltinParentMiner, createSeededParentMinerRandom } from "../../../src/mining/builtinParentMiner.js";
@@ -95,6 +96,23 @@ describe("mining/blockProof", () => {
       expect(Buffer.from(decoded.hashForMergedMining).equals(Buffer.from(block.header.hashForMergedMining))).to.equal(true);
       expect(Buffer.from(decoded.encodedForHash).equals(Buffer.from(block.header.encodedForHash))).to.equal(true);
     }
+  });
+
+  it("keeps the proof-of-work verdict per header object: the importer's check after the merged-mining server's is a lookup, another proof is checked anew", async () => {
+    const [first, second] = await mineSample();
+    const header = first!.header;
+    const verdict = checkProofOfWork(header);
+    expect(verdict.ok).to.equal(true);
+    expect(checkProofOfWork(header)).to.equal(verdict);
+    // The same block under the next block's parent-chain proof: its hash for merged mining is the
+    // same, the proof is not of it.
+    const { mergedMiningHeader, mergedMiningMerkleProof, mergedMiningCoinbaseTransaction } = second!.header.fields;
+    const borrowed = header.withMergedMining({ mergedMiningHeader, mergedMiningMerkleProof, mergedMiningCoinbaseTransaction });
+    expect(Buffer.from(borrowed.hashForMergedMining).equals(Buffer.from(header.hashForMergedMining))).to.equal(true);
+    const refusal = checkProofOfWork(borrowed);
+    expect(refusal.ok).to.equal(false);
+    expect(checkProofOfWork(borrowed)).to.deep.equal(refusal);
+    expect(checkProofOfWork(header).ok).to.equal(true);
   });
 
   it("gives the same block hashes when the same chain is mined twice, other hashes with another random source", async () => {
