@@ -3,7 +3,7 @@
 // the network is on (a dynamic import), so a lone node never loads libp2p.
 //   - Status (p2p/status.ts): the dialling side sends its status when identify shows the peer
 //     speaks the protocol, the other answers with its own; each side sends it again after new
-//     heads (at most every 100 ms, one round at a time with each peer) and every statusRefreshMs.
+//     heads (at most every second, one round at a time with each peer) and every statusRefreshMs.
 //     A peer of another network, chain or genesis is recorded and hung up on; so is one whose
 //     bytes do not decode or that stays silent.
 //   - A peer counts (net_peerCount) once its status fits. Past maxPeers, libp2p refuses inbound
@@ -66,8 +66,13 @@ export class PeerNetworkConfigurationError extends Error {}
 
 const maxRecords = 1_000;
 const TopicVerdict: Record<GossipVerdict, TopicValidatorResult> = { accept: TopicValidatorResult.Accept, ignore: TopicValidatorResult.Ignore, reject: TopicValidatorResult.Reject };
-/** The shortest time between two status rounds brought by new heads. */
-const refreshSpacingMs = 100;
+/**
+ * The shortest time between two status rounds brought by new heads. Gossip already tells the mesh
+ * of each new block; the round is for the peers that missed it (a node that joined, one behind a
+ * partition), and costs a stream and some 700 bytes per peer (the 30-node simulation found it the
+ * largest per-peer cost after the block copies): once a second is enough.
+ */
+const refreshSpacingMs = 1_000;
 
 function hex(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
