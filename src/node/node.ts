@@ -8,14 +8,15 @@ import { bytesToHex, hexToBytes } from "../common/hex.js";
 import type { Logger } from "../common/logger.js";
 import { clientVersionString } from "../common/version.js";
 import { isPrivateKey } from "../common/signatures.js";
-import { createStandaloneNetwork, type P2pOptions, type PeerNetwork, type StatusSource } from "../p2p/index.js";
+import { createStandaloneNetwork, type P2pOptions, type PeerNetwork } from "../p2p/index.js";
 import type { PeerToPeerNetwork } from "../p2p/network.js";
 import type { SyncProgress } from "../sync/longSync.js";
-import { SyncManager, type SyncOptions } from "../sync/syncManager.js";
+import type { SyncManager, SyncOptions } from "../sync/syncManager.js";
 import { createDispatcher, createRpcMethods, createRpcServer, ModuleSelectionError, resolveEnabledModules, SubscriptionHub } from "../rpc/index.js";
 import { ChainOpeningError, openChainServices, type ChainServices, type NodeKeyStore } from "./chainServices.js";
 import { keyExportAllowedOn, reportKeyExposure, unlockAllowedOn } from "./keyExposure.js";
 import { startMetricsEndpoint, type MetricsEndpoint } from "./metrics.js";
+import { chainStatusSource, createSyncManager } from "./peerToPeer.js";
 import type { NodeOptions } from "./options.js";
 
 export interface RunningNode {
@@ -69,24 +70,6 @@ async function nodeKeyFor(options: P2pOptions, keys: NodeKeyStore): Promise<Uint
   return key;
 }
 
-/** The chain's status as peers see it: the head, its parent and weight, the network's identity. */
-function chainStatusSource(network: NetworkProfile, services: ChainServices, log: Logger): StatusSource {
-  const { chain } = services;
-  return {
-    current: () => ({
-      networkId: network.p2pNetworkId,
-      chainId: network.chainId,
-      genesisHash: chain.genesis.hash,
-      bestNumber: chain.head.number,
-      bestHash: chain.head.hash,
-      bestParentHash: chain.head.header.fields.parentHash,
-      totalDifficulty: chain.headWeight,
-    }),
-    subscribe: (changed) =>
-      chain.subscribeHead({ blocksAdded: changed, blocksRemoved: changed }, (error) => log.error({ err: error }, "telling peers of the head failed")),
-  };
-}
-
 /** What the RPC layer reads of the peers: the network's, with the blocks the sync has waiting for the importer in the inbound queue. */
 function withSyncQueue({ network, sync }: PeerToPeer): PeerNetwork {
   return {
@@ -109,24 +92,8 @@ async function startPeerToPeer(options: P2pOptions, syncOptions: Partial<SyncOpt
   const { startPeerNetwork, PeerNetworkConfigurationError, InvalidRequestError } = await import("../p2p/network.js");
   const p2pLog = log.child({ module: "p2p" });
   try {
-    const started = await startPeerNetwork({ options, privateKey, status: chainStatusSource(network, services, p2pLog), log: p2pLog, userAgent: clientVersionString() });
-    const sync = new SyncManager({
-      network: started,
-      chain: services.chain,
-      importer: services.importer,
-      intake: services.intake,
-      pool: services.pool,
-      mineAdmitted: () => {
-        if (services.miner.isAutomining) services.miner.minePending().catch((error: unknown) => p2pLog.error({ err: error }, "mining a peer's transaction failed"));
-      },
-      holdMining: (held) => {
-        services.miner.holdForSync(held).catch((error: unknown) => p2pLog.error({ err: error }, "mining what arrived during the sync failed"));
-      },
-      decoding: { common: services.common, typed: services.typedTransactions },
-      refuseRequest: (reason) => new InvalidRequestError(reason),
-      log: log.child({ module: "sync" }),
-      options: syncOptions,
-    });
+    const started = await startPeerNetwork({ options, privateKey, status: chainStatusSource(network, services.chain, p2pLog), log: p2pLog, userAgent: clientVersionString() });
+    const sync = createSyncManager(started, services, log, (reason) => new InvalidRequestError(reason), syncOptions);
     try {
       await sync.start();
     } catch (error) {

@@ -1,0 +1,54 @@
+// How the node ties the peer-to-peer network to its chain: the status peers see, and the sync on
+// the network (node/node.ts starts them with --p2p; test/helpers/syncNode.ts wires nodes the same
+// way over the memory transport). Nothing here loads libp2p: the network is handed in.
+import type { Chain } from "../chain/chain.js";
+import type { NetworkProfile } from "../chain/networks.js";
+import type { Logger } from "../common/logger.js";
+import type { PeerToPeerNetwork, StatusSource } from "../p2p/interface.js";
+import { SyncManager, type SyncOptions } from "../sync/syncManager.js";
+import type { ChainServices } from "./chainServices.js";
+
+/** The chain's status as peers see it: the head, its parent and weight, the network's identity. */
+export function chainStatusSource(network: NetworkProfile, chain: Chain, log: Logger): StatusSource {
+  return {
+    current: () => ({
+      networkId: network.p2pNetworkId,
+      chainId: network.chainId,
+      genesisHash: chain.genesis.hash,
+      bestNumber: chain.head.number,
+      bestHash: chain.head.hash,
+      bestParentHash: chain.head.header.fields.parentHash,
+      totalDifficulty: chain.headWeight,
+    }),
+    subscribe: (changed) =>
+      chain.subscribeHead({ blocksAdded: changed, blocksRemoved: changed }, (error) => log.error({ err: error }, "telling peers of the head failed")),
+  };
+}
+
+/**
+ * The sync on `network` over the node's chain services: peers' blocks through the importer, their
+ * transactions through the pool's intake (mined under automine as a client's), the miner held
+ * during a long sync. `refuseRequest` is the network's InvalidRequestError (its module is loaded by
+ * the caller). Not started.
+ */
+export function createSyncManager(network: PeerToPeerNetwork, services: ChainServices, log: Logger, refuseRequest: (reason: string) => Error, options: Partial<SyncOptions> | undefined): SyncManager {
+  const { miner } = services;
+  const syncLog = log.child({ module: "sync" });
+  return new SyncManager({
+    network,
+    chain: services.chain,
+    importer: services.importer,
+    intake: services.intake,
+    pool: services.pool,
+    mineAdmitted: () => {
+      if (miner.isAutomining) miner.minePending().catch((error: unknown) => syncLog.error({ err: error }, "mining a peer's transaction failed"));
+    },
+    holdMining: (held) => {
+      miner.holdForSync(held).catch((error: unknown) => syncLog.error({ err: error }, "mining what arrived during the sync failed"));
+    },
+    decoding: { common: services.common, typed: services.typedTransactions },
+    refuseRequest,
+    log: syncLog,
+    options,
+  });
+}
