@@ -78,6 +78,11 @@ function hex(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
 }
 
+function countEvent(record: PeerRecord, event: PeerEvent): void {
+  record.events[event] = (record.events[event] ?? 0) + 1;
+  record.lastEvent = event;
+}
+
 function nodeIdOf(peerId: PeerId): string {
   const key = peerId.publicKey?.raw;
   if (key === undefined) return "";
@@ -267,21 +272,25 @@ class Libp2pPeerNetwork implements PeerToPeerNetwork {
   }
 
   report(peerId: string, event: PeerEvent, reason: string): void {
-    const peer = this.ready.get(peerId) ?? this.host.getConnections().find((connection) => connection.remotePeer.toString() === peerId)?.remotePeer;
+    const peer = this.connectedPeer(peerId);
     if (peer !== undefined) this.note(peer, event, { reason });
     else {
+      // Gone already: its record (if still kept) counts the event.
       const record = this.records.get(peerId);
-      if (record === undefined) return;
-      record.events[event] = (record.events[event] ?? 0) + 1;
-      record.lastEvent = event;
+      if (record !== undefined) countEvent(record, event);
     }
   }
 
   disconnect(peerId: string, reason: string): void {
-    const peer = this.ready.get(peerId) ?? this.host.getConnections().find((connection) => connection.remotePeer.toString() === peerId)?.remotePeer;
+    const peer = this.connectedPeer(peerId);
     if (peer === undefined) return;
     this.log.info({ peer: peerId, reason }, "peer disconnected by this node");
     this.hangUp(peer);
+  }
+
+  /** A peer with a connection open, past the handshake or not. */
+  private connectedPeer(peerId: string): PeerId | undefined {
+    return this.ready.get(peerId) ?? this.host.getConnections().find((connection) => connection.remotePeer.toString() === peerId)?.remotePeer;
   }
 
   private topicId(topic: GossipTopic): string {
@@ -323,8 +332,7 @@ class Libp2pPeerNetwork implements PeerToPeerNetwork {
 
   private note(peerId: PeerId, event: PeerEvent, details?: Record<string, unknown>): void {
     const record = this.record(peerId);
-    record.events[event] = (record.events[event] ?? 0) + 1;
-    record.lastEvent = event;
+    countEvent(record, event);
     if (event !== "successfulHandshake") this.log.debug({ peer: record.peerId, event, ...details }, "peer event");
   }
 

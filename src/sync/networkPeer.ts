@@ -5,7 +5,7 @@
 import type { Common } from "@ethereumjs/common";
 import type { BlockHeader } from "../chain/header.js";
 import type { TypedTransactionsAccepted } from "../chain/transactions.js";
-import type { PeerToPeerNetwork } from "../p2p/interface.js";
+import type { PeerToPeerNetwork, RequestProtocol } from "../p2p/interface.js";
 import {
   bodyOf,
   decodeBlock,
@@ -65,25 +65,33 @@ export class NetworkSyncPeer implements SyncPeer {
   }
 
   async bodies(hashes: readonly Uint8Array[]): Promise<readonly (BlockBody | undefined)[]> {
-    const bodies: (BlockBody | undefined)[] = [];
-    while (bodies.length < hashes.length) {
-      const asked = hashes.slice(bodies.length, bodies.length + maxBodiesPerRequest);
-      const answer = decodeBodiesAnswer(await this.network.request(this.id, this.protocols.bodies, encodeHashesRequest(asked)), asked.length);
-      if (answer.length === 0) throw new MessageDecodingError(`an empty bodies answer for ${asked.length} asked`);
-      for (const body of answer) bodies.push(body === undefined ? undefined : bodyOf(body, this.decoding.common, this.decoding.typed));
-    }
-    return bodies;
+    return this.byHashes(hashes, this.protocols.bodies, maxBodiesPerRequest, decodeBodiesAnswer, (body) => bodyOf(body, this.decoding.common, this.decoding.typed));
   }
 
   /** Whole blocks by hash (orphans' parents); undefined for one it does not have. */
   async blocks(hashes: readonly Uint8Array[]): Promise<(Block | undefined)[]> {
-    const blocks: (Block | undefined)[] = [];
-    while (blocks.length < hashes.length) {
-      const asked = hashes.slice(blocks.length, blocks.length + maxBlocksPerRequest);
-      const answer = decodeBlocksAnswer(await this.network.request(this.id, this.protocols.blocks, encodeHashesRequest(asked)), asked.length);
-      if (answer.length === 0) throw new MessageDecodingError(`an empty blocks answer for ${asked.length} asked`);
-      for (const encoded of answer) blocks.push(encoded === undefined ? undefined : decodeBlock(encoded, this.decoding.common, this.decoding.typed));
+    return this.byHashes(hashes, this.protocols.blocks, maxBlocksPerRequest, decodeBlocksAnswer, (encoded) => decodeBlock(encoded, this.decoding.common, this.decoding.typed));
+  }
+
+  /**
+   * Items by hash over a protocol that takes at most `perRequest` hashes: asked in turn, and asked
+   * again for the rest when an answer stops short (the peer's soft size limit); undefined for an
+   * item the peer does not have.
+   */
+  private async byHashes<Entry, Item>(
+    hashes: readonly Uint8Array[],
+    protocol: RequestProtocol,
+    perRequest: number,
+    decodeAnswer: (answer: Uint8Array, asked: number) => (Entry | undefined)[],
+    decodeEntry: (entry: Entry) => Item,
+  ): Promise<(Item | undefined)[]> {
+    const items: (Item | undefined)[] = [];
+    while (items.length < hashes.length) {
+      const asked = hashes.slice(items.length, items.length + perRequest);
+      const answer = decodeAnswer(await this.network.request(this.id, protocol, encodeHashesRequest(asked)), asked.length);
+      if (answer.length === 0) throw new MessageDecodingError(`an empty ${protocol.name} answer for ${asked.length} asked`);
+      for (const entry of answer) items.push(entry === undefined ? undefined : decodeEntry(entry));
     }
-    return blocks;
+    return items;
   }
 }

@@ -106,6 +106,15 @@ class RecentHashes {
   }
 }
 
+/** A gossip validator that counts its verdicts in `counts`. */
+function counted(counts: Record<GossipVerdict, number>, judge: (peerId: string, data: Uint8Array) => Promise<GossipVerdict>): (peerId: string, data: Uint8Array) => Promise<GossipVerdict> {
+  return async (peerId, data) => {
+    const verdict = await judge(peerId, data);
+    counts[verdict]++;
+    return verdict;
+  };
+}
+
 export class SyncManager {
   readonly protocols: SyncProtocols;
   readonly counters: SyncCounters = {
@@ -151,9 +160,9 @@ export class SyncManager {
   async start(): Promise<void> {
     const { network, chain, pool } = this.deps;
     await new RequestServer(chain, this.options.chunkSize, this.deps.refuseRequest).register(network, this.protocols);
-    network.subscribe(blockTopic, (peerId, data) => this.blockGossiped(peerId, data));
-    network.subscribe(transactionTopic, (peerId, data) => this.transactionGossiped(peerId, data));
-    this.unsubscribers.push(network.onPeerStatus((peer) => this.peerStatusChanged(peer)));
+    network.subscribe(blockTopic, counted(this.counters.gossipBlocks, (peerId, data) => this.judgeBlockMessage(peerId, data)));
+    network.subscribe(transactionTopic, counted(this.counters.gossipTransactions, (peerId, data) => this.judgeTransaction(peerId, data)));
+    this.unsubscribers.push(network.onPeerStatus(() => this.scheduleDecision()));
     this.unsubscribers.push(chain.subscribeHead({ blocksAdded: (blocks) => this.publishBlocks(blocks.map(({ block }) => block)), blocksRemoved: () => undefined }, (error) => this.log.error({ err: error }, "publishing blocks failed")));
     this.unsubscribers.push(pool.subscribePending((transactions) => this.publishTransactions(transactions), (error) => this.log.error({ err: error }, "publishing transactions failed")));
     // Peers connected before the sync started.
@@ -198,12 +207,6 @@ export class SyncManager {
   }
 
   // --- gossip in ---
-
-  private async blockGossiped(peerId: string, data: Uint8Array): Promise<GossipVerdict> {
-    const verdict = await this.judgeBlockMessage(peerId, data);
-    this.counters.gossipBlocks[verdict]++;
-    return verdict;
-  }
 
   private async judgeBlockMessage(peerId: string, data: Uint8Array): Promise<GossipVerdict> {
     if (this.progress !== undefined || this.stopped) return "ignore";
@@ -340,12 +343,6 @@ export class SyncManager {
     }
   }
 
-  private async transactionGossiped(peerId: string, data: Uint8Array): Promise<GossipVerdict> {
-    const verdict = await this.judgeTransaction(peerId, data);
-    this.counters.gossipTransactions[verdict]++;
-    return verdict;
-  }
-
   private async judgeTransaction(peerId: string, data: Uint8Array): Promise<GossipVerdict> {
     if (this.progress !== undefined || this.stopped) return "ignore";
     const { intake } = this.deps;
@@ -393,10 +390,6 @@ export class SyncManager {
 
   // --- following peers ---
 
-  private peerStatusChanged(_peer: PeerRecord): void {
-    this.scheduleDecision();
-  }
-
   /** One decision at a time; statuses that arrive meanwhile make one more after it. */
   private scheduleDecision(): void {
     if (this.stopped) return;
@@ -424,17 +417,22 @@ export class SyncManager {
     return new NetworkSyncPeer(record.peerId, { number: status.bestNumber, hash: status.bestHash, totalDifficulty: status.totalDifficulty }, this.deps.network, this.protocols, this.deps.decoding);
   }
 
-  private async decide(): Promise<void> {
-    const peers = this.deps.network
+  /** The ready peers whose status is known, as the sync state machines take them. */
+  private syncPeers(): NetworkSyncPeer[] {
+    return this.deps.network
       .readyPeers()
       .map((record) => this.syncPeerOf(record))
       .filter((peer): peer is NetworkSyncPeer => peer !== undefined);
-    const local = this.syncChain();
+  }
+
+  private async decide(): Promise<void> {
     if (this.importing.size > 0) {
       // Blocks are coming by gossip: decide once they are in (a burst would otherwise look like a lead to long-sync).
       this.decisionDeferred = true;
       return;
     }
+    const peers = this.syncPeers();
+    const local = this.syncChain();
     const ahead = chooseSyncPeer(peers, local, this.options.longSyncLimit);
     if (ahead !== undefined) {
       await this.longSync(ahead.best.number, this.options);
@@ -494,7 +492,7 @@ export class SyncManager {
 
   /** A long sync toward a peer whose best is `highestBlock` (the estimate eth_syncing shows until blocks arrive). */
   private async longSync(highestBlock: bigint, options: LongSyncOptions, eligible: (peer: NetworkSyncPeer) => boolean = () => true): Promise<void> {
-    const { network, chain } = this.deps;
+    const { chain } = this.deps;
     const startingBlock = chain.tip.number;
     this.counters.longSyncs++;
     const started = performance.now();
@@ -504,11 +502,7 @@ export class SyncManager {
     this.deps.holdMining(true);
     const sync = new LongSync(
       this.syncChain(),
-      () =>
-        network
-          .readyPeers()
-          .map((record) => this.syncPeerOf(record))
-          .filter((peer): peer is NetworkSyncPeer => peer !== undefined && eligible(peer)),
+      () => this.syncPeers().filter(eligible),
       options,
       {
         onProgress: (progress) => {
