@@ -6,9 +6,9 @@ import { memory } from "@libp2p/memory";
 import { createLogger, type Logger } from "../../src/common/logger.js";
 import { isPrivateKey } from "../../src/common/signatures.js";
 import type { ChainStatus, P2pOptions, StatusSource } from "../../src/p2p/interface.js";
-import type { TransportFactory } from "../../src/p2p/libp2p.js";
+import { createHost, type Host, type TransportFactory } from "../../src/p2p/libp2p.js";
 import { startPeerNetwork, type NetworkTimings, type PeerToPeerNetwork } from "../../src/p2p/network.js";
-import { createLogCapture } from "./testNode.js";
+import { createLogCapture, type TestNode } from "./testNode.js";
 
 /** A chain status held by the test: `set` changes it and tells the network, as a new head would. */
 export class TestStatusSource implements StatusSource {
@@ -103,4 +103,40 @@ export async function waitUntilAnswer(condition: () => Promise<boolean>, what: s
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, pollMs));
   }
+}
+
+/** Peer-to-peer options of a test node on `host` (127.0.0.N), a free port, no bootnodes, the default limits. */
+export function tcpP2pOptions(host: string, changes: Partial<P2pOptions> = {}): P2pOptions {
+  return { host, port: 0, bootnodes: [], maxPeers: 30, minPeers: 1, nodeKey: undefined, ...changes };
+}
+
+/** A test node's "p2p listening" log line: the multiaddrs to hand to other nodes, its peer id and node id. */
+export function listeningLine(node: TestNode): { multiaddrs: string[]; peerId: string; nodeId: string } {
+  const line = node.logs.find((record) => record.msg === "p2p listening") as { multiaddrs: string[]; peerId: string; nodeId: string } | undefined;
+  if (line === undefined) throw new Error("no p2p listening line");
+  return line;
+}
+
+/**
+ * Memory-transport nodes and bare libp2p hosts (peers that follow no protocol but what the test
+ * writes) for one suite; `stopAll` stops every one started since (an afterEach).
+ */
+export function memoryPeers(): { node(settings?: MemoryNodeOptions): Promise<MemoryNode>; bareHost(userAgent: string): Promise<Host>; stopAll(): Promise<void> } {
+  const nodes: MemoryNode[] = [];
+  const hosts: Host[] = [];
+  return {
+    async node(settings = {}) {
+      const node = await startMemoryNode(settings);
+      nodes.push(node);
+      return node;
+    },
+    async bareHost(userAgent) {
+      const host = await createHost({ privateKey: newNodeKey(), listen: [memoryAddress()], transport: memoryTransport(), dialFrom: undefined, maxConnections: 10, userAgent, gossipHeartbeatMs: 100 });
+      hosts.push(host);
+      return host;
+    },
+    async stopAll() {
+      await Promise.all([...nodes.splice(0).map((node) => node.network.stop()), ...hosts.splice(0).map((host) => host.stop())]);
+    },
+  };
 }

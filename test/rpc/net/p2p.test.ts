@@ -5,21 +5,10 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
-import type { P2pOptions } from "../../../src/node/index.js";
 import { expectValidResult } from "../../helpers/results.js";
 import { expectRpcError } from "../../helpers/rpcErrors.js";
-import { waitUntilAnswer } from "../../helpers/p2p.js";
+import { listeningLine, tcpP2pOptions, waitUntilAnswer } from "../../helpers/p2p.js";
 import { startTestNode, type TestNode, type TestNodeOverrides } from "../../helpers/testNode.js";
-
-function p2p(host: string, changes: Partial<P2pOptions> = {}): P2pOptions {
-  return { host, port: 0, bootnodes: [], maxPeers: 30, minPeers: 1, nodeKey: undefined, ...changes };
-}
-
-function listeningLine(node: TestNode): { multiaddrs: string[]; peerId: string; nodeId: string } {
-  const line = node.logs.find((record) => record.msg === "p2p listening") as { multiaddrs: string[]; peerId: string; nodeId: string } | undefined;
-  if (line === undefined) throw new Error("no p2p listening line");
-  return line;
-}
 
 describe("peer-to-peer over TCP (127.0.0.2, 127.0.0.3)", function () {
   this.timeout(40_000);
@@ -45,7 +34,7 @@ describe("peer-to-peer over TCP (127.0.0.2, 127.0.0.3)", function () {
 
   it("connects through the bootnode multiaddr of the log line: net_peerCount 0x1 and net_peerList on both; a restart keeps the peer id", async () => {
     const firstDirectory = join(directory, "first");
-    let first = await start({ rpc: { host: "127.0.0.2" }, dataDir: firstDirectory, p2p: p2p("127.0.0.2") });
+    let first = await start({ rpc: { host: "127.0.0.2" }, dataDir: firstDirectory, p2p: tcpP2pOptions("127.0.0.2") });
     const { multiaddrs, peerId, nodeId } = listeningLine(first);
     expect(multiaddrs).to.have.length(1);
     expect(multiaddrs[0]).to.match(/^\/ip4\/127\.0\.0\.2\/tcp\/\d+\/p2p\/16Uiu2HA\w+$/);
@@ -53,7 +42,7 @@ describe("peer-to-peer over TCP (127.0.0.2, 127.0.0.3)", function () {
     expect(await first.client.net_listening()).to.equal(true);
     expect(await first.client.net_peerCount()).to.equal("0x0");
 
-    const second = await start({ rpc: { host: "127.0.0.3" }, p2p: p2p("127.0.0.3", { bootnodes: multiaddrs }) });
+    const second = await start({ rpc: { host: "127.0.0.3" }, p2p: tcpP2pOptions("127.0.0.3", { bootnodes: multiaddrs }) });
     const secondLine = listeningLine(second);
     await waitUntilAnswer(async () => (await first.client.net_peerCount()) === "0x1" && (await second.client.net_peerCount()) === "0x1", "net_peerCount 0x1 on both");
     const firstPeers = await first.client.net_peerList();
@@ -68,7 +57,7 @@ describe("peer-to-peer over TCP (127.0.0.2, 127.0.0.3)", function () {
     const port = Number(multiaddrs[0]!.split("/")[4]);
     await stop(first);
     await waitUntilAnswer(async () => (await second.client.net_peerCount()) === "0x0", "the second sees the first gone");
-    first = await start({ rpc: { host: "127.0.0.2" }, dataDir: firstDirectory, p2p: p2p("127.0.0.2", { port }) });
+    first = await start({ rpc: { host: "127.0.0.2" }, dataDir: firstDirectory, p2p: tcpP2pOptions("127.0.0.2", { port }) });
     expect(listeningLine(first).peerId).to.equal(peerId);
     expect(listeningLine(first).multiaddrs).to.deep.equal(multiaddrs);
     await waitUntilAnswer(async () => (await first.client.net_peerCount()) === "0x1" && (await second.client.net_peerCount()) === "0x1", "reconnected after the restart", 20_000);
@@ -91,8 +80,8 @@ describe("peer-to-peer over TCP (127.0.0.2, 127.0.0.3)", function () {
   });
 
   it("a node of another network is refused: no peer on either side", async () => {
-    const regtest = await start({ rpc: { host: "127.0.0.2" }, p2p: p2p("127.0.0.2") });
-    const devnet = await start({ networkId: 32, rpc: { host: "127.0.0.3" }, p2p: p2p("127.0.0.3", { bootnodes: listeningLine(regtest).multiaddrs }) });
+    const regtest = await start({ rpc: { host: "127.0.0.2" }, p2p: tcpP2pOptions("127.0.0.2") });
+    const devnet = await start({ networkId: 32, rpc: { host: "127.0.0.3" }, p2p: tcpP2pOptions("127.0.0.3", { bootnodes: listeningLine(regtest).multiaddrs }) });
     const regtestNetwork = regtest.node.peerNetwork!;
     const devnetPeerId = listeningLine(devnet).peerId;
     await waitUntilAnswer(async () => regtestNetwork.peerRecord(devnetPeerId)?.events.invalidNetwork !== undefined, "the refusal recorded");
@@ -102,15 +91,15 @@ describe("peer-to-peer over TCP (127.0.0.2, 127.0.0.3)", function () {
   });
 
   it("an in-memory node gets a new peer id each start; --p2p-key fixes it", async () => {
-    const a = await start({ rpc: { host: "127.0.0.2" }, p2p: p2p("127.0.0.2") });
-    const b = await start({ rpc: { host: "127.0.0.2" }, p2p: p2p("127.0.0.2") });
+    const a = await start({ rpc: { host: "127.0.0.2" }, p2p: tcpP2pOptions("127.0.0.2") });
+    const b = await start({ rpc: { host: "127.0.0.2" }, p2p: tcpP2pOptions("127.0.0.2") });
     expect(listeningLine(a).peerId).to.not.equal(listeningLine(b).peerId);
     await Promise.all([stop(a), stop(b)]);
     const key = new Uint8Array(32).fill(7);
-    const c = await start({ rpc: { host: "127.0.0.2" }, p2p: p2p("127.0.0.2", { nodeKey: key }) });
+    const c = await start({ rpc: { host: "127.0.0.2" }, p2p: tcpP2pOptions("127.0.0.2", { nodeKey: key }) });
     const id = listeningLine(c).peerId;
     await stop(c);
-    const d = await start({ rpc: { host: "127.0.0.2" }, p2p: p2p("127.0.0.2", { nodeKey: key }) });
+    const d = await start({ rpc: { host: "127.0.0.2" }, p2p: tcpP2pOptions("127.0.0.2", { nodeKey: key }) });
     expect(listeningLine(d).peerId).to.equal(id);
     await stop(d);
   });

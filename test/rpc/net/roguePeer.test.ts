@@ -13,20 +13,34 @@ import { createLogger } from "../../../src/common/logger.js";
 import { bytesToHex, hexToBytes } from "../../../src/common/hex.js";
 import { encodeRlp } from "../../../src/common/rlp.js";
 import { proveBlock } from "../../../src/mining/blockProof.js";
-import { findNetworkProfile, type ChainServices, type P2pOptions } from "../../../src/node/index.js";
+import { findNetworkProfile, type ChainServices } from "../../../src/node/index.js";
 import type { ChainStatus, GossipTopic, PeerRecord } from "../../../src/p2p/interface.js";
 import { PeerRequestError, startPeerNetwork, type PeerToPeerNetwork } from "../../../src/p2p/network.js";
 import { blockTopic, decodeBlockHashAnswer, decodeHeadersAnswer, decodeSkeletonAnswer, encodeHeadersRequest, encodeNumberRequest, syncProtocols, transactionTopic } from "../../../src/sync/messages.js";
 import { mineBlocks, openTestChain, signedTransfer } from "../../helpers/chainPair.js";
-import { newNodeKey, testTimings, TestStatusSource, waitUntilAnswer } from "../../helpers/p2p.js";
+import { newNodeKey, tcpP2pOptions, testTimings, TestStatusSource, waitUntilAnswer } from "../../helpers/p2p.js";
 import { startTestNode, type TestNode } from "../../helpers/testNode.js";
 
 const cow = "0xcd2a3d9f938e13cd947ec05abc7fe734df8dd826";
 const stranger = "0x00000000000000000000000000000000000000aa";
 const noMergedMining = { mergedMiningHeader: new Uint8Array(), mergedMiningMerkleProof: new Uint8Array(), mergedMiningCoinbaseTransaction: new Uint8Array() };
 
-function p2p(host: string, changes: Partial<P2pOptions> = {}): P2pOptions {
-  return { host, port: 0, bootnodes: [], maxPeers: 30, minPeers: 1, nodeKey: undefined, ...changes };
+/**
+ * A rogue: `target`'s status, `target` as its bootnode (never redialled within a test), past the
+ * handshake on both sides; kept in `rogues` for the suite to stop.
+ */
+async function startRogue(target: TestNode, targetStatus: ChainStatus, rogues: PeerToPeerNetwork[]): Promise<PeerToPeerNetwork> {
+  const rogue = await startPeerNetwork({
+    options: tcpP2pOptions("127.0.0.4", { bootnodes: target.node.peerNetwork!.multiaddrs() }),
+    privateKey: newNodeKey(),
+    status: new TestStatusSource(targetStatus),
+    log: createLogger("silent"),
+    userAgent: "rogue",
+    timings: { ...testTimings, redialFirstMs: 600_000, redialMaxMs: 600_000, statusRefreshMs: 600_000 },
+  });
+  rogues.push(rogue);
+  await waitUntilAnswer(async () => rogue.readyPeers().length === 1 && target.node.peerNetwork!.readyPeers().some((peer) => peer.peerId === rogue.peerId), "the rogue past the handshake on both sides");
+  return rogue;
 }
 
 describe("a rogue peer against a real node over TCP (127.0.0.2 and 127.0.0.4)", function () {
@@ -40,7 +54,7 @@ describe("a rogue peer against a real node over TCP (127.0.0.2 and 127.0.0.4)", 
   const rogues: PeerToPeerNetwork[] = [];
 
   before(async () => {
-    node = await startTestNode({ rpc: { host: "127.0.0.2" }, chain: { mining: { kind: "off" } }, p2p: p2p("127.0.0.2"), sync: { requestTimeoutMs: 5_000 } });
+    node = await startTestNode({ rpc: { host: "127.0.0.2" }, chain: { mining: { kind: "off" } }, p2p: tcpP2pOptions("127.0.0.2"), sync: { requestTimeoutMs: 5_000 } });
     forge = await openTestChain();
     [honest] = await mineBlocks(forge, 1, async () => [await signedTransfer(forge, "cow", 0, stranger)]);
     const genesis = (await node.client.eth_getBlockByNumber("0x0", false))!;
@@ -68,21 +82,6 @@ describe("a rogue peer against a real node over TCP (127.0.0.2 and 127.0.0.4)", 
     await forge?.close();
   });
 
-  /** The rogue: the node's status, the node as its bootnode (never redialled within a test), past the handshake on both sides. */
-  async function startRogue(): Promise<PeerToPeerNetwork> {
-    const rogue = await startPeerNetwork({
-      options: p2p("127.0.0.4", { bootnodes: node.node.peerNetwork!.multiaddrs() }),
-      privateKey: newNodeKey(),
-      status: new TestStatusSource(status),
-      log: createLogger("silent"),
-      userAgent: "rogue",
-      timings: { ...testTimings, redialFirstMs: 600_000, redialMaxMs: 600_000, statusRefreshMs: 600_000 },
-    });
-    rogues.push(rogue);
-    await waitUntilAnswer(async () => rogue.readyPeers().length === 1 && (await node.client.net_peerCount()) === "0x1", "the rogue past the handshake on both sides");
-    return rogue;
-  }
-
   function recordOf(rogue: PeerToPeerNetwork): PeerRecord | undefined {
     return node.node.peerNetwork!.peerRecord(rogue.peerId);
   }
@@ -108,7 +107,7 @@ describe("a rogue peer against a real node over TCP (127.0.0.2 and 127.0.0.4)", 
   }
 
   it("a block that passes the gossip checks but fails execution (a wrong state root, proof of work made again): refused, the head unchanged, the rogue recorded and disconnected", async () => {
-    const rogue = await startRogue();
+    const rogue = await startRogue(node, status, rogues);
     const sent = await publishToNode(rogue, blockTopic, (attempt) => {
       const fields = { ...honest.header.fields, ...noMergedMining, stateRoot: new Uint8Array(32).fill(attempt + 1) };
       const block = proveBlock(new Block(new BlockHeader(fields), honest.transactions, honest.uncles));
@@ -126,7 +125,7 @@ describe("a rogue peer against a real node over TCP (127.0.0.2 and 127.0.0.4)", 
   });
 
   it("a block whose proof of work does not commit to its header: rejected at gossip, never imported, the rogue recorded and disconnected", async () => {
-    const rogue = await startRogue();
+    const rogue = await startRogue(node, status, rogues);
     // The honest block's proof, kept, over a header changed after it was made.
     const sent = await publishToNode(rogue, blockTopic, (attempt) => {
       const block = new Block(new BlockHeader({ ...honest.header.fields, stateRoot: new Uint8Array(32).fill(100 + attempt) }), honest.transactions, honest.uncles);
@@ -142,7 +141,7 @@ describe("a rogue peer against a real node over TCP (127.0.0.2 and 127.0.0.4)", 
   });
 
   it("malformed transactions on the tx topic: each recorded as invalidTransaction, none in the pool", async () => {
-    const rogue = await startRogue();
+    const rogue = await startRogue(node, status, rogues);
     const cowWallet = new Wallet(keccak256(toUtf8Bytes("cow")));
     const kinds: [string, (attempt: number) => Promise<Uint8Array>][] = [
       ["an RLP list of three items", async (attempt) => encodeRlp([1, 2, attempt + 3])],
@@ -165,7 +164,7 @@ describe("a rogue peer against a real node over TCP (127.0.0.2 and 127.0.0.4)", 
   });
 
   it("the node serves the rogue's requests from its chain and refuses one over a limit, recording it", async () => {
-    const rogue = await startRogue();
+    const rogue = await startRogue(node, status, rogues);
     const nodeId = node.node.peerNetwork!.peerId;
     const protocols = syncProtocols(5_000);
     const [genesis] = decodeHeadersAnswer(await rogue.request(nodeId, protocols.headers, encodeHeadersRequest(status.genesisHash, 192)), 192);
@@ -183,7 +182,7 @@ describe("a rogue peer against a real node over TCP (127.0.0.2 and 127.0.0.4)", 
   });
 
   it("a valid transaction from the rogue lands in the node's pool", async () => {
-    const rogue = await startRogue();
+    const rogue = await startRogue(node, status, rogues);
     const sent = await publishToNode(rogue, transactionTopic, async (attempt): Promise<{ transaction: ChainTransaction; bytes: Uint8Array }> => {
       const transaction = await signedTransfer(forge, "cow", 0, stranger, BigInt(attempt + 1));
       return { transaction, bytes: transaction.raw };
@@ -212,7 +211,7 @@ describe("a rogue peer's block relayed through an honest node (rogue 127.0.0.4 -
   });
 
   async function start(host: string, bootnodes: string[] = []): Promise<TestNode> {
-    const started = await startTestNode({ rpc: { host }, chain: { mining: { kind: "off" } }, p2p: p2p(host, { bootnodes }), sync: { requestTimeoutMs: 5_000 } });
+    const started = await startTestNode({ rpc: { host }, chain: { mining: { kind: "off" } }, p2p: tcpP2pOptions(host, { bootnodes }), sync: { requestTimeoutMs: 5_000 } });
     running.push(started);
     return started;
   }
@@ -226,20 +225,6 @@ describe("a rogue peer's block relayed through an honest node (rogue 127.0.0.4 -
     const genesis = (await relay.client.eth_getBlockByNumber("0x0", false))!;
     const status: ChainStatus = { networkId: 7771, chainId: 33n, genesisHash: hexToBytes(genesis.hash!), bestNumber: 0n, bestHash: hexToBytes(genesis.hash!), bestParentHash: new Uint8Array(32), totalDifficulty: BigInt(genesis.totalDifficulty) };
 
-    async function rogueOf(): Promise<PeerToPeerNetwork> {
-      const rogue = await startPeerNetwork({
-        options: p2p("127.0.0.4", { bootnodes: relay.node.peerNetwork!.multiaddrs() }),
-        privateKey: newNodeKey(),
-        status: new TestStatusSource(status),
-        log: createLogger("silent"),
-        userAgent: "rogue",
-        timings: { ...testTimings, redialFirstMs: 600_000, redialMaxMs: 600_000, statusRefreshMs: 600_000 },
-      });
-      rogues.push(rogue);
-      await waitUntilAnswer(async () => rogue.readyPeers().length === 1 && relay.node.peerNetwork!.readyPeers().some((peer) => peer.peerId === rogue.peerId), "the rogue past the handshake");
-      return rogue;
-    }
-
     async function publishOnce(rogue: PeerToPeerNetwork, blocks: (attempt: number) => Block): Promise<Block> {
       const deadline = Date.now() + 10_000;
       for (let attempt = 0; ; attempt++) {
@@ -251,7 +236,7 @@ describe("a rogue peer's block relayed through an honest node (rogue 127.0.0.4 -
     }
 
     // A valid block 1 from the rogue goes through the relay to the far node.
-    const rogue = await rogueOf();
+    const rogue = await startRogue(relay, status, rogues);
     await publishOnce(rogue, () => first!);
     await waitUntilAnswer(async () => (await far.client.eth_blockNumber()) === "0x1", "block 1 at the far node");
 
@@ -260,7 +245,7 @@ describe("a rogue peer's block relayed through an honest node (rogue 127.0.0.4 -
     await waitUntilAnswer(async () => relay.node.peerNetwork!.peerRecord(rogue.peerId)?.events.invalidBlock === 1, "the relay blames the rogue");
 
     // The valid block 2 from another rogue: once it is at the far node, the bad one, sent earlier, would have been too.
-    const other = await rogueOf();
+    const other = await startRogue(relay, status, rogues);
     await publishOnce(other, () => second!);
     await waitUntilAnswer(async () => (await far.client.eth_blockNumber()) === "0x2", "block 2 at the far node");
     expect((await far.client.eth_getBlockByNumber("0x2", false))!.hash).to.equal(bytesToHex(second!.hash));

@@ -2,8 +2,7 @@
 // .4): a node that joins late long-syncs from a peer far ahead, then takes new blocks by gossip;
 // a transaction sent to one node reaches another's pool and comes back in that node's block.
 import { expect } from "chai";
-import type { P2pOptions } from "../../../src/node/index.js";
-import { waitUntilAnswer } from "../../helpers/p2p.js";
+import { listeningLine, tcpP2pOptions, waitUntilAnswer } from "../../helpers/p2p.js";
 import { startTestNode, type TestNode, type TestNodeOverrides } from "../../helpers/testNode.js";
 
 const cow = "0xcd2a3d9f938e13cd947ec05abc7fe734df8dd826";
@@ -18,10 +17,6 @@ const counterCreation = `0x6013600c60003960136000f3${counterRuntime}`;
 /** Init code that emits one LOG1 with the topic 0x11..11 and deploys nothing. */
 const creationEmittingLog = `0x7f${"11".repeat(32)}60006000a100`;
 
-function p2p(host: string, changes: Partial<P2pOptions> = {}): P2pOptions {
-  return { host, port: 0, bootnodes: [], maxPeers: 30, minPeers: 1, nodeKey: undefined, ...changes };
-}
-
 /** eth_sendTransaction of each of `transactions` in one JSON-RPC batch; throws on the first error. */
 async function sendBatch(node: TestNode, transactions: readonly object[]): Promise<void> {
   const body = JSON.stringify(transactions.map((transaction, index) => ({ jsonrpc: "2.0", id: index, method: "eth_sendTransaction", params: [transaction] })));
@@ -29,12 +24,6 @@ async function sendBatch(node: TestNode, transactions: readonly object[]): Promi
   const answers = (await response.json()) as { error?: { message: string } }[];
   const failed = answers.find((answer) => answer.error !== undefined);
   if (failed !== undefined) throw new Error(`a send failed: ${failed.error!.message}`);
-}
-
-function multiaddrsOf(node: TestNode): string[] {
-  const line = node.logs.find((record) => record.msg === "p2p listening") as { multiaddrs: string[] } | undefined;
-  if (line === undefined) throw new Error("no p2p listening line");
-  return line.multiaddrs;
 }
 
 describe("sync between nodes over TCP (127.0.0.2, .3, .4)", function () {
@@ -64,7 +53,7 @@ describe("sync between nodes over TCP (127.0.0.2, .3, .4)", function () {
 
   it("three nodes sync 1,000 blocks with a contract's calls, logs and transfers from genesis (long sync), follow a new block by gossip, and relay a transaction the miner mines", async function () {
     this.timeout(120_000);
-    const miner = await start({ rpc: { host: "127.0.0.2" }, p2p: p2p("127.0.0.2") });
+    const miner = await start({ rpc: { host: "127.0.0.2" }, p2p: tcpP2pOptions("127.0.0.2") });
     const deployment = await miner.client.eth_sendTransaction({ from: cow, data: counterCreation, gas: "0x30d40" });
     const counter = (await miner.client.eth_getTransactionReceipt(deployment))!.contractAddress!;
     const sends: object[] = [];
@@ -78,8 +67,8 @@ describe("sync between nodes over TCP (127.0.0.2, .3, .4)", function () {
     expect(await miner.client.eth_blockNumber()).to.equal("0x3e8");
 
     const followers = [
-      await start({ rpc: { host: "127.0.0.3" }, chain: { mining: { kind: "off" } }, metrics: { host: "127.0.0.3", port: 0 }, p2p: p2p("127.0.0.3", { bootnodes: multiaddrsOf(miner) }) }),
-      await start({ rpc: { host: "127.0.0.4" }, chain: { mining: { kind: "off" } }, p2p: p2p("127.0.0.4", { bootnodes: multiaddrsOf(miner) }) }),
+      await start({ rpc: { host: "127.0.0.3" }, chain: { mining: { kind: "off" } }, metrics: { host: "127.0.0.3", port: 0 }, p2p: tcpP2pOptions("127.0.0.3", { bootnodes: listeningLine(miner).multiaddrs }) }),
+      await start({ rpc: { host: "127.0.0.4" }, chain: { mining: { kind: "off" } }, p2p: tcpP2pOptions("127.0.0.4", { bootnodes: listeningLine(miner).multiaddrs }) }),
     ];
     const follower = followers[0]!;
     await sameHead([miner, ...followers], 40_000);
@@ -120,8 +109,8 @@ describe("sync between nodes over TCP (127.0.0.2, .3, .4)", function () {
 
   it("partitions that mined 30 and 40 blocks apart heal onto the heavier branch: the lighter side's filter sees removed logs and its transaction is back in its pool", async () => {
     const off = { mining: { kind: "off" as const } };
-    const light = await start({ rpc: { host: "127.0.0.2" }, chain: off, p2p: p2p("127.0.0.2") });
-    const heavy = await start({ rpc: { host: "127.0.0.3" }, chain: off, p2p: p2p("127.0.0.3") });
+    const light = await start({ rpc: { host: "127.0.0.2" }, chain: off, p2p: tcpP2pOptions("127.0.0.2") });
+    const heavy = await start({ rpc: { host: "127.0.0.3" }, chain: off, p2p: tcpP2pOptions("127.0.0.3") });
     // The light side: a block with a log-emitting creation, then two more; a filter sees the log.
     const filter = await light.client.eth_newFilter({ fromBlock: "0x0" });
     const lostTransaction = await light.client.eth_sendTransaction({ from: cow, data: creationEmittingLog, gas: "0x30d40" });
@@ -135,7 +124,7 @@ describe("sync between nodes over TCP (127.0.0.2, .3, .4)", function () {
     await heavy.client.hardhat_mine("0x28");
 
     // A third node joins both: everyone ends on the heavy branch.
-    const bridge = await start({ rpc: { host: "127.0.0.4" }, chain: off, p2p: p2p("127.0.0.4", { bootnodes: [...multiaddrsOf(light), ...multiaddrsOf(heavy)] }) });
+    const bridge = await start({ rpc: { host: "127.0.0.4" }, chain: off, p2p: tcpP2pOptions("127.0.0.4", { bootnodes: [...listeningLine(light).multiaddrs, ...listeningLine(heavy).multiaddrs] }) });
     await sameHead([light, heavy, bridge]);
     const heavyHead = await heavy.client.eth_getBlockByNumber("latest", false);
     expect(heavyHead!.number).to.equal("0x28");
@@ -149,13 +138,13 @@ describe("sync between nodes over TCP (127.0.0.2, .3, .4)", function () {
   });
 
   it("eth_syncing is an object while a late node long-syncs 200 blocks from two peers, its miner waiting meanwhile, and false after", async () => {
-    const miner = await start({ rpc: { host: "127.0.0.2" }, p2p: p2p("127.0.0.2") });
+    const miner = await start({ rpc: { host: "127.0.0.2" }, p2p: tcpP2pOptions("127.0.0.2") });
     for (let index = 0; index < 200; index++) await miner.client.eth_sendTransaction({ from: cow, to: stranger, value: "0x1" });
-    const follower = await start({ rpc: { host: "127.0.0.3" }, chain: { mining: { kind: "off" } }, p2p: p2p("127.0.0.3", { bootnodes: multiaddrsOf(miner) }) });
+    const follower = await start({ rpc: { host: "127.0.0.3" }, chain: { mining: { kind: "off" } }, p2p: tcpP2pOptions("127.0.0.3", { bootnodes: listeningLine(miner).multiaddrs }) });
     await sameHead([miner, follower]);
 
     // The late node automines: its miner waits while it syncs (eth_mining false between two syncing answers).
-    const late = await start({ rpc: { host: "127.0.0.4" }, p2p: p2p("127.0.0.4", { bootnodes: [...multiaddrsOf(miner), ...multiaddrsOf(follower)] }) });
+    const late = await start({ rpc: { host: "127.0.0.4" }, p2p: tcpP2pOptions("127.0.0.4", { bootnodes: [...listeningLine(miner).multiaddrs, ...listeningLine(follower).multiaddrs] }) });
     const statuses: unknown[] = [];
     const miningWhileSyncing: boolean[] = [];
     const deadline = Date.now() + 30_000;

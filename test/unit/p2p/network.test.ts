@@ -3,32 +3,19 @@
 import { expect } from "chai";
 import { lpStream } from "@libp2p/utils";
 import { multiaddr } from "@multiformats/multiaddr";
-import { createHost, type Host } from "../../../src/p2p/libp2p.js";
+import type { Host } from "../../../src/p2p/libp2p.js";
 import { statusProtocolId, encodeStatus } from "../../../src/p2p/status.js";
 import { encodeRlp } from "../../../src/common/rlp.js";
-import { hash32, memoryAddress, memoryTransport, newNodeKey, regtestLikeStatus, startMemoryNode, waitUntil, type MemoryNode, type MemoryNodeOptions } from "../../helpers/p2p.js";
+import { hash32, memoryAddress, memoryPeers, memoryTransport, newNodeKey, regtestLikeStatus, waitUntil, type MemoryNode } from "../../helpers/p2p.js";
 
 describe("p2p network (memory transport)", function () {
   this.timeout(20_000);
-  const started: MemoryNode[] = [];
-  const hosts: Host[] = [];
-
-  async function node(settings: MemoryNodeOptions = {}): Promise<MemoryNode> {
-    const started_ = await startMemoryNode(settings);
-    started.push(started_);
-    return started_;
-  }
-
+  const peers = memoryPeers();
+  const node = peers.node;
   /** A bare libp2p host speaking whatever the test writes: a peer that does not follow the protocol. */
-  async function rogueHost(): Promise<Host> {
-    const host = await createHost({ privateKey: newNodeKey(), listen: [memoryAddress()], transport: memoryTransport(), dialFrom: undefined, maxConnections: 10, userAgent: "rogue", gossipHeartbeatMs: 100 });
-    hosts.push(host);
-    return host;
-  }
+  const rogueHost = () => peers.bareHost("rogue");
 
-  afterEach(async () => {
-    await Promise.all([...started.splice(0).map((each) => each.network.stop()), ...hosts.splice(0).map((host) => host.stop())]);
-  });
+  afterEach(() => peers.stopAll());
 
   it("two nodes exchange their status: each counts the other, with its best block", async () => {
     const a = await node({ status: { bestNumber: 5n, bestHash: hash32(5), totalDifficulty: 6n } });

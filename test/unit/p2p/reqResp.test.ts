@@ -5,10 +5,9 @@
 import { expect } from "chai";
 import { lpStream } from "@libp2p/utils";
 import { multiaddr } from "@multiformats/multiaddr";
-import { createHost, type Host } from "../../../src/p2p/libp2p.js";
 import type { GossipTopic, GossipVerdict, RequestProtocol } from "../../../src/p2p/interface.js";
 import { InvalidRequestError, PeerRequestError, handleRequests, protocolIdOf, resultOk, resultUnavailable, sendRequest } from "../../../src/p2p/reqResp.js";
-import { memoryAddress, memoryTransport, newNodeKey, startMemoryNode, waitUntil, type MemoryNode, type MemoryNodeOptions } from "../../helpers/p2p.js";
+import { memoryPeers, waitUntil, type MemoryNode } from "../../helpers/p2p.js";
 
 const networkId = 7771;
 /** Small limits so that N and N + 1 are cheap to build. */
@@ -52,25 +51,12 @@ async function expectFailure(promise: Promise<unknown>, failure: PeerRequestErro
 
 describe("p2p request/response and gossip (memory transport)", function () {
   this.timeout(30_000);
-  const started: MemoryNode[] = [];
-  const hosts: Host[] = [];
-
-  async function node(settings: MemoryNodeOptions = {}): Promise<MemoryNode> {
-    const each = await startMemoryNode(settings);
-    started.push(each);
-    return each;
-  }
-
+  const peers = memoryPeers();
+  const node = peers.node;
   /** A bare libp2p host: no status protocol, no limits of its own; writes whatever the test says. */
-  async function bareHost(): Promise<Host> {
-    const host = await createHost({ privateKey: newNodeKey(), listen: [memoryAddress()], transport: memoryTransport(), dialFrom: undefined, maxConnections: 10, userAgent: "bare", gossipHeartbeatMs: 100 });
-    hosts.push(host);
-    return host;
-  }
+  const bareHost = () => peers.bareHost("bare");
 
-  afterEach(async () => {
-    await Promise.all([...started.splice(0).map((each) => each.network.stop()), ...hosts.splice(0).map((host) => host.stop())]);
-  });
+  afterEach(() => peers.stopAll());
 
   describe("requests", () => {
     let server: MemoryNode;
