@@ -2,9 +2,10 @@
 // and the body encoding the store keeps. The block size is that of RLP([header, transactions, uncles]).
 import type { Common } from "@ethereumjs/common";
 import { RLP } from "@ethereumjs/rlp";
-import { encodeRlpListOfEncoded } from "../common/rlp.js";
+import { encodeRlpListOfEncoded, rlpByteStringPayload, rlpListItems } from "../common/rlp.js";
 import { BlockHeader } from "./header.js";
-import { decodeRawTransaction, restoreTransaction, type ChainTransaction, type TypedTransactionsAccepted } from "./transactions.js";
+import { recoverSignerKeyIfAny } from "../common/signatures.js";
+import { decodeSignedTransaction, invalidSignature, restoreTransaction, withSignerKey, type ChainTransaction, type SignedTransaction, type TypedTransactionsAccepted } from "./transactions.js";
 
 /** Bytes that are not a block in the wire form (wrong shape, a malformed header or transaction). */
 export class MalformedBlockError extends Error {}
@@ -83,6 +84,21 @@ export class Block {
     return RLP.encode([this.transactions.map((transaction) => transaction.raw), this.transactions.map((transaction) => transaction.sender), this.uncles.map((uncle) => uncle.encoded)]);
   }
 
+  /**
+   * The wire body (encodeWireBody) made from a stored body's bytes without decoding its
+   * transactions: serving a peer's bodies request reads no transaction into an object. A legacy
+   * transaction's raw form is its RLP list, a typed one's goes as a byte string (kept as stored).
+   */
+  static wireBodyFromStored(encodedBody: Uint8Array): Uint8Array {
+    const [raws, , uncles] = rlpListItems(encodedBody);
+    if (raws === undefined || uncles === undefined) throw new MalformedBlockError("a stored body is [transactions, senders, uncles]");
+    const transactionItems = rlpListItems(raws).map((item) => {
+      const raw = rlpByteStringPayload(item);
+      return isLegacyEncoding(raw) ? raw : item;
+    });
+    return encodeRlpListOfEncoded([encodeRlpListOfEncoded(transactionItems), encodeRlpListOfEncoded(rlpListItems(uncles).map(rlpByteStringPayload))]);
+  }
+
   static decodeBody(header: BlockHeader, encodedBody: Uint8Array, common: Common): Block {
     const [raws, senders, uncles] = RLP.decode(encodedBody) as [Uint8Array[], Uint8Array[], Uint8Array[]];
     const transactions = raws.map((raw, index) => restoreTransaction(raw, senders[index]!, common));
@@ -95,13 +111,34 @@ export class Block {
  * peer's answer to a bodies request): senders recovered, as Block.decode. Throws MalformedBlockError.
  */
 export function decodeWireTransactions(items: readonly unknown[], common: Common, typed: TypedTransactionsAccepted = false): ChainTransaction[] {
+  const signed = decodeWireSignedTransactions(items, common, typed);
+  return withSigners(
+    signed,
+    signed.map((transaction) => recoverSignerKeyIfAny(transaction.signature)),
+  );
+}
+
+/**
+ * The transactions of a block's wire body decoded and checked, senders not yet recovered (a caller
+ * recovering many at once elsewhere: sync/networkPeer.ts). Throws MalformedBlockError.
+ */
+export function decodeWireSignedTransactions(items: readonly unknown[], common: Common, typed: TypedTransactionsAccepted = false): SignedTransaction[] {
   return items.map((item, index) => {
     try {
       // A legacy transaction is an RLP list; a typed one a byte string holding type ‖ payload.
-      return decodeRawTransaction(Array.isArray(item) ? RLP.encode(item as Uint8Array[]) : (item as Uint8Array), common, typed);
+      return decodeSignedTransaction(Array.isArray(item) ? RLP.encode(item as Uint8Array[]) : (item as Uint8Array), common, typed);
     } catch (error) {
       throw new MalformedBlockError(`transaction ${index}: ${(error as Error).message}`);
     }
+  });
+}
+
+/** A block's transactions with their signers' keys (undefined: none); MalformedBlockError names the first without one. */
+export function withSigners(signed: readonly SignedTransaction[], signerKeys: readonly (Uint8Array | undefined)[]): ChainTransaction[] {
+  return signed.map((transaction, index) => {
+    const key = signerKeys[index];
+    if (key === undefined) throw new MalformedBlockError(`transaction ${index}: ${invalidSignature().message}`);
+    return withSignerKey(transaction, key);
   });
 }
 

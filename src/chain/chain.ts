@@ -231,6 +231,37 @@ export class Chain {
     return block;
   }
 
+  /** A stored block's header, checked against its hash like getBlockByHash's block, without reading the body. */
+  getHeaderByHash(hash: Uint8Array): BlockHeader | undefined {
+    const key = bytesToUnprefixedHex(hash);
+    const cached = this.blocks.get(key);
+    if (cached !== undefined) return cached.header;
+    const encoded = this.store.getSync(storeKeys.header(hash));
+    if (encoded === undefined) return undefined;
+    let header: BlockHeader;
+    try {
+      header = BlockHeader.decode(encoded);
+    } catch (error) {
+      throw new StoredDataDamagedError(`the stored header 0x${key} is damaged: ${(error as Error).message}`);
+    }
+    if (Buffer.compare(header.hash, hash) !== 0) throw new StoredDataDamagedError(`the stored header 0x${key} is damaged: it hashes to 0x${bytesToUnprefixedHex(header.hash)}`);
+    return header;
+  }
+
+  /** A stored block's body in its wire form (Block.encodeWireBody), its transactions not decoded. */
+  wireBody(hash: Uint8Array): Uint8Array | undefined {
+    const key = bytesToUnprefixedHex(hash);
+    const cached = this.blocks.get(key);
+    if (cached !== undefined) return cached.encodeWireBody();
+    const encodedBody = this.store.getSync(storeKeys.body(hash));
+    if (encodedBody === undefined) return undefined;
+    try {
+      return Block.wireBodyFromStored(encodedBody);
+    } catch (error) {
+      throw new StoredDataDamagedError(`the stored body of 0x${key} is damaged: ${(error as Error).message}`);
+    }
+  }
+
   async getCanonicalHash(blockNumber: bigint): Promise<Uint8Array | undefined> {
     if (blockNumber > this.headBlock.number || blockNumber < 0n) return undefined;
     if (blockNumber === this.headBlock.number) return this.headBlock.hash;

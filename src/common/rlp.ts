@@ -235,6 +235,13 @@ export function rlpListItems(encoded: Uint8Array): Uint8Array[] {
   return items;
 }
 
+/** The bytes the RLP byte string `encoded` holds (throws on a list or on bytes that are not one item). */
+export function rlpByteStringPayload(encoded: Uint8Array): Uint8Array {
+  const item = rlpItemAt(encoded, 0);
+  if (item.list || item.end !== encoded.length) throw new Error("RLP: not one byte string");
+  return encoded.subarray(item.payload, item.end);
+}
+
 /** How many items the RLP list `encoded` holds, nothing nested decoded (throws as rlpListItems). */
 export function rlpListLength(encoded: Uint8Array): number {
   let count = 0;

@@ -54,6 +54,22 @@ export function recoverSignerKey(signature: RecoverableSignature): Uint8Array {
   return publicKey.subarray(1);
 }
 
+/** The signer's 64-byte public key, or undefined when the signature has no signer. */
+export function recoverSignerKeyIfAny(signature: RecoverableSignature): Uint8Array | undefined {
+  try {
+    return recoverSignerKey(signature);
+  } catch (error) {
+    if (error instanceof SignatureRecoveryError) return undefined;
+    throw error;
+  }
+}
+
+/** Recovers many signers at once, perhaps on another thread (node/batchRecovery.ts). */
+export interface SignatureBatchRecovery {
+  /** Each signature's signer key, in order; undefined for one that has no signer. */
+  recoverAll(signatures: readonly RecoverableSignature[]): Promise<(Uint8Array | undefined)[]>;
+}
+
 /**
  * Recovers the signers of received transactions, perhaps on another thread
  * (node/recoveryOffload.ts); recoverSignerKey on the calling thread is the plain way.

@@ -12,7 +12,7 @@ import type { NetworkProfile } from "../chain/networks.js";
 import { bytesToHex, bytesToUnprefixedHex } from "../common/hex.js";
 import type { Logger } from "../common/logger.js";
 import { installFastRlp } from "../common/rlp.js";
-import type { SenderRecovery } from "../common/signatures.js";
+import type { SenderRecovery, SignatureBatchRecovery } from "../common/signatures.js";
 import { BlockBuilder } from "../execution/blockBuilder.js";
 import { CallService } from "../execution/callService.js";
 import { createExecutionRules } from "../execution/rules.js";
@@ -36,6 +36,7 @@ import { PoolJournal } from "../txpool/poolJournal.js";
 import { createTransactionIntake, type TransactionIntake } from "../txpool/transactionIntake.js";
 import { TransactionPool } from "../txpool/transactionPool.js";
 import { CallWorkers } from "./callWorkers.js";
+import { BatchRecoveryThread } from "./batchRecovery.js";
 import { RecoveryOffload } from "./recoveryOffload.js";
 import type { ChainOptions, StorageOptions } from "./options.js";
 
@@ -70,6 +71,11 @@ export interface ChainServices {
    * in one batch (node/recoveryOffload.ts); undefined when that is off or the machine has one core.
    */
   readonly senderRecovery: SenderRecovery | undefined;
+  /**
+   * The signers of many transactions at once (a peer's bodies during a long sync), recovered on a
+   * thread started with the first batch (node/batchRecovery.ts); undefined as senderRecovery is.
+   */
+  readonly batchSenderRecovery: SignatureBatchRecovery | undefined;
   readonly location: string;
   /** Whether clients may send typed transactions (ChainOptions.typedTransactions). */
   readonly typedTransactions: boolean;
@@ -285,6 +291,7 @@ export async function openChainServices(
     const callWorkers = options.callWorker && store instanceof LevelStore ? new CallWorkers({ directory: store.location, chainId: network.chainId, limits: options.calls }, store, log.child({ module: "calls" })) : undefined;
     if (callWorkers !== undefined) calls.offloadTo(callWorkers);
     const recoveryOffload = options.recoveryWorker && availableParallelism() > 1 ? new RecoveryOffload(log.child({ module: "senders" })) : undefined;
+    const batchRecovery = recoveryOffload === undefined ? undefined : new BatchRecoveryThread(log.child({ module: "senders" }));
     // Clients' sends and (later) peers' transactions alike.
     const intake = createTransactionIntake({ common, typedTransactions: options.typedTransactions, pool, senderRecovery: recoveryOffload });
     const logsLog = log.child({ module: "logs" });
@@ -320,6 +327,7 @@ export async function openChainServices(
       tracer,
       callWorkers,
       senderRecovery: recoveryOffload,
+      batchSenderRecovery: batchRecovery,
       location: store.location,
       typedTransactions: options.typedTransactions,
       nodeKeyStore: {
@@ -335,6 +343,7 @@ export async function openChainServices(
         await pool.persist().catch((error: unknown) => poolLog.error({ err: error }, "the pool's journal could not be written"));
         await callWorkers?.close();
         await recoveryOffload?.close();
+        await batchRecovery?.close();
         await chain.whenTipWritten().catch(() => undefined);
         await store.close();
       },

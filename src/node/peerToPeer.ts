@@ -46,7 +46,7 @@ export function createSyncManager(network: PeerToPeerNetwork, services: ChainSer
     holdMining: (held) => {
       miner.holdForSync(held).catch((error: unknown) => syncLog.error({ err: error }, "mining what arrived during the sync failed"));
     },
-    decoding: { common: services.common, typed: services.typedTransactions },
+    decoding: { common: services.common, typed: services.typedTransactions, senderRecovery: services.batchSenderRecovery },
     refuseRequest,
     log: syncLog,
     options,

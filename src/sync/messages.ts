@@ -4,9 +4,9 @@
 // their full 19-field encoding (the receiver computes the hash); a body is
 // [[signed transaction...], [uncle header...]] as in a block's wire form.
 import type { Common } from "@ethereumjs/common";
-import { Block, decodeWireTransactions, decodeWireUncles, MalformedBlockError } from "../chain/block.js";
+import { Block, decodeWireSignedTransactions, decodeWireUncles, MalformedBlockError, withSigners } from "../chain/block.js";
 import { BlockHeader } from "../chain/header.js";
-import type { TypedTransactionsAccepted } from "../chain/transactions.js";
+import type { SignedTransaction, TypedTransactionsAccepted } from "../chain/transactions.js";
 import { decodeRlp, encodeRlp, encodeRlpListOfEncoded, rlpListItems, type RlpDecoded } from "../common/rlp.js";
 import type { GossipTopic, RequestProtocol } from "../p2p/interface.js";
 import type { BlockBody } from "./syncPeer.js";
@@ -170,10 +170,26 @@ export function decodeBodiesAnswer(bytes: Uint8Array, asked: number): (WireBody 
   });
 }
 
-/** A body's transactions (senders recovered) and uncles; MessageDecodingError for what does not decode. */
-export function bodyOf(body: WireBody, common: Common, typed: TypedTransactionsAccepted): BlockBody {
+/** A body decoded and checked, its transactions' senders not yet recovered. */
+export interface SignedBody {
+  readonly transactions: readonly SignedTransaction[];
+  readonly uncles: readonly BlockHeader[];
+}
+
+/** A body's transactions and uncles, senders still to recover; MessageDecodingError for what does not decode. */
+export function signedBodyOf(body: WireBody, common: Common, typed: TypedTransactionsAccepted): SignedBody {
   try {
-    return { transactions: decodeWireTransactions(body.transactionItems, common, typed), uncles: decodeWireUncles(body.uncleItems) };
+    return { transactions: decodeWireSignedTransactions(body.transactionItems, common, typed), uncles: decodeWireUncles(body.uncleItems) };
+  } catch (error) {
+    if (error instanceof MalformedBlockError) throw new MessageDecodingError(`body: ${error.message}`);
+    throw error;
+  }
+}
+
+/** The body with its transactions' signer keys, in order (undefined: no signer, a MessageDecodingError). */
+export function recoveredBody(body: SignedBody, signerKeys: readonly (Uint8Array | undefined)[]): BlockBody {
+  try {
+    return { transactions: withSigners(body.transactions, signerKeys), uncles: body.uncles };
   } catch (error) {
     if (error instanceof MalformedBlockError) throw new MessageDecodingError(`body: ${error.message}`);
     throw error;

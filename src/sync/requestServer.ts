@@ -24,6 +24,10 @@ export interface ServedChain {
   /** The last block on disk. */
   readonly head: Block;
   getBlockByHash(hash: Uint8Array): Promise<Block | undefined>;
+  /** A stored header, without its body. */
+  getHeaderByHash(hash: Uint8Array): BlockHeader | undefined;
+  /** A stored body in its wire form, its transactions not decoded. */
+  wireBody(hash: Uint8Array): Uint8Array | undefined;
   getCanonicalHash(blockNumber: bigint): Promise<Uint8Array | undefined>;
 }
 
@@ -49,10 +53,10 @@ export class RequestServer {
   async headers(request: Uint8Array): Promise<Uint8Array> {
     const { startHash, count } = decodeHeadersRequest(request);
     const headers: BlockHeader[] = [];
-    let cursor = await this.chain.getBlockByHash(startHash);
+    let cursor = this.chain.getHeaderByHash(startHash);
     while (cursor !== undefined && headers.length < count) {
-      headers.push(cursor.header);
-      cursor = cursor.number === 0n ? undefined : await this.chain.getBlockByHash(cursor.header.fields.parentHash);
+      headers.push(cursor);
+      cursor = cursor.number === 0n ? undefined : this.chain.getHeaderByHash(cursor.fields.parentHash);
     }
     return encodeHeadersAnswer(headers);
   }
@@ -60,7 +64,7 @@ export class RequestServer {
   async bodies(request: Uint8Array): Promise<Uint8Array> {
     const hashes = decodeBodiesRequest(request);
     const bodies: (Uint8Array | undefined)[] = [];
-    for (const hash of hashes) bodies.push((await this.chain.getBlockByHash(hash))?.encodeWireBody());
+    for (const hash of hashes) bodies.push(this.chain.wireBody(hash));
     return encodeItemsAnswer(bodies);
   }
 

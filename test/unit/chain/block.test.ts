@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { RLP } from "@ethereumjs/rlp";
-import { createLegacyTx } from "@ethereumjs/tx";
+import { createFeeMarket1559Tx, createLegacyTx } from "@ethereumjs/tx";
 import { Address } from "@ethereumjs/util";
 import { keccak_256 } from "@noble/hashes/sha3.js";
 import { Block } from "../../../src/chain/block.js";
@@ -36,6 +36,20 @@ describe("chain/block", () => {
     const decoded = BlockHeader.decode(block.header.encoded);
     expect(Buffer.compare(decoded.hash, block.hash)).to.equal(0);
     expect(Buffer.compare(decoded.hashForMergedMining, block.header.hashForMergedMining)).to.equal(0);
+  });
+
+  it("the wire body made from the stored body's bytes is the one made from the block: legacy and typed transactions, uncles, none", () => {
+    const key = keccak_256(new TextEncoder().encode("cow"));
+    const to = new Address(new Uint8Array(20).fill(7));
+    const legacy = [0n, 1n].map((nonce) => decodeRawTransaction(createLegacyTx({ nonce, gasLimit: 60_000n, to, data: new Uint8Array(nonce === 0n ? 3 : 300) }, { common }).sign(key).serialize(), common));
+    const typed = decodeRawTransaction(createFeeMarket1559Tx({ chainId: 33n, nonce: 2n, gasLimit: 60_000n, maxFeePerGas: 10n, to, data: new Uint8Array(70) }, { common }).sign(key).serialize(), common, true);
+    const blocks = [
+      new Block(header(2n, 3n, new Uint8Array(10)), [...legacy, typed], [header(1n, 5n, new Uint8Array(40)), header(1n, 6n, emptyBytes)]),
+      new Block(header(3n, 3n, emptyBytes), [typed], []),
+      new Block(header(4n, 3n, emptyBytes), [], []),
+    ];
+    for (const block of blocks) expect(Buffer.from(Block.wireBodyFromStored(block.encodeBody())).toString("hex")).to.equal(Buffer.from(block.encodeWireBody()).toString("hex"));
+    expect(() => Block.wireBodyFromStored(RLP.encode([[], []]))).to.throw(/stored body/);
   });
 
   it("hashes as the reference (RSKIP92): the 16 base fields, and the parent-chain header only when a merged-mining field is set", () => {

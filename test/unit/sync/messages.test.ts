@@ -4,9 +4,9 @@
 import { expect } from "chai";
 import { Block } from "../../../src/chain/block.js";
 import { encodeRlp, encodeRlpListOfEncoded, rlpListItems } from "../../../src/common/rlp.js";
+import { recoverSignerKeyIfAny } from "../../../src/common/signatures.js";
 import type { ChainServices } from "../../../src/node/index.js";
 import {
-  bodyOf,
   decodeBlock,
   decodeBlockHashAnswer,
   decodeBlocksAnswer,
@@ -29,6 +29,8 @@ import {
   maxHeadersPerRequest,
   maxSkeletonChunks,
   MessageDecodingError,
+  recoveredBody,
+  signedBodyOf,
   softAnswerBytes,
   syncProtocols,
 } from "../../../src/sync/messages.js";
@@ -142,7 +144,8 @@ describe("sync messages: codecs and their limits", function () {
       expect(decoded).to.have.length(3);
       expect(decoded[1]).to.equal(undefined);
       for (const index of [0, 2]) {
-        const body = bodyOf(decoded[index]!, services.common, false);
+        const signed = signedBodyOf(decoded[index]!, services.common, false);
+        const body = recoveredBody(signed, signed.transactions.map((transaction) => recoverSignerKeyIfAny(transaction.signature)));
         const original = blocks[index]!;
         expect(body.transactions.map((transaction) => Buffer.from(transaction.hash).toString("hex"))).to.deep.equal(original.transactions.map((transaction) => Buffer.from(transaction.hash).toString("hex")));
         expect(body.transactions.map((transaction) => Buffer.from(transaction.sender).toString("hex"))).to.deep.equal(original.transactions.map((transaction) => Buffer.from(transaction.sender).toString("hex")));
@@ -158,7 +161,17 @@ describe("sync messages: codecs and their limits", function () {
       expectRefused(() => decodeBodiesAnswer(encodeRlp([[hashOf(1), []]]), 1), /body 0 transactions is not a list/);
       expectRefused(() => decodeBodiesAnswer(notRlp, 1), /bodies answer is not RLP/);
       const [broken] = decodeBodiesAnswer(encodeRlp([[[[1, 2, 3]], []]]), 1);
-      expectRefused(() => bodyOf(broken!, services.common, false), /body: transaction 0/);
+      expectRefused(() => signedBodyOf(broken!, services.common, false), /body: transaction 0/);
+    });
+
+    it("a body whose transaction has no signer is refused, naming the transaction", () => {
+      const [decoded] = decodeBodiesAnswer(encodeItemsAnswer([blocks[0]!.encodeWireBody()]), 1);
+      const signed = () => signedBodyOf(decoded!, services.common, false);
+      const keys = signed().transactions.map((transaction) => recoverSignerKeyIfAny(transaction.signature));
+      expect(keys.length).to.be.greaterThan(0);
+      expect(recoveredBody(signed(), keys).transactions).to.have.length(keys.length);
+      const lastIndex = keys.length - 1;
+      expectRefused(() => recoveredBody(signed(), keys.map((key, index) => (index === lastIndex ? undefined : key))), new RegExp(`body: transaction ${lastIndex}: .*signature`));
     });
 
     it("blocks round-trip, hashes and senders; an empty entry is a block not held; more than asked is refused", () => {
