@@ -22,7 +22,7 @@ ON_REQUEST_PACKAGES := prom-client
 ESBUILD_COMMON := node_modules/.bin/esbuild --bundle --platform=node --target=node20 --log-level=warning \
   --minify-whitespace --minify-syntax --sourcemap $(addprefix --external:,$(NATIVE_PACKAGES) $(ON_REQUEST_PACKAGES))
 # The launcher and the CLI's worker threads (node/callWorker.ts, node/recoveryWorker.ts,
-# node/batchRecoveryWorker.ts), which the CLI finds beside itself.
+# node/batchChecksWorker.ts), which the CLI finds beside itself.
 ESBUILD := $(ESBUILD_COMMON) --format=esm \
   --banner:js="import { createRequire as createRequireForBundle } from 'node:module'; const require = createRequireForBundle(import.meta.url);"
 # The peer-to-peer network (p2p/network.ts and libp2p) is a bundle of its own, beside the CLI's
@@ -73,7 +73,7 @@ build: install
 	$(ESBUILD) dist/src/cli/launch.js --outfile=$(BUNDLE)
 	$(ESBUILD) dist/src/node/callWorker.js --outfile=$(dir $(BUNDLE))callWorker.js
 	$(ESBUILD) dist/src/node/recoveryWorker.js --outfile=$(dir $(BUNDLE))recoveryWorker.js
-	$(ESBUILD) dist/src/node/batchRecoveryWorker.js --outfile=$(dir $(BUNDLE))batchRecoveryWorker.js
+	$(ESBUILD) dist/src/node/batchChecksWorker.js --outfile=$(dir $(BUNDLE))batchChecksWorker.js
 	@chmod +x $(BUNDLE)
 	@if LC_ALL=C grep -q -P '[^\x00-\x7F]' $(BUNDLE_MAIN); then echo "$(BUNDLE_MAIN) is not ASCII: cli/launch.ts reads it as latin1"; exit 1; fi
 	@./$(BUNDLE) --version >/dev/null

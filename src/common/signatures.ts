@@ -64,7 +64,7 @@ export function recoverSignerKeyIfAny(signature: RecoverableSignature): Uint8Arr
   }
 }
 
-/** Recovers many signers at once, perhaps on another thread (node/batchRecovery.ts). */
+/** Recovers many signers at once, perhaps on another thread (node/batchChecks.ts). */
 export interface SignatureBatchRecovery {
   /** Each signature's signer key, in order; undefined for one that has no signer. */
   recoverAll(signatures: readonly RecoverableSignature[]): Promise<(Uint8Array | undefined)[]>;

@@ -27,7 +27,7 @@ import type { ConsensusConstants } from "./constants.js";
 import { collectAncestors } from "./familyView.js";
 import { selectHead } from "./forkChoice.js";
 import type { BlockSource, ImportOutcome } from "./importResult.js";
-import { checkMergedMiningProof } from "./mergedMiningProof.js";
+import { checkMergedMiningProof, type MergedMiningProof, type MergedMiningProofCheck } from "./mergedMiningProof.js";
 import { checkBlockBeforeExecution } from "./rules/block.js";
 import { checkUncleOwnHeader } from "./rules/header.js";
 import { checkHeaderAgainstParent, type RuleContext } from "./rules/parent.js";
@@ -244,14 +244,33 @@ export function checkProofOfWork(header: BlockHeader): RuleVerdict {
 }
 
 function checkProofOfWorkNow(header: BlockHeader): RuleVerdict {
+  return proofOfWorkVerdict(checkMergedMiningProof(mergedMiningProofOf(header)));
+}
+
+/** What a header's proof of work is checked on (checkMergedMiningProof's input). */
+export function mergedMiningProofOf(header: BlockHeader): MergedMiningProof {
   const { fields } = header;
-  const check = checkMergedMiningProof({
+  return {
     hashForMergedMining: header.hashForMergedMining,
     difficulty: fields.difficulty,
     parentHeader: fields.mergedMiningHeader,
     merkleProof: fields.mergedMiningMerkleProof,
     compressedCoinbase: fields.mergedMiningCoinbaseTransaction,
-  });
+  };
+}
+
+/**
+ * Takes the check of `header`'s proof made elsewhere (checkMergedMiningProof of
+ * mergedMiningProofOf(header), on another thread) as its verdict: checkProofOfWork answers it
+ * from then on. Answers the verdict.
+ */
+export function recordProofOfWorkCheck(header: BlockHeader, check: MergedMiningProofCheck): RuleVerdict {
+  const verdict = proofOfWorkVerdict(check);
+  proofVerdicts.set(header, verdict);
+  return verdict;
+}
+
+function proofOfWorkVerdict(check: MergedMiningProofCheck): RuleVerdict {
   return check.ok ? passed : refused(check.rule, check.reason);
 }
 

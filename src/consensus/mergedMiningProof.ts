@@ -19,6 +19,12 @@ export interface MergedMiningProof {
   compressedCoinbase: Uint8Array;
 }
 
+/** Checks many proofs at once, perhaps on another thread (node/batchChecks.ts). */
+export interface MergedMiningProofBatchCheck {
+  /** checkMergedMiningProof of each proof, in order. */
+  checkAll(proofs: readonly MergedMiningProof[]): Promise<MergedMiningProofCheck[]>;
+}
+
 /** Which rule a proof broke: stable names for logs and tests; the reason carries the figures. */
 export type MergedMiningRule =
   | "merkleProofTooLong"

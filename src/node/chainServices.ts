@@ -20,6 +20,7 @@ import { BlockLogIndex, FilterManager, type LogQueryLimits } from "../logs/index
 import { ImpersonatedAccounts } from "../accounts/impersonation.js";
 import { BlockImporter } from "../consensus/blockImporter.js";
 import { consensusConstantsFor } from "../consensus/constants.js";
+import type { MergedMiningProofBatchCheck } from "../consensus/mergedMiningProof.js";
 import { MinerClock } from "../mining/clock.js";
 import { DevChain } from "../mining/devChain.js";
 import { HashRates, defaultHashRateOptions } from "../mining/hashRates.js";
@@ -36,7 +37,7 @@ import { PoolJournal } from "../txpool/poolJournal.js";
 import { createTransactionIntake, type TransactionIntake } from "../txpool/transactionIntake.js";
 import { TransactionPool } from "../txpool/transactionPool.js";
 import { CallWorkers } from "./callWorkers.js";
-import { BatchRecoveryThread } from "./batchRecovery.js";
+import { BatchCheckThread } from "./batchChecks.js";
 import { RecoveryOffload } from "./recoveryOffload.js";
 import type { ChainOptions, StorageOptions } from "./options.js";
 
@@ -72,10 +73,11 @@ export interface ChainServices {
    */
   readonly senderRecovery: SenderRecovery | undefined;
   /**
-   * The signers of many transactions at once (a peer's bodies during a long sync), recovered on a
-   * thread started with the first batch (node/batchRecovery.ts); undefined as senderRecovery is.
+   * A long sync's checks that need no state, many at once (a peer's bodies' senders, a chunk's
+   * proofs of work), on a thread started with the first batch (node/batchChecks.ts); undefined
+   * as senderRecovery is.
    */
-  readonly batchSenderRecovery: SignatureBatchRecovery | undefined;
+  readonly batchChecks: (SignatureBatchRecovery & MergedMiningProofBatchCheck) | undefined;
   readonly location: string;
   /** Whether clients may send typed transactions (ChainOptions.typedTransactions). */
   readonly typedTransactions: boolean;
@@ -291,7 +293,7 @@ export async function openChainServices(
     const callWorkers = options.callWorker && store instanceof LevelStore ? new CallWorkers({ directory: store.location, chainId: network.chainId, limits: options.calls }, store, log.child({ module: "calls" })) : undefined;
     if (callWorkers !== undefined) calls.offloadTo(callWorkers);
     const recoveryOffload = options.recoveryWorker && availableParallelism() > 1 ? new RecoveryOffload(log.child({ module: "senders" })) : undefined;
-    const batchRecovery = recoveryOffload === undefined ? undefined : new BatchRecoveryThread(log.child({ module: "senders" }));
+    const batchChecks = recoveryOffload === undefined ? undefined : new BatchCheckThread(log.child({ module: "sync" }));
     // Clients' sends and (later) peers' transactions alike.
     const intake = createTransactionIntake({ common, typedTransactions: options.typedTransactions, pool, senderRecovery: recoveryOffload });
     const logsLog = log.child({ module: "logs" });
@@ -327,7 +329,7 @@ export async function openChainServices(
       tracer,
       callWorkers,
       senderRecovery: recoveryOffload,
-      batchSenderRecovery: batchRecovery,
+      batchChecks,
       location: store.location,
       typedTransactions: options.typedTransactions,
       nodeKeyStore: {
@@ -343,7 +345,7 @@ export async function openChainServices(
         await pool.persist().catch((error: unknown) => poolLog.error({ err: error }, "the pool's journal could not be written"));
         await callWorkers?.close();
         await recoveryOffload?.close();
-        await batchRecovery?.close();
+        await batchChecks?.close();
         await chain.whenTipWritten().catch(() => undefined);
         await store.close();
       },

@@ -22,6 +22,7 @@ import { MalformedTransactionError } from "../chain/transactions.js";
 import { bytesToHex, bytesToUnprefixedHex } from "../common/hex.js";
 import type { Logger } from "../common/logger.js";
 import type { ImportOutcome } from "../consensus/importResult.js";
+import type { MergedMiningProofBatchCheck } from "../consensus/mergedMiningProof.js";
 import type { RuleContext } from "../consensus/rules/parent.js";
 import type { GossipVerdict, PeerRecord, PeerToPeerNetwork } from "../p2p/interface.js";
 import type { TransactionIntake } from "../txpool/transactionIntake.js";
@@ -74,6 +75,8 @@ export interface SyncManagerDependencies {
   /** Holds the built-in miner during a long sync (true) and lets it go after (false). */
   readonly holdMining: (held: boolean) => void;
   readonly decoding: BlockDecoding;
+  /** Where a long sync checks a chunk's proofs of work together (another thread); one by one on this one when undefined. */
+  readonly proofChecks?: MergedMiningProofBatchCheck;
   /** The network's InvalidRequestError, handed in so that sync/ loads nothing of libp2p. */
   readonly refuseRequest: RefuseRequest;
   readonly log: Logger;
@@ -518,6 +521,7 @@ export class SyncManager {
         },
         reportPeer: (peerId, fault, reason) => this.reportFault(peerId, fault, reason),
       },
+      this.deps.proofChecks,
     );
     try {
       const result = await sync.run();

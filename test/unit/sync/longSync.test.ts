@@ -7,6 +7,8 @@ import { Block } from "../../../src/chain/block.js";
 import { BlockHeader } from "../../../src/chain/header.js";
 import type { ImportOutcome } from "../../../src/consensus/importResult.js";
 import { proveBlock } from "../../../src/mining/blockProof.js";
+import { BatchCheckThread } from "../../../src/node/batchChecks.js";
+import { createLogger } from "../../../src/common/logger.js";
 import type { ChainServices } from "../../../src/node/index.js";
 import { findConnectionPoint } from "../../../src/sync/connectionPoint.js";
 import { LongSync, chooseSyncPeer, defaultLongSyncOptions, type LongSyncOptions, type SyncProgress } from "../../../src/sync/longSync.js";
@@ -27,6 +29,13 @@ interface Script {
   emptyBodies?: boolean;
   /** Skeleton points are moved one block off. */
   skewedSkeleton?: boolean;
+  /** Headers from block 20 to the one before the best carry a merkle proof that does not hold (not hashed: the links stay). */
+  brokenProofs?: boolean;
+}
+
+/** `header` with a merged-mining merkle proof of 31 bytes: the same hash, a proof of work that fails. */
+function withBrokenProof(header: BlockHeader): BlockHeader {
+  return new BlockHeader({ ...header.fields, mergedMiningMerkleProof: new Uint8Array(31) });
 }
 
 /** A peer serving `source`'s canonical chain, as the request/response protocols would, by `script`. */
@@ -60,7 +69,8 @@ async function scriptedPeer(id: string, source: ChainServices, receiver: ChainSe
       const headers: BlockHeader[] = [];
       let cursor = await chain.getBlockByHash(startHash);
       while (cursor !== undefined && headers.length < count) {
-        headers.push((await received(cursor.hash)).header);
+        const header = (await received(cursor.hash)).header;
+        headers.push(script.brokenProofs === true && header.number >= 20n && header.number < head.number ? withBrokenProof(header) : header);
         cursor = cursor.number === 0n ? undefined : await chain.getBlockByHash(cursor.header.fields.parentHash);
       }
       return script.shortHeaders === true && headers.length > 1 ? headers.slice(0, -1) : headers;
@@ -172,6 +182,7 @@ describe("sync: long sync and orphans with scripted peers", function () {
     ["a peer that answers short", { shortHeaders: true }, "invalidHeader"],
     ["a peer that sends bodies not of their headers", { emptyBodies: true }, "invalidBody"],
     ["a peer whose skeleton is off by one", { skewedSkeleton: true }, "badAnswer"],
+    ["a peer whose headers carry proofs of work that do not hold", { brokenProofs: true }, "invalidHeader"],
   ];
   for (const [name, script, fault] of faults) {
     it(`reports ${name} and finishes from an honest one`, async () => {
@@ -186,6 +197,25 @@ describe("sync: long sync and orphans with scripted peers", function () {
       expect(local.chain.head.hash).to.deep.equal(source.chain.head.hash);
     });
   }
+
+  it("checks a chunk's proofs of work on the batch-check thread: the same head, and the same fault for a broken proof", async () => {
+    const checks = new BatchCheckThread(createLogger("error"));
+    try {
+      const liar = await scriptedPeer("liar", source, local, { brokenProofs: true });
+      const honest = await scriptedPeer("honest", source, local);
+      const heavierLiar = { ...liar, best: { ...liar.best, totalDifficulty: liar.best.totalDifficulty + 1n } };
+      const reports: [string, PeerFault, string][] = [];
+      const result = await new LongSync(syncChainOf(local), () => [heavierLiar, honest], fastOptions, { reportPeer: (peerId, reported, reason) => reports.push([peerId, reported, reason]) }, checks).run();
+      expect(reports).to.have.length(1);
+      expect(reports[0]!.slice(0, 2)).to.deep.equal(["liar", "invalidHeader"]);
+      expect(reports[0]![2]).to.match(/^block (1[7-9]|2\d|3[0-2]): merkle proof of 31 bytes, not a multiple of 32$/);
+      expect(result).to.deep.equal({ kind: "synced", imported: 70, from: "honest" });
+      expect(local.chain.head.hash).to.deep.equal(source.chain.head.hash);
+      expect(checks.checkedOnMainThread).to.equal(0);
+    } finally {
+      await checks.close();
+    }
+  });
 
   it("stops at a block the importer refuses and reports the peer that sent it; nothing after it is imported", async () => {
     // A chain whose block 40 claims a wrong state root (its proof of work is valid): only execution finds it.

@@ -1,8 +1,14 @@
-// The bytes a batch of signatures and its signer keys cross between the main thread and the batch
-// recovery thread in (batchRecovery.ts, batchRecoveryWorker.ts), each one transferred buffer:
+// The messages between the main thread and the batch-check thread (batchChecks.ts,
+// batchChecksWorker.ts). A batch of signatures and its signer keys cross as one transferred buffer
+// each way:
 //   in:  per signature, the hash signed (32) ‖ r ‖ s (64) ‖ the recovery id (1);
 //   out: per signature, 1 ‖ the signer's 64-byte public key, or 0 and 64 unused bytes when it has none.
+// Proofs of work go as they are (structured clone: a chunk's 192 proofs take well under a millisecond).
 import type { RecoverableSignature } from "../common/signatures.js";
+import type { MergedMiningProof, MergedMiningProofCheck } from "../consensus/mergedMiningProof.js";
+
+export type BatchCheckRequest = { kind: "signatures"; id: number; input: ArrayBuffer } | { kind: "proofs"; id: number; proofs: readonly MergedMiningProof[] };
+export type BatchCheckReply = { kind: "signatures"; id: number; output: ArrayBuffer } | { kind: "proofs"; id: number; checks: MergedMiningProofCheck[] };
 
 const signatureBytes = 32 + 64 + 1;
 const answerBytes = 1 + 64;

@@ -1,13 +1,17 @@
-// Sender recovery of whole batches on a thread of their own (a peer's bodies during a long sync):
-// every batch answered with exactly the main thread's keys, in order, undefined for a signature
-// without a signer; batches in flight together each get their own answer; once closed (or for a
-// batch the thread never answered) the main thread recovers, and nothing asked is lost.
+// A long sync's stateless checks in batches on a thread of their own: senders recovered with
+// exactly the main thread's keys, in order, undefined for a signature without a signer; proofs of
+// work checked with exactly the main thread's verdicts; batches in flight together each get their
+// own answer; once closed (or for a batch the thread never answered) the main thread checks them,
+// and nothing asked is lost.
 import { expect } from "chai";
 import { keccak256 } from "../../../src/common/crypto.js";
 import { createLogger } from "../../../src/common/logger.js";
 import { recoverSignerKeyIfAny, signRecoverable, type RecoverableSignature } from "../../../src/common/signatures.js";
-import { BatchRecoveryThread } from "../../../src/node/batchRecovery.js";
-import { packSignatures, packSignerKeys, unpackSignatures, unpackSignerKeys } from "../../../src/node/batchRecoveryWire.js";
+import { checkMergedMiningProof, type MergedMiningProof } from "../../../src/consensus/mergedMiningProof.js";
+import { mergedMiningProofOf } from "../../../src/consensus/blockImporter.js";
+import { BatchCheckThread } from "../../../src/node/batchChecks.js";
+import { packSignatures, packSignerKeys, unpackSignatures, unpackSignerKeys } from "../../../src/node/batchChecksWire.js";
+import { mineBlocks, openTestChain } from "../../helpers/chainPair.js";
 import { randomBytes, seededRandom } from "../../helpers/seededRandom.js";
 import { withoutSigner } from "../../helpers/signatures.js";
 
@@ -22,11 +26,11 @@ function signatures(count: number, seed: number): RecoverableSignature[] {
   });
 }
 
-describe("node/batchRecovery: batches of signatures recovered on their own thread", function () {
+describe("node/batchChecks: a long sync's stateless checks in batches on their own thread", function () {
   this.timeout(20_000);
-  let thread: BatchRecoveryThread;
+  let thread: BatchCheckThread;
 
-  beforeEach(() => (thread = new BatchRecoveryThread(createLogger("error"))));
+  beforeEach(() => (thread = new BatchCheckThread(createLogger("error"))));
   afterEach(() => thread.close());
 
   it("answers a batch with the main thread's keys in order, undefined for a signature without a signer, all on the thread", async () => {
@@ -37,7 +41,7 @@ describe("node/batchRecovery: batches of signatures recovered on their own threa
     expect(keys.map(hex)).to.deep.equal(batch.map((signature) => hex(recoverSignerKeyIfAny(signature))));
     expect(keys[17]).to.equal(undefined);
     expect(keys[299]).to.equal(undefined);
-    expect(thread.recoveredOnMainThread).to.equal(0);
+    expect(thread.checkedOnMainThread).to.equal(0);
   });
 
   it("batches in flight together each get their own answer; an empty batch is answered at once", async () => {
@@ -45,7 +49,7 @@ describe("node/batchRecovery: batches of signatures recovered on their own threa
     const answers = await Promise.all([...batches.map((batch) => thread.recoverAll(batch)), thread.recoverAll([])]);
     expect(answers.at(-1)).to.deep.equal([]);
     batches.forEach((batch, index) => expect(answers[index]!.map(hex)).to.deep.equal(batch.map((signature) => hex(recoverSignerKeyIfAny(signature)))));
-    expect(thread.recoveredOnMainThread).to.equal(0);
+    expect(thread.checkedOnMainThread).to.equal(0);
   });
 
   it("after close, and for batches the thread had not answered, the main thread recovers them", async () => {
@@ -56,7 +60,32 @@ describe("node/batchRecovery: batches of signatures recovered on their own threa
     const [inFlightKeys, laterKeys] = await Promise.all([inFlight, thread.recoverAll(later)]);
     expect(inFlightKeys.map(hex)).to.deep.equal(unanswered.map((signature) => hex(recoverSignerKeyIfAny(signature))));
     expect(laterKeys.map(hex)).to.deep.equal(later.map((signature) => hex(recoverSignerKeyIfAny(signature))));
-    expect(thread.recoveredOnMainThread).to.equal(2_005);
+    expect(thread.checkedOnMainThread).to.equal(2_005);
+  });
+
+  it("checks proofs of work with the main thread's verdicts: mined headers pass, tampered ones are refused by the same rule", async () => {
+    const services = await openTestChain();
+    let proofs: MergedMiningProof[];
+    try {
+      proofs = (await mineBlocks(services, 6)).map((block) => mergedMiningProofOf(block.header));
+    } finally {
+      await services.close();
+    }
+    const tampered: MergedMiningProof[] = [
+      { ...proofs[0]!, hashForMergedMining: new Uint8Array(32).fill(9) },
+      { ...proofs[1]!, merkleProof: new Uint8Array(31) },
+      { ...proofs[2]!, parentHeader: proofs[2]!.parentHeader.subarray(1) },
+      { ...proofs[3]!, compressedCoinbase: new Uint8Array(10) },
+    ];
+    const batch = [...proofs, ...tampered];
+    const [checks, signatureKeys] = await Promise.all([thread.checkAll(batch), thread.recoverAll(signatures(3, 9))]);
+    const verdict = (check: ReturnType<typeof checkMergedMiningProof>) => (check.ok ? "ok" : `${check.rule}: ${check.reason}`);
+    expect(checks.map(verdict)).to.deep.equal(batch.map((proof) => verdict(checkMergedMiningProof(proof))));
+    expect(checks.slice(0, 6).every((check) => check.ok)).to.equal(true);
+    expect(checks.slice(6).some((check) => check.ok)).to.equal(false);
+    expect(signatureKeys).to.have.length(3);
+    expect(await thread.checkAll([])).to.deep.equal([]);
+    expect(thread.checkedOnMainThread).to.equal(0);
   });
 
   it("the wire: signatures and keys round-trip; bytes of another length are refused", () => {
