@@ -20,17 +20,19 @@ const deploymentEvery = 500;
 
 /**
  * Runs the built command to its end; answers its exit code, output, wall time and CPU time (all
- * threads, read every 100 ms while it runs: the last moments are not counted).
+ * threads, and the main thread's, read every 100 ms while it runs: the last moments are not counted).
  */
-export function runCommand(args: string[], nodeFlags: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string; seconds: number; cpuSeconds: number }> {
+export function runCommand(args: string[], nodeFlags: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string; seconds: number; cpuSeconds: number; mainThreadCpuSeconds: number }> {
   const started = performance.now();
   const child = spawn(process.execPath, [...commandRuntimeFlags(), ...nodeFlags, cliPath, ...args], { stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
   let cpuMs = 0;
+  let mainThreadCpuMs = 0;
   const sampler = setInterval(() => {
     try {
       cpuMs = cpuMsOf(child.pid!);
+      mainThreadCpuMs = cpuMsOf(child.pid!, true);
     } catch {
       // exited between the interval and the read
     }
@@ -40,7 +42,7 @@ export function runCommand(args: string[], nodeFlags: readonly string[]): Promis
   return new Promise((resolve) =>
     child.once("exit", (code) => {
       clearInterval(sampler);
-      resolve({ code, stdout, stderr, seconds: (performance.now() - started) / 1000, cpuSeconds: cpuMs / 1000 });
+      resolve({ code, stdout, stderr, seconds: (performance.now() - started) / 1000, cpuSeconds: cpuMs / 1000, mainThreadCpuSeconds: mainThreadCpuMs / 1000 });
     }),
   );
 }
@@ -106,6 +108,7 @@ export interface ImportFigures {
   readonly mgas: number;
   readonly commandSeconds: number;
   readonly cpuSeconds: number;
+  readonly mainThreadCpuSeconds: number;
 }
 
 /** `chain-node import` of `file` into the data dir `dataDir` (fresh). */
@@ -115,7 +118,7 @@ export async function importChainFile(file: string, dataDir: string, nodeFlags: 
   // "...; 41.0 s (40.2 s importing, 249 blocks/s, 8.1 Mgas/s, 325.3 Mgas)"
   const figures = /([\d.]+) s importing, (\d+) blocks\/s, ([\d.]+) Mgas\/s, ([\d.]+) Mgas\)/.exec(imported.stdout);
   if (figures === null) throw new Error(`unexpected import summary: ${imported.stdout}`);
-  return { importingSeconds: Number(figures[1]), mgas: Number(figures[4]), commandSeconds: imported.seconds, cpuSeconds: imported.cpuSeconds };
+  return { importingSeconds: Number(figures[1]), mgas: Number(figures[4]), commandSeconds: imported.seconds, cpuSeconds: imported.cpuSeconds, mainThreadCpuSeconds: imported.mainThreadCpuSeconds };
 }
 
 export async function benchImport(workDir: string, nodeFlags: readonly string[]): Promise<void> {

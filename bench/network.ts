@@ -129,8 +129,8 @@ async function benchSync(workDir: string): Promise<void> {
   const imported = await importChainFile(file, join(workDir, "sync-import"), nodeFlags);
   const importRate = blocks / imported.importingSeconds;
   const mgas = imported.mgas;
-  line("chain-node import of the same chain", `${importRate.toFixed(0)} blocks/s`, `${(mgas / imported.importingSeconds).toFixed(1)} Mgas/s (${imported.importingSeconds.toFixed(1)} s importing; the command ${imported.commandSeconds.toFixed(1)} s, ${(blocks / imported.commandSeconds).toFixed(0)} blocks/s, CPU ${imported.cpuSeconds.toFixed(1)} s)`, "-");
-  recordResult("chain-node import (sync's chain)", importRate, "blocks/s", [], { mgasPerSecond: mgas / imported.importingSeconds, commandSeconds: imported.commandSeconds, cpuSeconds: imported.cpuSeconds, blocks, mgas });
+  line("chain-node import of the same chain", `${importRate.toFixed(0)} blocks/s`, `${(mgas / imported.importingSeconds).toFixed(1)} Mgas/s (${imported.importingSeconds.toFixed(1)} s importing; the command ${imported.commandSeconds.toFixed(1)} s, ${(blocks / imported.commandSeconds).toFixed(0)} blocks/s, CPU ${imported.cpuSeconds.toFixed(1)} s, main thread ${imported.mainThreadCpuSeconds.toFixed(1)} s)`, "-");
+  recordResult("chain-node import (sync's chain)", importRate, "blocks/s", [], { mgasPerSecond: mgas / imported.importingSeconds, commandSeconds: imported.commandSeconds, cpuSeconds: imported.cpuSeconds, mainThreadCpuSeconds: imported.mainThreadCpuSeconds, blocks, mgas });
 
   const server = await startPeer("127.0.0.2", ["--data-dir", source, "--no-mining"]);
   try {
@@ -158,6 +158,7 @@ async function benchSync(workDir: string): Promise<void> {
       const seconds = (performance.now() - started) / 1000;
       // Busy or waiting: each process's CPU (all threads) over the sync's wall time.
       const followerCpu = cpuMsOf(follower.child.pid!) / 1000;
+      const followerMainThreadCpu = cpuMsOf(follower.child.pid!, true) / 1000;
       const serverCpu = (cpuMsOf(server.child.pid!) - serverCpuBefore) / 1000;
       const followerHead = await rpc<{ hash: string }>(follower.url, "eth_getBlockByNumber", [serverHead.number, false]);
       if (followerHead.hash !== serverHead.hash) throw new Error(`block ${blocks}: the follower has ${followerHead.hash}, the server ${serverHead.hash}`);
@@ -171,10 +172,11 @@ async function benchSync(workDir: string): Promise<void> {
         importBlocksPerSecond: importRate,
         blocks,
         followerCpuSeconds: followerCpu,
+        followerMainThreadCpuSeconds: followerMainThreadCpu,
         serverCpuSeconds: serverCpu,
       });
       line(`sync of ${blocks} mixed blocks`, `${rate.toFixed(0)} blocks/s`, `${(mgas / seconds).toFixed(1)} Mgas/s (${seconds.toFixed(1)} s from spawn; listening after ${listeningMs.toFixed(0)} ms, the long sync's own ${String(done?.seconds ?? "?")} s)`, verdict);
-      console.log(`  CPU (all threads) in those ${seconds.toFixed(1)} s: the fresh node ${followerCpu.toFixed(1)} s, the node it syncs from ${serverCpu.toFixed(1)} s`);
+      console.log(`  CPU (all threads) in those ${seconds.toFixed(1)} s: the fresh node ${followerCpu.toFixed(1)} s (main thread ${followerMainThreadCpu.toFixed(1)} s), the node it syncs from ${serverCpu.toFixed(1)} s`);
     } finally {
       await follower.stop();
       writeLogs({ "sync-follower": follower });
