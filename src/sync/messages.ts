@@ -178,32 +178,27 @@ export interface SignedBody {
 
 /** A body's transactions and uncles, senders still to recover; MessageDecodingError for what does not decode. */
 export function signedBodyOf(body: WireBody, common: Common, typed: TypedTransactionsAccepted): SignedBody {
-  try {
-    return { transactions: decodeWireSignedTransactions(body.transactionItems, common, typed), uncles: decodeWireUncles(body.uncleItems) };
-  } catch (error) {
-    if (error instanceof MalformedBlockError) throw new MessageDecodingError(`body: ${error.message}`);
-    throw error;
-  }
+  return refusedAs("body", () => ({ transactions: decodeWireSignedTransactions(body.transactionItems, common, typed), uncles: decodeWireUncles(body.uncleItems) }));
 }
 
 /** The body with its transactions' signer keys, in order (undefined: no signer, a MessageDecodingError). */
 export function recoveredBody(body: SignedBody, signerKeys: readonly (Uint8Array | undefined)[]): BlockBody {
+  return refusedAs("body", () => ({ transactions: withSigners(body.transactions, signerKeys), uncles: body.uncles }));
+}
+
+/** What `decode` answers; its MalformedBlockError becomes a MessageDecodingError naming `what`. */
+function refusedAs<T>(what: string, decode: () => T): T {
   try {
-    return { transactions: withSigners(body.transactions, signerKeys), uncles: body.uncles };
+    return decode();
   } catch (error) {
-    if (error instanceof MalformedBlockError) throw new MessageDecodingError(`body: ${error.message}`);
+    if (error instanceof MalformedBlockError) throw new MessageDecodingError(`${what}: ${error.message}`);
     throw error;
   }
 }
 
 /** A block's wire form (blocks/1 answers, block gossip); MessageDecodingError for what does not decode. */
 export function decodeBlock(bytes: Uint8Array, common: Common, typed: TypedTransactionsAccepted): Block {
-  try {
-    return Block.decode(bytes, common, typed);
-  } catch (error) {
-    if (error instanceof MalformedBlockError) throw new MessageDecodingError(`block: ${error.message}`);
-    throw error;
-  }
+  return refusedAs("block", () => Block.decode(bytes, common, typed));
 }
 
 export function decodeBlocksAnswer(bytes: Uint8Array, asked: number): (Uint8Array | undefined)[] {
