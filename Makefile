@@ -9,9 +9,9 @@ TSC := node_modules/.bin/tsc
 # modules halves the start-up time. Packages with native binaries stay outside and load from
 # node_modules. Three levels deep, as dist/src/<module>/, so relative paths to package.json hold.
 # The CLI is bundled as CommonJS (chain-node.main.cjs), which the command (cli/launch.ts) compiles
-# from V8's code cache, written here by running it once as users do (V8 refuses a cache made under
-# other V8 flags, and the first line gives some); import.meta.url becomes the launcher's
-# parameter. What the CLI imports only when first needed (Koa for browsers' requests, ws for
+# from V8's code cache, written here by one start as users make one, to its first answer and a stop
+# (cli/codeCacheWarmUp.ts; V8 refuses a cache made under other V8 flags, and the first line gives
+# some); import.meta.url becomes the launcher's parameter. What the CLI imports only when first needed (Koa for browsers' requests, ws for
 # WebSocket upgrades) is compiled but not run at start.
 BUNDLE := dist/bundle/cli/chain-node.mjs
 BUNDLE_MAIN := $(dir $(BUNDLE))chain-node.main.cjs
@@ -79,7 +79,7 @@ build: install
 	@chmod +x $(BUNDLE)
 	@if LC_ALL=C grep -q -P '[^\x00-\x7F]' $(BUNDLE_MAIN); then echo "$(BUNDLE_MAIN) is not ASCII: cli/launch.ts reads it as latin1"; exit 1; fi
 	@./$(BUNDLE) --version >/dev/null
-	@test -s $(BUNDLE_MAIN).cache
+	@node dist/src/cli/codeCacheWarmUp.js ./$(BUNDLE) $(BUNDLE_MAIN).cache
 
 # Fails on an import that breaks the dependency direction of src/ (.dependency-cruiser.cjs).
 check-deps: install
