@@ -8,7 +8,9 @@ TSC := node_modules/.bin/tsc
 # source map sits beside it for --enable-source-maps): loading one file instead of several hundred
 # modules halves the start-up time. Packages with native binaries stay outside and load from
 # node_modules. Three levels deep, as dist/src/<module>/, so relative paths to package.json hold.
-# The CLI is bundled as CommonJS (chain-node.main.cjs), which the command (cli/launch.ts) compiles
+# The CLI is bundled as CommonJS (chain-node.main.cjs), with ESBUILD_COMMON's options through
+# esbuild's API (cli/bundleCli.ts, which rewrites a dependency's start-up code as it bundles it),
+# which the command (cli/launch.ts) compiles
 # from V8's code cache, written here by one start as users make one, to its first answer and a stop
 # (cli/codeCacheWarmUp.ts; V8 refuses a cache made under other V8 flags, and the first line gives
 # some); import.meta.url becomes the launcher's parameter. What the CLI imports only when first needed (Koa for browsers' requests, ws for
@@ -70,7 +72,7 @@ build: install
 	$(TSC) -p .
 	@mkdir -p dist/generated && cp generated/*.js dist/generated/
 	@rm -rf $(dir $(BUNDLE))chunks $(BUNDLE_MAIN).cache $(dir $(P2P_BUNDLE))
-	$(ESBUILD_COMMON) --format=cjs --define:import.meta.url=__importMetaUrl '--external:$(P2P_ENTRY)' --supported:dynamic-import=false dist/src/cli/main.js --outfile=$(BUNDLE_MAIN)
+	node dist/src/cli/bundleCli.js dist/src/cli/main.js $(BUNDLE_MAIN) $(NATIVE_PACKAGES) $(ON_REQUEST_PACKAGES) '$(P2P_ENTRY)'
 	$(ESBUILD_COMMON) --format=cjs --define:import.meta.url=__importMetaUrl --banner:js="const __importMetaUrl = require('node:url').pathToFileURL(__filename).href;" dist/src/p2p/network.js --outfile=$(P2P_BUNDLE)
 	@echo '{ "type": "commonjs" }' > $(dir $(P2P_BUNDLE))package.json
 	$(ESBUILD) dist/src/cli/launch.js --outfile=$(BUNDLE)
