@@ -19,8 +19,9 @@ BUNDLE := dist/bundle/cli/chain-node.mjs
 BUNDLE_MAIN := $(dir $(BUNDLE))chain-node.main.cjs
 # classic-level's JavaScript (and abstract-level's, some 30 modules) is bundled: loaded one file at
 # a time through node's module loader it took some 15 ms of each start. Only its binding.js, which
-# finds the prebuilt binary beside itself, stays in the package (esbuild writes its path relative to
-# the bundle, as it does for the other packages' files).
+# finds the prebuilt binary beside itself, stays in the package: esbuild writes its require as a
+# path relative to the bundle (../../../node_modules/classic-level/binding.js), which holds in the
+# build tree as the bundle's other relative paths do.
 NATIVE_PACKAGES := secp256k1 node-gyp-build ./node_modules/classic-level/binding.js
 # Packages only an option loads (prom-client with --metrics-port) stay out of the bundle too: a
 # node without the option neither reads nor compiles them.

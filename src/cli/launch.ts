@@ -1,7 +1,7 @@
 #!/usr/bin/env -S node --v8-pool-size=0
 // The chain-node command as built (make build): loads the bundled CLI (cli/main.ts and every
 // pure-JavaScript dependency, one CommonJS file beside this one) through V8's code cache, so a start
-// does not parse and compile 2.4 MB of JavaScript (issue 39). An ES module cannot take a code cache
+// does not parse and compile 2.5 MB of JavaScript (issue 39). An ES module cannot take a code cache
 // on Node 20 (node:module's compile cache comes with Node 22), a vm.Script can.
 //   - The cache is made at the end of a run (the process's exit), so it holds the functions a start
 //     ran, not only what V8 compiles eagerly (the top level and the functions it calls at once):
