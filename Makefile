@@ -8,14 +8,21 @@ TSC := node_modules/.bin/tsc
 # source map sits beside it for --enable-source-maps): loading one file instead of several hundred
 # modules halves the start-up time. Packages with native binaries stay outside and load from
 # node_modules. Three levels deep, as dist/src/<module>/, so relative paths to package.json hold.
-# The CLI is bundled as CommonJS (chain-node.main.cjs), which the command (cli/launch.ts) compiles
-# from V8's code cache, written here by running it once as users do (V8 refuses a cache made under
-# other V8 flags, and the first line gives some); import.meta.url becomes the launcher's
-# parameter. What the CLI imports only when first needed (Koa for browsers' requests, ws for
+# The CLI is bundled as CommonJS (chain-node.main.cjs), with ESBUILD_COMMON's options through
+# esbuild's API (cli/bundleCli.ts, which rewrites a dependency's start-up code as it bundles it),
+# which the command (cli/launch.ts) compiles
+# from V8's code cache, written here by one start as users make one, to its first answer and a stop
+# (cli/codeCacheWarmUp.ts; V8 refuses a cache made under other V8 flags, and the first line gives
+# some); import.meta.url becomes the launcher's parameter. What the CLI imports only when first needed (Koa for browsers' requests, ws for
 # WebSocket upgrades) is compiled but not run at start.
 BUNDLE := dist/bundle/cli/chain-node.mjs
 BUNDLE_MAIN := $(dir $(BUNDLE))chain-node.main.cjs
-NATIVE_PACKAGES := classic-level secp256k1 node-gyp-build
+# classic-level's JavaScript (and abstract-level's, some 30 modules) is bundled: loaded one file at
+# a time through node's module loader it took some 15 ms of each start. Only its binding.js, which
+# finds the prebuilt binary beside itself, stays in the package: esbuild writes its require as a
+# path relative to the bundle (../../../node_modules/classic-level/binding.js), which holds in the
+# build tree as the bundle's other relative paths do.
+NATIVE_PACKAGES := secp256k1 node-gyp-build ./node_modules/classic-level/binding.js
 # Packages only an option loads (prom-client with --metrics-port) stay out of the bundle too: a
 # node without the option neither reads nor compiles them.
 ON_REQUEST_PACKAGES := prom-client
@@ -67,7 +74,7 @@ build: install
 	$(TSC) -p .
 	@mkdir -p dist/generated && cp generated/*.js dist/generated/
 	@rm -rf $(dir $(BUNDLE))chunks $(BUNDLE_MAIN).cache $(dir $(P2P_BUNDLE))
-	$(ESBUILD_COMMON) --format=cjs --define:import.meta.url=__importMetaUrl '--external:$(P2P_ENTRY)' --supported:dynamic-import=false dist/src/cli/main.js --outfile=$(BUNDLE_MAIN)
+	node dist/src/cli/bundleCli.js dist/src/cli/main.js $(BUNDLE_MAIN) $(NATIVE_PACKAGES) $(ON_REQUEST_PACKAGES) '$(P2P_ENTRY)'
 	$(ESBUILD_COMMON) --format=cjs --define:import.meta.url=__importMetaUrl --banner:js="const __importMetaUrl = require('node:url').pathToFileURL(__filename).href;" dist/src/p2p/network.js --outfile=$(P2P_BUNDLE)
 	@echo '{ "type": "commonjs" }' > $(dir $(P2P_BUNDLE))package.json
 	$(ESBUILD) dist/src/cli/launch.js --outfile=$(BUNDLE)
@@ -77,7 +84,7 @@ build: install
 	@chmod +x $(BUNDLE)
 	@if LC_ALL=C grep -q -P '[^\x00-\x7F]' $(BUNDLE_MAIN); then echo "$(BUNDLE_MAIN) is not ASCII: cli/launch.ts reads it as latin1"; exit 1; fi
 	@./$(BUNDLE) --version >/dev/null
-	@test -s $(BUNDLE_MAIN).cache
+	@node dist/src/cli/codeCacheWarmUp.js ./$(BUNDLE) $(BUNDLE_MAIN).cache
 
 # Fails on an import that breaks the dependency direction of src/ (.dependency-cruiser.cjs).
 check-deps: install

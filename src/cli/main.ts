@@ -13,33 +13,16 @@
 //                     five alternating runs each: value transfers 1,315-1,501 tx/s (median 1,384)
 //                     with 4, 1,455-1,692 (1,533) with 1; sequential ERC-20 transfers 713-906
 //                     (829) against 734-999 (959).
-import { setFlagsFromString } from "node:v8";
 import { createLogger } from "../common/logger.js";
 import { clientVersionString } from "../common/version.js";
 import { startNode, NodeConfigurationError, type RunningNode } from "../node/index.js";
 import { parseCommandLine, UsageError } from "./args.js";
 import { formatBanner } from "./banner.js";
 import { runExport } from "./export.js";
+import { setHeapGrowth } from "./heapGrowth.js";
 import { runImport } from "./import.js";
 import { formatDuration, progressLine, type ProgressLine } from "./progress.js";
 import { runVerify } from "./verify.js";
-
-/**
- * How far V8 lets the old generation grow past what was live after a full collection, in percent.
- * By default V8 picks up to 300 % on a machine with memory to spare (a heap limit of 2 GiB or
- * more): the node's live heap is some 60 MiB, but under a steady load its heap grew towards 250
- * MiB and its resident memory kept rising for minutes (issue 6). At 100 % the heap stays near
- * twice what is live. Measured with make bench: at 50 % full collections came often enough to cost
- * a third of the sequential token transfers (about 250 against 340 tx/s) and doubled eth_call's
- * p99; 100 % was the best of 50, 100 and 200. Not a limit: the heap still grows with what is live.
- * A flag given to node (--heap-growing-percent, directly or in NODE_OPTIONS) wins.
- */
-const heapGrowingPercent = 100;
-
-function setHeapGrowth(): void {
-  const given = [...process.execArgv, process.env.NODE_OPTIONS ?? ""].some((flag) => /heap[-_]growing[-_]percent/.test(flag));
-  if (!given) setFlagsFromString(`--heap-growing-percent=${heapGrowingPercent}`);
-}
 
 function showSyncProgress(node: RunningNode): void {
   let progress: ProgressLine | undefined;

@@ -1,13 +1,20 @@
 // secp256k1 signatures on libsecp256k1, from the prebuilt binary the secp256k1 npm package ships (no
 // install script runs): a recovery costs about 55-90 µs on this class of machine natively, against
-// 3.6 ms in JavaScript. The binding is loaded directly, so a machine where it cannot load fails at
-// start-up instead of silently running the package's slow JavaScript fallback. This module loads
-// nothing else: the sender-recovery thread (node/recoveryWorker.ts) imports it alone.
+// 3.6 ms in JavaScript. The binding is loaded directly, so a machine where it cannot load fails
+// with that error instead of silently running the package's slow JavaScript fallback. It loads on
+// the first signature, not at start: making its context builds libsecp256k1's tables, some 10 ms
+// that a start to the first answer does not need (issue 39). This module loads nothing else: the
+// sender-recovery thread (node/recoveryWorker.ts) imports it alone.
 import { createRequire } from "node:module";
 import type * as NativeSecp256k1 from "secp256k1/bindings.js";
 
 const require = createRequire(import.meta.url);
-const secp256k1 = require("secp256k1/bindings.js") as typeof NativeSecp256k1;
+let loaded: typeof NativeSecp256k1 | undefined;
+
+/** The binding, loaded on first use. */
+function secp256k1(): typeof NativeSecp256k1 {
+  return (loaded ??= require("secp256k1/bindings.js") as typeof NativeSecp256k1);
+}
 
 /** What recovering a signer's public key takes: the hash signed, r || s, and the recovery id. */
 export interface RecoverableSignature {
@@ -45,9 +52,10 @@ export class SignatureRecoveryError extends Error {}
 
 /** The signer's 64-byte public key (x || y). Throws SignatureRecoveryError when the signature has no signer. */
 export function recoverSignerKey(signature: RecoverableSignature): Uint8Array {
+  const binding = secp256k1(); // outside the try: a binding that cannot load is no bad signature
   let publicKey: Uint8Array;
   try {
-    publicKey = secp256k1.ecdsaRecover(signature.rs, signature.recovery, signature.messageHash, false);
+    publicKey = binding.ecdsaRecover(signature.rs, signature.recovery, signature.messageHash, false);
   } catch (error) {
     throw new SignatureRecoveryError((error as Error).message);
   }
@@ -99,7 +107,7 @@ export function recoverPublicKey(messageHash: Uint8Array, v: bigint, r: Uint8Arr
 
 /** An RFC 6979 signature in the engine's "recovered" layout: recovery id || r || s (65 bytes, low s). */
 export function signRecoverable(messageHash: Uint8Array, privateKey: Uint8Array): Uint8Array {
-  const { signature, recid } = secp256k1.ecdsaSign(messageHash, privateKey);
+  const { signature, recid } = secp256k1().ecdsaSign(messageHash, privateKey);
   const recovered = new Uint8Array(65);
   recovered[0] = recid;
   recovered.set(signature, 1);
@@ -108,10 +116,10 @@ export function signRecoverable(messageHash: Uint8Array, privateKey: Uint8Array)
 
 /** The 64-byte public key (x || y) of a compressed or uncompressed secp256k1 public key: the reference's node id. Throws on bytes that are no key. */
 export function uncompressedPublicKey(publicKey: Uint8Array): Uint8Array {
-  return secp256k1.publicKeyConvert(publicKey, false).subarray(1);
+  return secp256k1().publicKeyConvert(publicKey, false).subarray(1);
 }
 
 /** Whether 32 bytes are a valid secp256k1 private key. */
 export function isPrivateKey(bytes: Uint8Array): boolean {
-  return bytes.length === 32 && secp256k1.privateKeyVerify(bytes);
+  return bytes.length === 32 && secp256k1().privateKeyVerify(bytes);
 }
