@@ -120,6 +120,12 @@ export async function runMessageCall(
   timeLimitMs: number | undefined,
   measurements: RunMeasurements = {},
 ): Promise<MessageCallResult> {
+  if (overrides === undefined) {
+    // Without overrides nothing is written before the lean path's own checkpoint, whose revert
+    // takes everything back: no checkpoint around it.
+    const lean = await leanCallPlan(engine, block, call);
+    if (lean !== undefined) return measured(engine, () => runAsLeanCall(engine, block, call, lean), timeLimitMs, measurements);
+  }
   return runWithOverrides(engine, overrides, async () => {
     const lean = await leanCallPlan(engine, block, call);
     const execute = lean === undefined ? () => runAsTransaction(engine, block, call) : () => runAsLeanCall(engine, block, call, lean);
