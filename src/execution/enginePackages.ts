@@ -6,12 +6,14 @@
 import type * as Evm from "@ethereumjs/evm";
 import type * as Vm from "@ethereumjs/vm";
 import type * as FastPaths from "./interpreterFastPaths.js";
+import type * as Frames from "./messageFrames.js";
 import type * as TimeGuard from "./precompileTimeGuard.js";
 
 export interface EnginePackages {
   readonly vm: typeof Vm;
   readonly evm: typeof Evm;
   readonly fastPaths: typeof FastPaths;
+  readonly frames: typeof Frames;
   readonly timeGuard: typeof TimeGuard;
 }
 
@@ -20,8 +22,8 @@ export let enginePackages: EnginePackages | undefined;
 let loading: Promise<EnginePackages> | undefined;
 
 export function loadEnginePackages(): Promise<EnginePackages> {
-  loading ??= Promise.all([import("@ethereumjs/vm"), import("@ethereumjs/evm"), import("./interpreterFastPaths.js"), import("./precompileTimeGuard.js")]).then(
-    ([vm, evm, fastPaths, timeGuard]) => (enginePackages = { vm, evm, fastPaths, timeGuard }),
+  loading ??= Promise.all([import("@ethereumjs/vm"), import("@ethereumjs/evm"), import("./interpreterFastPaths.js"), import("./messageFrames.js"), import("./precompileTimeGuard.js")]).then(
+    ([vm, evm, fastPaths, frames, timeGuard]) => (enginePackages = { vm, evm, fastPaths, frames, timeGuard }),
   );
   return loading;
 }

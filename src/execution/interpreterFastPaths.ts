@@ -481,8 +481,11 @@ interface JournalView {
   journalDiff: [number, [Set<string>, Map<string, Set<string>>, Set<string>]][];
   accessList?: Map<string, Set<string>>;
   addWarmedAddress(address: Uint8Array): void;
+  isWarmedAddress(address: Uint8Array): boolean;
   isWarmedStorage(address: Uint8Array, slot: Uint8Array): boolean;
   addWarmedStorage(address: Uint8Array, slot: Uint8Array): void;
+  touchAddress(address: { bytes: Uint8Array }): void;
+  touchAccount(addressHex: string): void;
 }
 
 /**
@@ -490,9 +493,27 @@ interface JournalView {
  * package converts the address and the slot to hex with a JavaScript loop on every SLOAD and
  * SSTORE (the address's hex is kept here by its bytes, the slot's is its SLOAD's or SSTORE's:
  * common/hex.ts). The same maps and sets, changed in the same order. Set on the journal object, not
- * its class: an EVM as the package makes it keeps the package's (the tests compare both).
+ * its class: an EVM as the package makes it keeps the package's (the tests compare both). Warm
+ * addresses and touched accounts likewise: the package writes an address's hex at every account
+ * write (through Address.toString, then cuts the prefix) and at every warmth check.
  */
 function installFastStorageWarmth(journal: JournalView): void {
+  journal.touchAddress = function (this: JournalView, address) {
+    this.touchAccount(hexOfStableBytes(address.bytes));
+  };
+  journal.isWarmedAddress = function (this: JournalView, address) {
+    const addressHex = hexOfStableBytes(address);
+    return this.journal.has(addressHex) || this.alwaysWarmJournal.has(addressHex);
+  };
+  journal.addWarmedAddress = function (this: JournalView, address) {
+    const addressHex = hexOfStableBytes(address);
+    if (!this.journal.has(addressHex)) {
+      this.journal.set(addressHex, new Set());
+      this.journalDiff[this.journalDiff.length - 1]![1][0].add(addressHex);
+    }
+    const accessList = this.accessList;
+    if (accessList !== undefined && !accessList.has(addressHex)) accessList.set(addressHex, new Set());
+  };
   journal.isWarmedStorage = function (this: JournalView, address, slot) {
     const addressHex = hexOfStableBytes(address);
     const slotHex = hexOfRecentKey(slot);

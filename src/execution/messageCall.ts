@@ -4,6 +4,7 @@
 // nothing a call does, its state overrides included, outlives it.
 import type { Block as EngineBlock } from "@ethereumjs/block";
 import type { Common, StateManagerInterface } from "@ethereumjs/common";
+import type { EVM } from "@ethereumjs/evm";
 import { createAccessList2930Tx, createLegacyTx, type AccessList2930Tx, type LegacyTx } from "@ethereumjs/tx";
 import { Account, Address, bytesToBigInt, equalsBytes, KECCAK256_NULL, setLengthLeft } from "@ethereumjs/util";
 import { engineErrorMessage } from "../common/engineErrors.js";
@@ -119,6 +120,12 @@ export async function runMessageCall(
   timeLimitMs: number | undefined,
   measurements: RunMeasurements = {},
 ): Promise<MessageCallResult> {
+  if (overrides === undefined) {
+    // Without overrides nothing is written before the lean path's own checkpoint, whose revert
+    // takes everything back: no checkpoint around it.
+    const lean = await leanCallPlan(engine, block, call);
+    if (lean !== undefined) return measured(engine, () => runAsLeanCall(engine, block, call, lean), timeLimitMs, measurements);
+  }
   return runWithOverrides(engine, overrides, async () => {
     const lean = await leanCallPlan(engine, block, call);
     const execute = lean === undefined ? () => runAsTransaction(engine, block, call) : () => runAsLeanCall(engine, block, call, lean);
@@ -236,10 +243,9 @@ function leanCallsApply(common: Common): boolean {
 async function leanCallPlan(engine: ExecutionEngine, block: EngineBlock, call: MessageCall): Promise<LeanCallPlan | undefined> {
   const common = engine.vm.common;
   if (call.to === undefined || call.accessList !== undefined || !leanCallsApply(common)) return undefined;
-  let intrinsicGas = common.param("txGas");
-  const zeroByteGas = common.param("txDataZeroGas");
-  const nonZeroByteGas = common.param("txDataNonZeroGas");
-  for (const byte of call.data) intrinsicGas += byte === 0 ? zeroByteGas : nonZeroByteGas;
+  const gas = intrinsicGasParametersOf(common);
+  let intrinsicGas = gas.base;
+  for (const byte of call.data) intrinsicGas += byte === 0 ? gas.zeroByte : gas.nonZeroByte;
   if (call.gasLimit < intrinsicGas) return undefined;
   if (call.gasPrice < (block.header.baseFeePerGas ?? 0n)) return undefined;
   const caller = new Address(call.from);
@@ -252,8 +258,9 @@ async function leanCallPlan(engine: ExecutionEngine, block: EngineBlock, call: M
 /**
  * The precompiles' entries of the journal's always-warm map, by engine: each with one empty set of
  * warm slots that no call adds to (slots become always warm only through a transaction's access
- * list, which the lean path never has, and a precompile has no storage). Copying the map takes a
- * fraction of building it (a set and two lookups for each of some twenty precompiles) at every call.
+ * list, which the lean path never has, and a precompile has no storage). Looking them up behind a
+ * call's own entries (CallWarmAddresses) takes a fraction of building them (a set and two lookups
+ * for each of some twenty precompiles) at every call, and of copying them.
  */
 const precompilesWarm = new WeakMap<object, ReadonlyMap<string, Set<string>>>();
 
@@ -265,6 +272,43 @@ function warmPrecompiles(evm: ExecutionEngine["vm"]["evm"]): ReadonlyMap<string,
     precompilesWarm.set(evm, entries);
   }
   return entries;
+}
+
+/**
+ * The journal's always-warm map during a lean call: the call's own addresses (sender, recipient,
+ * coinbase) in a map of their own, in front of the engine's precompiles (warmPrecompiles), which
+ * are not copied for each call. The journal only looks addresses up and adds them (has, get, set),
+ * and puts a new Map back when it is cleaned after the call.
+ */
+class CallWarmAddresses {
+  private readonly own = new Map<string, Set<string>>();
+
+  constructor(private readonly precompiles: ReadonlyMap<string, Set<string>>) {}
+
+  has(addressHex: string): boolean {
+    return this.own.has(addressHex) || this.precompiles.has(addressHex);
+  }
+
+  get(addressHex: string): Set<string> | undefined {
+    return this.own.get(addressHex) ?? this.precompiles.get(addressHex);
+  }
+
+  set(addressHex: string, slots: Set<string>): this {
+    this.own.set(addressHex, slots);
+    return this;
+  }
+}
+
+/** The intrinsic gas's parameters, read once per rule set (Common.param looks each up by name). */
+const intrinsicGasParameters = new WeakMap<Common, { base: bigint; zeroByte: bigint; nonZeroByte: bigint }>();
+
+function intrinsicGasParametersOf(common: Common): { base: bigint; zeroByte: bigint; nonZeroByte: bigint } {
+  let parameters = intrinsicGasParameters.get(common);
+  if (parameters === undefined) {
+    parameters = { base: common.param("txGas"), zeroByte: common.param("txDataZeroGas"), nonZeroByte: common.param("txDataNonZeroGas") };
+    intrinsicGasParameters.set(common, parameters);
+  }
+  return parameters;
 }
 
 /**
@@ -287,9 +331,9 @@ async function runAsLeanCall(engine: ExecutionEngine, block: EngineBlock, call: 
   try {
     // Straight into the journal's always-warm map as unprefixed hex, as addAlwaysWarmAddress would
     // put them (it first runs each address through a regular-expression check of its hex prefix);
-    // the precompiles from a map made once per engine (see warmPrecompiles).
-    const alwaysWarm = new Map(warmPrecompiles(evm));
-    (journal as unknown as { alwaysWarmJournal: Map<string, Set<string>> }).alwaysWarmJournal = alwaysWarm;
+    // the precompiles from a map made once per engine (see warmPrecompiles and CallWarmAddresses).
+    const alwaysWarm = new CallWarmAddresses(warmPrecompiles(evm));
+    (journal as unknown as { alwaysWarmJournal: CallWarmAddresses }).alwaysWarmJournal = alwaysWarm;
     for (const address of [plan.caller, plan.to, block.header.coinbase]) {
       const addressHex = hexOfStableBytes(address.bytes);
       if (!alwaysWarm.has(addressHex)) alwaysWarm.set(addressHex, new Set());
@@ -298,16 +342,11 @@ async function runAsLeanCall(engine: ExecutionEngine, block: EngineBlock, call: 
     sender.balance -= call.gasLimit * call.gasPrice;
     sender.nonce += 1n;
     await journal.putAccount(plan.caller, sender);
-    const { execResult } = await evm.runCall({
-      block,
-      gasPrice: call.gasPrice,
-      caller: plan.caller,
-      gasLimit: call.gasLimit - plan.intrinsicGas,
-      to: plan.to,
-      value: call.value,
-      data: call.data,
-      skipNonceIncrement: true,
-    });
+    // The top frame without runCall's checkpoint around it (messageFrames.ts: the revert below
+    // takes back everything), where the engine runs lean frames.
+    const message = { block, gasPrice: call.gasPrice, caller: plan.caller, gasLimit: call.gasLimit - plan.intrinsicGas, to: plan.to, value: call.value, data: call.data };
+    const { frames } = enginePackages ?? (await loadEnginePackages());
+    const execResult = (await frames.runTopFrame(evm as EVM, message)) ?? (await evm.runCall({ ...message, skipNonceIncrement: true })).execResult;
     const gasBeforeRefund = execResult.executionGasUsed + plan.intrinsicGas;
     const refundCap = gasBeforeRefund / vm.common.param("maxRefundQuotient");
     const refund = execResult.gasRefund ?? 0n;

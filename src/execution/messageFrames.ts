@@ -23,7 +23,7 @@
 // payload are copies; a callee reads its call data from its caller's memory while the caller waits
 // for it), so a frame never sees another's words. The interpreter is then built here, field for
 // field as the package's constructor builds it (checked against one the constructor built).
-import { type EVM, EVMError } from "@ethereumjs/evm";
+import { type EVM, EVMError, Message } from "@ethereumjs/evm";
 import { Account, type Address, createZeroAddress } from "@ethereumjs/util";
 
 /** EIPs that charge or record something in a call frame; with any active the package's frames run. */
@@ -187,6 +187,67 @@ function framePoolFor(constructed: InterpreterInstance): FramePool | null {
     stackClass: stack.constructor as new () => PooledStack,
     free: [],
   };
+}
+
+/** What the top frame of a thrown-away execution gives (the fields the package's runCall result has in execResult). */
+export interface TopFrameResult {
+  exceptionError?: EVMError;
+  returnValue: Uint8Array;
+  executionGasUsed: bigint;
+  gasRefund?: bigint;
+}
+
+/** The message a call's top frame runs (EVM.runCall's options, as far as calls use them). */
+export interface TopFrameCall {
+  block: unknown;
+  gasPrice: bigint;
+  caller: Address;
+  gasLimit: bigint;
+  to: Address;
+  value: bigint;
+  data: Uint8Array;
+}
+
+/**
+ * The top frame of an execution whose state is all thrown away afterwards (eth_call and
+ * eth_estimateGas: execution/messageCall.ts), without the package's runCall around the frame;
+ * undefined when `evm` does not run lean frames (the caller then runs evm.runCall).
+ *
+ * runCall opens a checkpoint of the journal and of the transient storage around the frame, and
+ * commits or reverts it after: for a call, whose every change the caller's own checkpoint reverts
+ * right after, neither changes the result. It also awaits a `beforeMessage` and an `afterMessage`
+ * event, which here are emitted only when someone listens (tracers, the estimate's count of frames
+ * out of gas). The result is runCall's: on a failure the refund is forfeited and the logs,
+ * self-destructs and created addresses dropped. Nested frames still go through runCall.
+ */
+export async function runTopFrame(evm: EVM, call: TopFrameCall): Promise<TopFrameResult | undefined> {
+  const internals = evm as unknown as EvmInternals & { _emit(topic: string, data: unknown): Promise<void>; _executeCall(message: Message): Promise<{ execResult: TopFrameResult & { logs?: unknown[]; selfdestruct?: unknown; createdAddresses?: unknown } }> };
+  if (!leanFrameEvms.has(evm) || internals.DEBUG || internals._optsCached.profiler?.enabled === true) return undefined;
+  internals._block = call.block;
+  internals._tx = { gasPrice: call.gasPrice, origin: call.caller };
+  const message = new Message({
+    caller: call.caller,
+    gasLimit: call.gasLimit,
+    to: call.to,
+    value: call.value,
+    data: call.data,
+    selfdestruct: new Map(),
+    createdAddresses: new Set(),
+  });
+  const events = evm.events!;
+  if (events.listenerCount("beforeMessage") > 0) await internals._emit("beforeMessage", message);
+  const result = await internals._executeCall(message);
+  const execResult = result.execResult;
+  const error = execResult.exceptionError;
+  if (error !== undefined && error.error !== EVMError.errorMessages.CODESTORE_OUT_OF_GAS) {
+    execResult.selfdestruct = new Map();
+    execResult.createdAddresses = new Set();
+    execResult.gasRefund = 0n;
+  }
+  // Frontier's exception for a creation's code store does not arise: a call creates nothing at its top.
+  if (error !== undefined) execResult.logs = [];
+  if (events.listenerCount("afterMessage") > 0) await internals._emit("afterMessage", result);
+  return execResult;
 }
 
 /** EVMs whose frames run here (see installMessageFrames). */

@@ -11,6 +11,7 @@
 //   - the call or estimate does not come alone: with the worker idle, the first of a turn of the
 //     event loop is first tried on the main thread for up to 50 ms (the trip there and back would
 //     double a small call's latency), and comes here only if that was not enough (CallService);
+//     within burstWindowMs of a burst of calls (the worker holding two at once), none comes alone;
 //   - it holds fewer than `maxOutstanding` calls (past that the main thread runs calls as well).
 // Results and the execution errors come back as the same values and error classes; work the worker
 // held when it stopped on its own goes back to the main thread (OffloadLostError), work it held
@@ -122,6 +123,16 @@ class RequestBatcher {
   }
 }
 
+/**
+ * How long after a burst of calls (the worker holding two or more at once) no call counts as
+ * coming alone, from the burst's last answer. Under a load of many connections the worker answers
+ * a turn's calls together, and the first call of the next turn found it idle: it ran on the main
+ * thread, which then also loaded, ran and had V8 compile the EVM, for about one call in 30
+ * (balanceOf at 32 connections: the main thread's CPU a call 51-55 µs with it, 43-44 µs without,
+ * V8's compiler thread 12 against 5-7 µs). A client that waits for each answer never has two calls
+ * out, and keeps the main thread's quicker answer.
+ */
+const burstWindowMs = 100;
 /** Calls the worker may hold at once; past that the main thread runs calls too. */
 const maxOutstanding = 256;
 /**
@@ -191,6 +202,10 @@ export class CallWorkers implements CallOffload, ReplayOffload {
   private settleReadiness!: (ready: boolean) => void;
   /** Calls offered in the current turn of the event loop. */
   private callsThisTurn = 0;
+  /** When the worker last took a call while holding others, or answered one of such a burst (performance.now(); see burstWindowMs). */
+  private concurrentAt = Number.NEGATIVE_INFINITY;
+  /** Whether the calls the worker holds came in a burst (two or more at once since it was last idle). */
+  private inBurst = false;
   /** Calls, estimates and replays the worker answered (results and execution errors alike). */
   answered = 0;
   /** The warm-up's calls that succeeded, once it is over (startAndWarm). */
@@ -250,13 +265,20 @@ export class CallWorkers implements CallOffload, ReplayOffload {
   }
 
   /**
-   * A call or estimate alone (the worker idle, no other in this turn of the event loop) is first
-   * tried on the main thread (CallService): a trip to the other thread and back would double the
-   * latency of a small call (0.29 -> 0.45 ms, from a client that waits for each answer).
+   * A call or estimate alone (the worker idle, no other in this turn of the event loop, nor a burst
+   * of calls in the last burstWindowMs) is first tried on the main thread (CallService): a trip to
+   * the other thread and back would double the latency of a small call (0.29 -> 0.45 ms, from a
+   * client that waits for each answer).
    */
   callComesAlone(): boolean {
     if (this.callsThisTurn++ === 0) setImmediate(() => (this.callsThisTurn = 0));
-    return this.status === "ready" && this.store.settled && this.outstanding.size === 0 && this.callsThisTurn === 1;
+    return (
+      this.status === "ready" &&
+      this.store.settled &&
+      this.outstanding.size === 0 &&
+      this.callsThisTurn === 1 &&
+      performance.now() - this.concurrentAt > burstWindowMs
+    );
   }
 
   /**
@@ -284,6 +306,10 @@ export class CallWorkers implements CallOffload, ReplayOffload {
       // runs on the main thread, and the batches go to LevelDB at once for the calls after it.
       this.store.hurry();
       return undefined;
+    }
+    if (this.outstanding.size > 0) {
+      this.inBurst = true;
+      this.concurrentAt = performance.now();
     }
     const id = ++this.lastId;
     const requests = this.requests!;
@@ -349,6 +375,11 @@ export class CallWorkers implements CallOffload, ReplayOffload {
   private settle(id: number, result: unknown, failure: CallWorkerFailure | undefined): void {
     const waiting = this.outstanding.get(id);
     if (waiting === undefined) return;
+    // The window counts from a burst's last answer: its calls can take longer than the window.
+    if (this.inBurst) {
+      this.concurrentAt = performance.now();
+      if (this.outstanding.size === 1) this.inBurst = false;
+    }
     this.outstanding.delete(id);
     this.answered++;
     if (failure === undefined) waiting.resolve(result);

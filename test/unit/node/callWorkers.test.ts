@@ -93,10 +93,31 @@ describe("node/callWorkers: calls on a second thread", function () {
   }
 
   it("runs a small call that comes alone on the main thread (no trip to the worker and back)", async () => {
+    // Past the window after the time limit's burst above (a call right after a burst does not come alone).
+    await new Promise((resolve) => setTimeout(resolve, 400));
     const answeredBefore = services.callWorkers!.answered;
     const single = call(probe.encodeFunctionData("divide", [10n, 3n]));
     expect(await outcomeOf(() => services.calls.call(target, single))).to.deep.equal(await outcomeOf(() => local.call(target, single)));
     expect(services.callWorkers!.answered).to.equal(answeredBefore);
+  });
+
+  it("sends the call that follows a burst of calls to the worker, and one that comes alone later to the main thread", async () => {
+    const single = call(probe.encodeFunctionData("divide", [10n, 3n]));
+    const expected = await outcomeOf(() => local.call(target, single));
+    // Eight at once: the first is tried here, the other seven go to the worker together.
+    let answeredBefore = services.callWorkers!.answered;
+    const burst = await Promise.all(Array.from({ length: 8 }, () => outcomeOf(() => services.calls.call(target, single))));
+    expect(burst).to.deep.equal(Array.from({ length: 8 }, () => expected));
+    expect(services.callWorkers!.answered - answeredBefore, "answered by the worker in the burst").to.equal(7);
+    // Right after it, a call alone in its turn still goes to the worker (the next of a client's many).
+    answeredBefore = services.callWorkers!.answered;
+    expect(await outcomeOf(() => services.calls.call(target, single))).to.deep.equal(expected);
+    expect(services.callWorkers!.answered - answeredBefore, "answered by the worker right after the burst").to.equal(1);
+    // Once the burst is well over, a call alone runs here again.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    answeredBefore = services.callWorkers!.answered;
+    expect(await outcomeOf(() => services.calls.call(target, single))).to.deep.equal(expected);
+    expect(services.callWorkers!.answered - answeredBefore, "answered by the worker after the burst").to.equal(0);
   });
 
   /** An override of the Probe's storage: `slots` slots set to 1, and nothing else. */
