@@ -14,7 +14,7 @@ import { Worker } from "node:worker_threads";
 import type { Logger } from "../common/logger.js";
 import { recoverSignerKeyIfAny, type RecoverableSignature, type SignatureBatchRecovery } from "../common/signatures.js";
 import { checkMergedMiningProof, type MergedMiningProof, type MergedMiningProofBatchCheck, type MergedMiningProofCheck } from "../consensus/mergedMiningProof.js";
-import { packSignatures, unpackSignerKeys, type BatchCheckReply, type BatchCheckRequest } from "./batchChecksWire.js";
+import { packSignatures, signerKeysBytes, unpackSignerKeys, type BatchCheckReply, type BatchCheckRequest } from "./batchChecksWire.js";
 
 /** A check leaves a few hundred bytes of young garbage and nothing that lives on. */
 const workerYoungGenerationMiB = 1;
@@ -85,7 +85,9 @@ export class BatchCheckThread implements SignatureBatchRecovery, MergedMiningPro
       const batch = this.pending.get(reply.id);
       if (batch === undefined) return;
       this.pending.delete(reply.id);
-      if (batch.kind === "signatures" && reply.kind === "signatures") batch.resolve(unpackSignerKeys(new Uint8Array(reply.output), batch.signatures.length));
+      // A reply that is not the batch's answer (a bug of the thread's) is checked here instead: a
+      // throw in this listener would end the process and leave the batch unanswered.
+      if (batch.kind === "signatures" && reply.kind === "signatures" && reply.output.byteLength === signerKeysBytes(batch.signatures.length)) batch.resolve(unpackSignerKeys(new Uint8Array(reply.output), batch.signatures.length));
       else if (batch.kind === "proofs" && reply.kind === "proofs" && reply.checks.length === batch.proofs.length) batch.resolve(reply.checks);
       else this.checkHere(batch);
     });

@@ -46,9 +46,14 @@ export function packSignerKeys(keys: readonly (Uint8Array | undefined)[]): Uint8
   return packed;
 }
 
+/** The length of the packed signer keys of `count` signatures. */
+export function signerKeysBytes(count: number): number {
+  return count * answerBytes;
+}
+
 /** `count` signer keys (undefined: no signer); RangeError when the bytes do not hold that many. */
 export function unpackSignerKeys(packed: Uint8Array, count: number): (Uint8Array | undefined)[] {
-  if (packed.length !== count * answerBytes) throw new RangeError(`${packed.length} bytes of signer keys for ${count} signatures`);
+  if (packed.length !== signerKeysBytes(count)) throw new RangeError(`${packed.length} bytes of signer keys for ${count} signatures`);
   const keys: (Uint8Array | undefined)[] = [];
   for (let offset = 0; offset < packed.length; offset += answerBytes) keys.push(packed[offset] === 1 ? packed.subarray(offset + 1, offset + answerBytes) : undefined);
   return keys;

@@ -46,8 +46,8 @@ export function createSyncManager(network: PeerToPeerNetwork, services: ChainSer
     holdMining: (held) => {
       miner.holdForSync(held).catch((error: unknown) => syncLog.error({ err: error }, "mining what arrived during the sync failed"));
     },
-    decoding: { common: services.common, typed: services.typedTransactions, senderRecovery: services.batchChecks },
-    proofChecks: services.batchChecks,
+    decoding: { common: services.common, typed: services.typedTransactions },
+    batchChecks: services.batchChecks === undefined ? undefined : { proofs: services.batchChecks, senders: services.batchChecks },
     refuseRequest,
     log: syncLog,
     options,

@@ -14,11 +14,12 @@
 // A peer whose answer is wrong, short or late is reported (PeerFault) and its work goes to
 // another; a block the importer refuses ends the sync, reported against the peer that sent its body.
 // The next round starts from what was imported, until the peer's best is reached.
-import { Block } from "../chain/block.js";
+import { Block, MalformedBlockError, withSigners } from "../chain/block.js";
 import { unclesHashOf, type BlockHeader } from "../chain/header.js";
 import { bytesToHex } from "../common/hex.js";
 import { checkProofOfWork, mergedMiningProofOf, recordProofOfWorkCheck } from "../consensus/blockImporter.js";
 import type { MergedMiningProofBatchCheck } from "../consensus/mergedMiningProof.js";
+import { recoverSignerKeyIfAny, type SignatureBatchRecovery } from "../common/signatures.js";
 import { checkTransactionsRoot } from "../consensus/rules/block.js";
 import { findConnectionPoint } from "./connectionPoint.js";
 import type { BlockBody, PeerFault, SkeletonPoint, SyncChain, SyncPeer } from "./syncPeer.js";
@@ -57,10 +58,23 @@ export interface LongSyncEvents {
   reportPeer?(peerId: string, fault: PeerFault, reason: string): void;
 }
 
+/** Where the checks that need no state run in batches (another thread, node/batchChecks.ts); one by one on this thread when absent. */
+export interface LongSyncChecks {
+  /** A chunk's headers' proofs of work. */
+  readonly proofs?: MergedMiningProofBatchCheck;
+  /** The senders of a batch of bodies. */
+  readonly senders?: SignatureBatchRecovery;
+}
+
 export type LongSyncResult =
   | { readonly kind: "notNeeded" }
   | { readonly kind: "synced"; readonly imported: number; readonly from: string }
   | { readonly kind: "failed"; readonly imported: number; readonly reason: string };
+
+/** One round of a long sync (a skeleton's chunks); ended once its last chunk is imported or it stops. */
+interface SyncRound {
+  ended: boolean;
+}
 
 /** A chunk whose headers are checked and whose bodies are on their way, batch by batch in order. */
 interface FetchedChunk {
@@ -98,8 +112,7 @@ export class LongSync {
     private readonly peers: () => readonly SyncPeer[],
     private readonly options: LongSyncOptions = defaultLongSyncOptions,
     private readonly events: LongSyncEvents = {},
-    /** Where a chunk's proofs of work are checked, all at once (another thread); one by one here when undefined. */
-    private readonly proofChecks?: MergedMiningProofBatchCheck,
+    private readonly checks: LongSyncChecks = {},
   ) {}
 
   async run(): Promise<LongSyncResult> {
@@ -141,30 +154,37 @@ export class LongSync {
       // Chunks ahead: the next ones' headers and bodies are fetched while this one imports. A chunk
       // fetched ahead may fail while another imports: it is awaited (and its error met) in its
       // turn, or not at all when the sync stops first, and must not count as unhandled meanwhile.
+      // Once the round ends (done, or stopped by an error), what it fetched ahead neither retries
+      // nor blames a peer: the next round shares the excluded peers and the body-request slots.
+      const round: SyncRound = { ended: false };
       const fetching: Promise<FetchedChunk>[] = [];
       let fetched = 0;
       const fetchAhead = () => {
         while (fetching.length < chunksFetchedAhead && fetched < ends.length) {
-          const chunk = this.fetchChunk(peer, fetched === 0 ? connection : ends[fetched - 1]!, ends[fetched]!);
+          const chunk = this.fetchChunk(peer, fetched === 0 ? connection : ends[fetched - 1]!, ends[fetched]!, round);
           chunk.catch(() => undefined);
           fetching.push(chunk);
           fetched++;
         }
       };
-      for (fetchAhead(); fetching.length > 0; ) {
-        const chunk = await fetching.shift()!;
-        fetchAhead();
-        await this.importChunk(chunk, startingBlock, peer);
+      try {
+        for (fetchAhead(); fetching.length > 0; ) {
+          const chunk = await fetching.shift()!;
+          fetchAhead();
+          await this.importChunk(chunk, startingBlock, peer);
+        }
+      } finally {
+        round.ended = true;
       }
     }
   }
 
   /** A chunk's headers, then its bodies asked in batches (several in flight) as soon as the headers are checked. */
-  private async fetchChunk(peer: SyncPeer, previous: { number: bigint; hash: Uint8Array | undefined }, end: SkeletonPoint): Promise<FetchedChunk> {
+  private async fetchChunk(peer: SyncPeer, previous: { number: bigint; hash: Uint8Array | undefined }, end: SkeletonPoint, round: SyncRound): Promise<FetchedChunk> {
     const headers = await this.chunkHeaders(peer, previous, end);
     const batches: Promise<{ peer: SyncPeer; blocks: Block[] }>[] = [];
     for (let start = 0, batchIndex = 0; start < headers.length; start += this.options.bodiesPerRequest, batchIndex++) {
-      const fetched = this.fetchBlocks(headers.slice(start, start + this.options.bodiesPerRequest), end.number, batchIndex);
+      const fetched = this.fetchBlocks(headers.slice(start, start + this.options.bodiesPerRequest), end.number, batchIndex, round);
       // Awaited in order by importChunk; a later batch failing first must not go unhandled meanwhile.
       fetched.catch(() => undefined);
       batches.push(fetched);
@@ -202,10 +222,10 @@ export class LongSync {
       const parentHash = header.fields.parentHash;
       const linked = index === 0 ? (previous.hash === undefined ? this.chain.hasBlock(parentHash) : Buffer.compare(parentHash, previous.hash) === 0) : Buffer.compare(parentHash, headers[index - 1]!.hash) === 0;
       if (!linked) throw new PeerAnswerError(peer, "invalidHeader", `block ${header.number}'s parent ${bytesToHex(parentHash)} is not the block before it`);
-      if (this.proofChecks === undefined) this.checkProof(peer, header);
+      if (this.checks.proofs === undefined) this.checkProof(peer, header);
     }
-    if (this.proofChecks !== undefined) {
-      const checks = await this.proofChecks.checkAll(headers.map(mergedMiningProofOf));
+    if (this.checks.proofs !== undefined) {
+      const checks = await this.checks.proofs.checkAll(headers.map(mergedMiningProofOf));
       // Recorded on each header: the importer's own proof check of these blocks is then a lookup.
       headers.forEach((header, index) => {
         const verdict = recordProofOfWorkCheck(header, checks[index]!);
@@ -237,17 +257,20 @@ export class LongSync {
   }
 
   /** One batch's bodies, from the next peer that can serve them; a peer that fails is reported and the batch asked of another. */
-  private async fetchBlocks(headers: readonly BlockHeader[], chunkEnd: bigint, batchIndex: number): Promise<{ peer: SyncPeer; blocks: Block[] }> {
+  private async fetchBlocks(headers: readonly BlockHeader[], chunkEnd: bigint, batchIndex: number, round: SyncRound): Promise<{ peer: SyncPeer; blocks: Block[] }> {
     for (;;) {
+      if (round.ended) throw new Error("the sync round ended");
       const candidates = this.usablePeers().filter((peer) => peer.best.number >= chunkEnd);
       if (candidates.length === 0) throw new Error("no peer left to ask for bodies");
       const peer = candidates[batchIndex % candidates.length]!;
       await this.bodyRequestSlot();
       try {
         const bodies = await this.ask(peer, () => peer.bodies(headers.map((header) => header.hash)));
-        return { peer, blocks: headers.map((header, index) => this.blockOf(peer, header, bodies[index])) };
+        headers.forEach((header, index) => this.checkBody(peer, header, bodies[index]));
+        // Past the peer's time limit: the recovery is this node's work, not the peer's answer.
+        return { peer, blocks: await this.withSenders(peer, headers, bodies as BlockBody[]) };
       } catch (error) {
-        if (!(error instanceof PeerAnswerError) || error.fault === "invalidBlock") throw error;
+        if (!(error instanceof PeerAnswerError) || error.fault === "invalidBlock" || round.ended) throw error;
         this.events.reportPeer?.(error.peer.id, error.fault, error.message);
         this.excluded.add(error.peer.id);
       } finally {
@@ -272,13 +295,28 @@ export class LongSync {
     else this.bodyRequestsInFlight--;
   }
 
-  private blockOf(peer: SyncPeer, header: BlockHeader, body: BlockBody | undefined): Block {
+  /** A body that is its header's: the uncles hash and the transactions root (checked before any sender is recovered). */
+  private checkBody(peer: SyncPeer, header: BlockHeader, body: BlockBody | undefined): asserts body is BlockBody {
     if (body === undefined) throw new PeerAnswerError(peer, "badAnswer", `no body for block ${header.number}`);
     if (Buffer.compare(unclesHashOf(body.uncles), header.fields.unclesHash) !== 0) throw new PeerAnswerError(peer, "invalidBody", `block ${header.number}'s uncles do not hash to its header's`);
-    const block = new Block(header, body.transactions, body.uncles);
-    const root = checkTransactionsRoot(block);
+    const root = checkTransactionsRoot({ header, transactions: body.transactions });
     if (!root.ok) throw new PeerAnswerError(peer, "invalidBody", `block ${header.number}: ${root.reason}`);
-    return block;
+  }
+
+  /** The blocks of checked bodies, their transactions' senders recovered together; a signature without a signer is the peer's invalid body. */
+  private async withSenders(peer: SyncPeer, headers: readonly BlockHeader[], bodies: readonly BlockBody[]): Promise<Block[]> {
+    const signatures = bodies.flatMap((body) => body.transactions.map((transaction) => transaction.signature));
+    const signerKeys = this.checks.senders === undefined ? signatures.map(recoverSignerKeyIfAny) : await this.checks.senders.recoverAll(signatures);
+    let next = 0;
+    return bodies.map((body, index) => {
+      const keys = signerKeys.slice(next, (next += body.transactions.length));
+      try {
+        return new Block(headers[index]!, withSigners(body.transactions, keys), body.uncles);
+      } catch (error) {
+        if (error instanceof MalformedBlockError) throw new PeerAnswerError(peer, "invalidBody", `block ${headers[index]!.number}: ${error.message}`);
+        throw error;
+      }
+    });
   }
 
   /** A peer's answer within the request time limit, or a timeout fault. */

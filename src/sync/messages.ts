@@ -4,9 +4,9 @@
 // their full 19-field encoding (the receiver computes the hash); a body is
 // [[signed transaction...], [uncle header...]] as in a block's wire form.
 import type { Common } from "@ethereumjs/common";
-import { Block, decodeWireSignedTransactions, decodeWireUncles, MalformedBlockError, withSigners } from "../chain/block.js";
+import { Block, decodeWireSignedTransactions, decodeWireUncles, MalformedBlockError } from "../chain/block.js";
 import { BlockHeader } from "../chain/header.js";
-import type { SignedTransaction, TypedTransactionsAccepted } from "../chain/transactions.js";
+import type { TypedTransactionsAccepted } from "../chain/transactions.js";
 import { decodeRlp, encodeRlp, encodeRlpListOfEncoded, rlpListItems, type RlpDecoded } from "../common/rlp.js";
 import type { GossipTopic, RequestProtocol } from "../p2p/interface.js";
 import type { BlockBody } from "./syncPeer.js";
@@ -170,20 +170,9 @@ export function decodeBodiesAnswer(bytes: Uint8Array, asked: number): (WireBody 
   });
 }
 
-/** A body decoded and checked, its transactions' senders not yet recovered. */
-export interface SignedBody {
-  readonly transactions: readonly SignedTransaction[];
-  readonly uncles: readonly BlockHeader[];
-}
-
 /** A body's transactions and uncles, senders still to recover; MessageDecodingError for what does not decode. */
-export function signedBodyOf(body: WireBody, common: Common, typed: TypedTransactionsAccepted): SignedBody {
+export function signedBodyOf(body: WireBody, common: Common, typed: TypedTransactionsAccepted): BlockBody {
   return refusedAs("body", () => ({ transactions: decodeWireSignedTransactions(body.transactionItems, common, typed), uncles: decodeWireUncles(body.uncleItems) }));
-}
-
-/** The body with its transactions' signer keys, in order (undefined: no signer, a MessageDecodingError). */
-export function recoveredBody(body: SignedBody, signerKeys: readonly (Uint8Array | undefined)[]): BlockBody {
-  return refusedAs("body", () => ({ transactions: withSigners(body.transactions, signerKeys), uncles: body.uncles }));
 }
 
 /** What `decode` answers; its MalformedBlockError becomes a MessageDecodingError naming `what`. */

@@ -5,7 +5,6 @@
 import type { Common } from "@ethereumjs/common";
 import type { BlockHeader } from "../chain/header.js";
 import type { TypedTransactionsAccepted } from "../chain/transactions.js";
-import { recoverSignerKeyIfAny, type SignatureBatchRecovery } from "../common/signatures.js";
 import type { PeerToPeerNetwork, RequestProtocol } from "../p2p/interface.js";
 import {
   decodeBlock,
@@ -21,7 +20,6 @@ import {
   maxBodiesPerRequest,
   maxHeadersPerRequest,
   MessageDecodingError,
-  recoveredBody,
   signedBodyOf,
   type SyncProtocols,
 } from "./messages.js";
@@ -31,8 +29,6 @@ import type { BlockBody, PeerBest, SkeletonPoint, SyncPeer } from "./syncPeer.js
 export interface BlockDecoding {
   readonly common: Common;
   readonly typed: TypedTransactionsAccepted;
-  /** Where the senders of a bodies answer are recovered, all at once (another thread); on this one when undefined. */
-  readonly senderRecovery?: SignatureBatchRecovery;
 }
 
 export class NetworkSyncPeer implements SyncPeer {
@@ -68,14 +64,8 @@ export class NetworkSyncPeer implements SyncPeer {
     return headers;
   }
 
-  /** The bodies with their senders, recovered together once every answer is in and decoded. */
   async bodies(hashes: readonly Uint8Array[]): Promise<readonly (BlockBody | undefined)[]> {
-    const { common, typed, senderRecovery } = this.decoding;
-    const signedBodies = await this.byHashes(hashes, this.protocols.bodies, maxBodiesPerRequest, decodeBodiesAnswer, (body) => signedBodyOf(body, common, typed));
-    const signatures = signedBodies.flatMap((body) => body?.transactions.map((transaction) => transaction.signature) ?? []);
-    const signerKeys = senderRecovery === undefined ? signatures.map(recoverSignerKeyIfAny) : await senderRecovery.recoverAll(signatures);
-    let next = 0;
-    return signedBodies.map((body) => (body === undefined ? undefined : recoveredBody(body, signerKeys.slice(next, (next += body.transactions.length)))));
+    return this.byHashes(hashes, this.protocols.bodies, maxBodiesPerRequest, decodeBodiesAnswer, (body) => signedBodyOf(body, this.decoding.common, this.decoding.typed));
   }
 
   /** Whole blocks by hash (orphans' parents); undefined for one it does not have. */

@@ -22,13 +22,12 @@ import { MalformedTransactionError } from "../chain/transactions.js";
 import { bytesToHex, bytesToUnprefixedHex } from "../common/hex.js";
 import type { Logger } from "../common/logger.js";
 import type { ImportOutcome } from "../consensus/importResult.js";
-import type { MergedMiningProofBatchCheck } from "../consensus/mergedMiningProof.js";
 import type { RuleContext } from "../consensus/rules/parent.js";
 import type { GossipVerdict, PeerRecord, PeerToPeerNetwork } from "../p2p/interface.js";
 import type { TransactionIntake } from "../txpool/transactionIntake.js";
 import { TransactionRejectedError } from "../txpool/transactionPool.js";
 import { judgeGossipBlock } from "./gossipBlockVerdict.js";
-import { defaultLongSyncOptions, LongSync, chooseSyncPeer, type LongSyncOptions, type SyncProgress } from "./longSync.js";
+import { defaultLongSyncOptions, LongSync, chooseSyncPeer, type LongSyncChecks, type LongSyncOptions, type SyncProgress } from "./longSync.js";
 import { blockTopic, decodeBlock, MessageDecodingError, syncProtocols, transactionTopic, type SyncProtocols } from "./messages.js";
 import { NetworkSyncPeer, type BlockDecoding } from "./networkPeer.js";
 import { defaultOrphanPoolOptions, OrphanPool, type OrphanPoolOptions } from "./orphanPool.js";
@@ -75,8 +74,8 @@ export interface SyncManagerDependencies {
   /** Holds the built-in miner during a long sync (true) and lets it go after (false). */
   readonly holdMining: (held: boolean) => void;
   readonly decoding: BlockDecoding;
-  /** Where a long sync checks a chunk's proofs of work together (another thread); one by one on this one when undefined. */
-  readonly proofChecks?: MergedMiningProofBatchCheck;
+  /** Where a long sync checks proofs of work and recovers senders in batches (another thread); on this one when undefined. */
+  readonly batchChecks?: LongSyncChecks;
   /** The network's InvalidRequestError, handed in so that sync/ loads nothing of libp2p. */
   readonly refuseRequest: RefuseRequest;
   readonly log: Logger;
@@ -521,7 +520,7 @@ export class SyncManager {
         },
         reportPeer: (peerId, fault, reason) => this.reportFault(peerId, fault, reason),
       },
-      this.deps.proofChecks,
+      this.deps.batchChecks,
     );
     try {
       const result = await sync.run();

@@ -4,7 +4,7 @@
 // machines check it before anything is imported, and say which peer sent what was wrong.
 import type { Block } from "../chain/block.js";
 import type { BlockHeader } from "../chain/header.js";
-import type { ChainTransaction } from "../chain/transactions.js";
+import type { SignedTransaction } from "../chain/transactions.js";
 import type { ImportOutcome } from "../consensus/importResult.js";
 
 export interface PeerBest {
@@ -13,9 +13,13 @@ export interface PeerBest {
   readonly totalDifficulty: bigint;
 }
 
-/** A block's body as a peer sends it, decoded (senders recovered). */
+/**
+ * A block's body as a peer sends it, decoded and shape-checked, its transactions' senders not yet
+ * recovered: the long sync recovers them (all of a batch at once, perhaps on another thread) once
+ * the body matches its header, and outside the time the peer has to answer.
+ */
 export interface BlockBody {
-  readonly transactions: readonly ChainTransaction[];
+  readonly transactions: readonly SignedTransaction[];
   readonly uncles: readonly BlockHeader[];
 }
 
@@ -35,7 +39,7 @@ export interface SyncPeer {
   skeleton(startNumber: bigint): Promise<readonly SkeletonPoint[]>;
   /** Up to `count` headers walking parent links from `startHash`, newest first. */
   headers(startHash: Uint8Array, count: number): Promise<readonly BlockHeader[]>;
-  /** The bodies of these blocks, in order; undefined for one it does not have. */
+  /** The bodies of these blocks, in order, senders not recovered; undefined for one it does not have. */
   bodies(hashes: readonly Uint8Array[]): Promise<readonly (BlockBody | undefined)[]>;
 }
 

@@ -11,7 +11,8 @@ import { sha256d } from "../../../src/consensus/parentChain.js";
 import { combineMerkleNodes } from "../../../src/consensus/parentMerkleBranch.js";
 import { sha256MidstateAfter } from "../../../src/consensus/sha256Midstate.js";
 import { ChainWriteQueue } from "../../../src/chain/writeQueue.js";
-import { BlockImporter } from "../../../src/consensus/blockImporter.js";
+import { BlockImporter, checkProofOfWork, mergedMiningProofOf, recordProofOfWorkCheck } from "../../../src/consensus/blockImporter.js";
+import { checkMergedMiningProof } from "../../../src/consensus/mergedMiningProof.js";
 import { consensusConstantsFor } from "../../../src/consensus/constants.js";
 import { BlockBuilder } from "../../../src/execution/blockBuilder.js";
 import { proveBlock } from "../../../src/mining/blockProof.js";
@@ -352,5 +353,25 @@ describe("consensus/blockImporter", function () {
       expectStatus(await target.importer.importBlock(tenth, "peer"), "IMPORTED_BEST");
       expectStatus(await target.importer.importBlock(blockWith(tenth, [sibling!]), "peer"), "INVALID_BLOCK", "uncleAlreadyUsed");
     });
+  });
+});
+
+describe("consensus: a proof of work checked elsewhere", () => {
+  it("recordProofOfWorkCheck's verdict is what checkProofOfWork answers for that header object, and for no other", async () => {
+    const services = await openTestChain();
+    try {
+      const [block] = await mineBlocks(services, 1);
+      const header = block!.header;
+      const refusal = { ok: false as const, rule: "merkleRootMismatch" as const, reason: "recorded elsewhere" };
+      // A refusal recorded for a valid header wins over checking it again: the check is a lookup.
+      const recorded = recordProofOfWorkCheck(header, refusal);
+      expect(recorded).to.deep.include({ ok: false, reason: "recorded elsewhere" });
+      expect(checkProofOfWork(header)).to.equal(recorded);
+      // The same header decoded again is another object: checked on its own, valid.
+      expect(checkProofOfWork(BlockHeader.decode(header.encoded)).ok).to.equal(true);
+      expect(checkMergedMiningProof(mergedMiningProofOf(header)).ok).to.equal(true);
+    } finally {
+      await services.close();
+    }
   });
 });

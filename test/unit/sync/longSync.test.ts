@@ -5,6 +5,7 @@
 import { expect } from "chai";
 import { Block } from "../../../src/chain/block.js";
 import { BlockHeader } from "../../../src/chain/header.js";
+import { decodeSignedTransaction } from "../../../src/chain/transactions.js";
 import type { ImportOutcome } from "../../../src/consensus/importResult.js";
 import { proveBlock } from "../../../src/mining/blockProof.js";
 import { BatchCheckThread } from "../../../src/node/batchChecks.js";
@@ -15,6 +16,7 @@ import { LongSync, chooseSyncPeer, defaultLongSyncOptions, type LongSyncOptions,
 import { OrphanPool } from "../../../src/sync/orphanPool.js";
 import type { BlockBody, PeerFault, SkeletonPoint, SyncChain, SyncPeer } from "../../../src/sync/syncPeer.js";
 import { asReceived, mineBlocks, openTestChain, signedTransfer } from "../../helpers/chainPair.js";
+import { withoutSigner } from "../../helpers/signatures.js";
 
 const stranger = "0x00000000000000000000000000000000000000aa";
 const fastOptions: LongSyncOptions = { ...defaultLongSyncOptions, chunkSize: 16, bodiesPerRequest: 5, maxBodyRequestsInFlight: 3, requestTimeoutMs: 200 };
@@ -31,6 +33,8 @@ interface Script {
   skewedSkeleton?: boolean;
   /** Headers from block 20 to the one before the best carry a merkle proof that does not hold (not hashed: the links stay). */
   brokenProofs?: boolean;
+  /** The last transaction of each body has a signature without a signer (its bytes unchanged: the root holds). */
+  signerlessTransactions?: boolean;
 }
 
 /** `header` with a merged-mining merkle proof of 31 bytes: the same hash, a proof of work that fails. */
@@ -84,7 +88,10 @@ async function scriptedPeer(id: string, source: ChainServices, receiver: ChainSe
         if (block === undefined) bodies.push(undefined);
         else {
           const copy = await received(hash);
-          bodies.push({ transactions: script.emptyBodies === true && copy.transactions.length > 0 ? [] : copy.transactions, uncles: copy.uncles });
+          const transactions = copy.transactions.map((transaction) => decodeSignedTransaction(transaction.raw, receiver.common, receiver.typedTransactions));
+          const last = transactions.at(-1);
+          if (script.signerlessTransactions === true && last !== undefined) transactions[transactions.length - 1] = { ...last, signature: withoutSigner(last.signature) };
+          bodies.push({ transactions: script.emptyBodies === true && transactions.length > 0 ? [] : transactions, uncles: copy.uncles });
         }
       }
       return bodies;
@@ -183,6 +190,7 @@ describe("sync: long sync and orphans with scripted peers", function () {
     ["a peer that sends bodies not of their headers", { emptyBodies: true }, "invalidBody"],
     ["a peer whose skeleton is off by one", { skewedSkeleton: true }, "badAnswer"],
     ["a peer whose headers carry proofs of work that do not hold", { brokenProofs: true }, "invalidHeader"],
+    ["a peer whose bodies hold a transaction whose signature has no signer", { signerlessTransactions: true }, "invalidBody"],
   ];
   for (const [name, script, fault] of faults) {
     it(`reports ${name} and finishes from an honest one`, async () => {
@@ -205,7 +213,7 @@ describe("sync: long sync and orphans with scripted peers", function () {
       const honest = await scriptedPeer("honest", source, local);
       const heavierLiar = { ...liar, best: { ...liar.best, totalDifficulty: liar.best.totalDifficulty + 1n } };
       const reports: [string, PeerFault, string][] = [];
-      const result = await new LongSync(syncChainOf(local), () => [heavierLiar, honest], fastOptions, { reportPeer: (peerId, reported, reason) => reports.push([peerId, reported, reason]) }, checks).run();
+      const result = await new LongSync(syncChainOf(local), () => [heavierLiar, honest], fastOptions, { reportPeer: (peerId, reported, reason) => reports.push([peerId, reported, reason]) }, { proofs: checks, senders: checks }).run();
       expect(reports).to.have.length(1);
       expect(reports[0]!.slice(0, 2)).to.deep.equal(["liar", "invalidHeader"]);
       expect(reports[0]![2]).to.match(/^block (1[7-9]|2\d|3[0-2]): merkle proof of 31 bytes, not a multiple of 32$/);

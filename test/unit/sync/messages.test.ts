@@ -2,7 +2,7 @@
 // round-trips, and every limit holds at N and breaks at N + 1 with a MessageDecodingError naming the
 // problem. Headers, bodies and blocks come from a real chain mined in chain services.
 import { expect } from "chai";
-import { Block } from "../../../src/chain/block.js";
+import { Block, MalformedBlockError, withSigners } from "../../../src/chain/block.js";
 import { encodeRlp, encodeRlpListOfEncoded, rlpListItems } from "../../../src/common/rlp.js";
 import { recoverSignerKeyIfAny } from "../../../src/common/signatures.js";
 import type { ChainServices } from "../../../src/node/index.js";
@@ -29,7 +29,6 @@ import {
   maxHeadersPerRequest,
   maxSkeletonChunks,
   MessageDecodingError,
-  recoveredBody,
   signedBodyOf,
   softAnswerBytes,
   syncProtocols,
@@ -145,7 +144,7 @@ describe("sync messages: codecs and their limits", function () {
       expect(decoded[1]).to.equal(undefined);
       for (const index of [0, 2]) {
         const signed = signedBodyOf(decoded[index]!, services.common, false);
-        const body = recoveredBody(signed, signed.transactions.map((transaction) => recoverSignerKeyIfAny(transaction.signature)));
+        const body = { transactions: withSigners(signed.transactions, signed.transactions.map((transaction) => recoverSignerKeyIfAny(transaction.signature))), uncles: signed.uncles };
         const original = blocks[index]!;
         expect(body.transactions.map((transaction) => Buffer.from(transaction.hash).toString("hex"))).to.deep.equal(original.transactions.map((transaction) => Buffer.from(transaction.hash).toString("hex")));
         expect(body.transactions.map((transaction) => Buffer.from(transaction.sender).toString("hex"))).to.deep.equal(original.transactions.map((transaction) => Buffer.from(transaction.sender).toString("hex")));
@@ -164,14 +163,14 @@ describe("sync messages: codecs and their limits", function () {
       expectRefused(() => signedBodyOf(broken!, services.common, false), /body: transaction 0/);
     });
 
-    it("a body whose transaction has no signer is refused, naming the transaction", () => {
+    it("a body's transactions take their signers' keys; one without a signer is refused, naming the transaction", () => {
       const [decoded] = decodeBodiesAnswer(encodeItemsAnswer([blocks[0]!.encodeWireBody()]), 1);
-      const signed = () => signedBodyOf(decoded!, services.common, false);
-      const keys = signed().transactions.map((transaction) => recoverSignerKeyIfAny(transaction.signature));
+      const signed = () => signedBodyOf(decoded!, services.common, false).transactions;
+      const keys = signed().map((transaction) => recoverSignerKeyIfAny(transaction.signature));
       expect(keys.length).to.be.greaterThan(0);
-      expect(recoveredBody(signed(), keys).transactions).to.have.length(keys.length);
+      expect(withSigners(signed(), keys)).to.have.length(keys.length);
       const lastIndex = keys.length - 1;
-      expectRefused(() => recoveredBody(signed(), keys.map((key, index) => (index === lastIndex ? undefined : key))), new RegExp(`body: transaction ${lastIndex}: .*signature`));
+      expect(() => withSigners(signed(), keys.map((key, index) => (index === lastIndex ? undefined : key)))).to.throw(MalformedBlockError, new RegExp(`^transaction ${lastIndex}: invalid transaction signature$`));
     });
 
     it("blocks round-trip, hashes and senders; an empty entry is a block not held; more than asked is refused", () => {
