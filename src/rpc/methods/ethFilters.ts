@@ -112,10 +112,11 @@ function installing(install: () => string): string {
  * Blocks with logs queried ahead of clients (see createEthFilterHandlers), and the blocks each of
  * those queries covers (the block and those below it): some 6,000 blocks in all, about what V8
  * needs to optimise the query's loop (a query of 1,000 blocks ran it as baseline code throughout,
- * its optimised code arriving after the answer). One in `logQueryWarmUpsPerRequest` is asked as a
- * client asks (parameters checked, the handler); the others run the query and the encoding only,
- * with the matcher of the last one: the request's own steps (the validator, the bloom probes'
- * hashes) cost more than the loop, and need compiling only.
+ * its optimised code arriving after the answer). One in `logQueryWarmUpsPerRequest`, and any for
+ * another address or topic than the last, is asked as a client asks (parameters checked, the
+ * handler); the others run the query and the encoding only, with the last one's matcher: the
+ * request's own steps (the validator, the bloom probes' hashes) cost more than the loop, and need
+ * compiling only.
  */
 const logQueryWarmUps = 200;
 const logQueryWarmUpBlocks = 32;
