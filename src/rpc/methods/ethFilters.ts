@@ -1,9 +1,10 @@
 // eth_ logs and filters: eth_getLogs, and filters installed and polled (spec 2.10, 3.1). Parameters
 // become LogCriteria and block bounds here; matching, queries and filters live in logs/.
+import { rpcMethodTable } from "../../../generated/methodTable.js";
 import type { NamespaceHandlers } from "../../../generated/methods.js";
 import type { BlockNumberOrTag, FilterAddress, FilterOptions, Topics } from "../../../generated/types.js";
 import type { Chain } from "../../chain/chain.js";
-import { bytesToHex, hexToBytes } from "../../common/hex.js";
+import { bytesToHex, hexToBytes, toQuantity } from "../../common/hex.js";
 import {
   blockLogsOf,
   LogMatcher,
@@ -30,6 +31,9 @@ export interface EthFilterDependencies {
   /** The largest answer the dispatcher sends (--rpc-response-limit). */
   responseLimitBytes: number;
 }
+
+/** The dispatcher's check of eth_getLogs' filter, run by the warm-up queries too (its code is compiled at its first call). */
+const isFilterParam = rpcMethodTable.get("eth_getLogs")!.paramValidators[0]!;
 
 /** Room left in an answer for its envelope ({"jsonrpc":"2.0","id":…,"result":…}) besides the result. */
 const answerEnvelopeBytes = 1024;
@@ -104,30 +108,78 @@ function installing(install: () => string): string {
   }
 }
 
-/** Blocks queried ahead of clients (see createEthFilterHandlers): enough calls for V8 to compile the query's functions. */
+/**
+ * Blocks with logs queried ahead of clients (see createEthFilterHandlers), and the blocks each of
+ * those queries covers (the block and those below it): some 6,000 blocks in all, about what V8
+ * needs to optimise the query's loop (a query of 1,000 blocks ran it as baseline code throughout,
+ * its optimised code arriving after the answer). One in `logQueryWarmUpsPerRequest`, and any for
+ * another address or topic than the last, is asked as a client asks (parameters checked, the
+ * handler); the others run the query and the encoding only, with the last one's matcher: the
+ * request's own steps (the validator, the bloom probes' hashes) cost more than the loop, and need
+ * compiling only.
+ */
 const logQueryWarmUps = 200;
+const logQueryWarmUpBlocks = 32;
+const logQueryWarmUpsPerRequest = 16;
 
-/** Queries the block (held by the index) for its first log and encodes the answer, which goes nowhere. */
-function warmUpLogQuery(logIndex: BlockLogIndex, block: BlockLogs, limits: LogQueryLimits): void {
-  const log = block.transactions[0]?.logs[0];
-  if (log === undefined) return;
-  const matcher = new LogMatcher({ addresses: [log.address], topics: log.topics.length === 0 ? [] : [[log.topics[0]!]] });
-  void queryLogRange(logIndex, matcher, block.number, block.number, limits).then(encodeLocatedLogs, () => undefined);
+/** What a warm-up query asks: the block's first log (its address and first topic) over the blocks up to it. */
+interface WarmUpQuery {
+  readonly filter: FilterOptions;
+  readonly from: bigint;
 }
+
+function warmUpQuery(block: BlockLogs, limits: LogQueryLimits): WarmUpQuery | undefined {
+  const log = block.transactions[0]?.logs[0];
+  if (log === undefined) return undefined;
+  const span = BigInt(Math.max(1, Math.min(logQueryWarmUpBlocks, limits.blockRangeLimit)));
+  const from = block.number >= span ? block.number - span + 1n : 0n;
+  const filter = {
+    fromBlock: toQuantity(from),
+    toBlock: toQuantity(block.number),
+    address: bytesToHex(log.address),
+    ...(log.topics.length === 0 ? {} : { topics: [bytesToHex(log.topics[0]!)] }),
+  } as FilterOptions;
+  return { filter, from };
+}
+
+/** What a warm-up query's handler is told about its call (nothing it reads). */
+const warmUpContext = { method: "eth_getLogs" } as RpcCallContext;
 
 export function createEthFilterHandlers(deps: EthFilterDependencies): Pick<NamespaceHandlers<"eth", RpcCallContext>, EthFilterMethod> {
   const { chain, filters, logIndex, logLimits, responseLimitBytes } = deps;
   // The wire text of new blocks' logs is made in the turns after they are indexed (format.ts); the
-  // first blocks with logs are also queried once, for their first log, so that the query's code is
-  // compiled before a client's first query (cold, it took most of that query's time).
+  // first blocks with logs are also queried, for their first log over the blocks up to them, as a
+  // client asks: parameters checked by the method's validator, then this module's handler and the
+  // answer's encoding. So the code of the whole path is compiled, and the loop over blocks
+  // optimised, before a client's first query (cold, compiling its code and running it unoptimised
+  // took half of that query's main-thread time).
   let warmUpsLeft = logQueryWarmUps;
   logIndex.setPreparation((block) => {
     prepareLogTexts(block);
     if (warmUpsLeft > 0) {
       warmUpsLeft--;
-      warmUpLogQuery(logIndex, block, logLimits);
+      warmUpLogQuery(block);
     }
   });
+
+  /** The matcher of the last warm-up asked as a client asks, and its filter's address and topics. */
+  let warmUpMatcher: { matcher: LogMatcher; address: FilterOptions["address"]; topics: string } | undefined;
+
+  /** Queries the block and those below it for the block's first log; the answer goes nowhere. */
+  function warmUpLogQuery(block: BlockLogs): void {
+    const query = warmUpQuery(block, logLimits);
+    if (query === undefined) return;
+    const { filter, from } = query;
+    const topics = JSON.stringify(filter.topics ?? []);
+    const reused = warmUpMatcher !== undefined && warmUpMatcher.address === filter.address && warmUpMatcher.topics === topics;
+    if (reused && warmUpsLeft % logQueryWarmUpsPerRequest !== 0) {
+      void queryLogRange(logIndex, warmUpMatcher!.matcher, from, block.number, logLimits).then(encodeLocatedLogs, () => undefined);
+      return;
+    }
+    if (!isFilterParam(filter)) return;
+    warmUpMatcher = { matcher: matcherOf(filter), address: filter.address, topics };
+    void Promise.resolve(handlers.eth_getLogs([filter], warmUpContext)).catch(() => undefined);
+  }
 
   /** The logs' JSON text, spliced into the answer as is (the declared result is the object form). */
   function encoded(logs: readonly LocatedLog[]): ReturnType<typeof formatLocatedLogs> {
@@ -143,7 +195,7 @@ export function createEthFilterHandlers(deps: EthFilterDependencies): Pick<Names
     }, logQueryErrorToRpc);
   }
 
-  return {
+  const handlers: Pick<NamespaceHandlers<"eth", RpcCallContext>, EthFilterMethod> = {
     eth_getLogs: async ([options]) => {
       const blockHash = options.blockhash ?? options.blockHash;
       const matcher = matcherOf(options);
@@ -186,4 +238,5 @@ export function createEthFilterHandlers(deps: EthFilterDependencies): Pick<Names
     },
     eth_uninstallFilter: ([filterId]) => filters.uninstall(filterId),
   };
+  return handlers;
 }

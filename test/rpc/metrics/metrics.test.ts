@@ -3,6 +3,7 @@
 import { expect } from "chai";
 import { request } from "node:http";
 import { Wallet, keccak256, toUtf8Bytes } from "ethers";
+import { deployEvents, topic } from "../../helpers/events.js";
 import { minePoolBlock } from "../../helpers/parentChainProofs.js";
 import { startTestNode, type TestNode } from "../../helpers/testNode.js";
 
@@ -65,6 +66,20 @@ describe("metrics: the Prometheus endpoint", function () {
     expect(sample((await get(url)).body, 'chain_node_jsonrpc_call_errors_total{method="other",code="-32601"}')).to.equal(1);
     expect((await get(url.replace("/metrics", "/other"))).status).to.equal(404);
     expect((await get(url, "POST")).status).to.equal(404);
+  });
+
+  it("counts a client's eth_getLogs, not the queries the node runs ahead of clients over new blocks with logs", async () => {
+    node = await startTestNode({ metrics: { host: "127.0.0.1", port: 0 } });
+    const url = node.node.metricsUrl!;
+    const events = await deployEvents(node.client);
+    for (let value = 1; value <= 5; value++) await events.emitTwo(topic(value), topic(value + 1));
+    // The blocks' logs are prepared, and queried once each (rpc/methods/ethFilters.ts), once no block has come for a while.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(sample((await get(url)).body, 'chain_node_jsonrpc_call_seconds_count{method="eth_getLogs"}')).to.equal(undefined);
+
+    const logs = await node.client.eth_getLogs({ fromBlock: "0x0", toBlock: "latest", address: events.address, topics: [topic(3)] });
+    expect(logs.map((log) => log.topics)).to.deep.equal([[topic(3), topic(4)]]);
+    expect(sample((await get(url)).body, 'chain_node_jsonrpc_call_seconds_count{method="eth_getLogs"}')).to.equal(1);
   });
 
   it("counts blocks by importer outcome", async () => {
