@@ -4,27 +4,16 @@
 // own answer; once closed (or for a batch the thread never answered) the main thread checks them,
 // and nothing asked is lost.
 import { expect } from "chai";
-import { keccak256 } from "../../../src/common/crypto.js";
 import { createLogger } from "../../../src/common/logger.js";
-import { recoverSignerKeyIfAny, signRecoverable, type RecoverableSignature } from "../../../src/common/signatures.js";
+import { recoverSignerKeyIfAny } from "../../../src/common/signatures.js";
 import { checkMergedMiningProof, type MergedMiningProof } from "../../../src/consensus/mergedMiningProof.js";
 import { mergedMiningProofOf } from "../../../src/consensus/blockImporter.js";
 import { BatchCheckThread } from "../../../src/node/batchChecks.js";
 import { packSignatures, packSignerKeys, unpackSignatures, unpackSignerKeys } from "../../../src/node/batchChecksWire.js";
 import { mineBlocks, openTestChain } from "../../helpers/chainPair.js";
-import { randomBytes, seededRandom } from "../../helpers/seededRandom.js";
-import { withoutSigner } from "../../helpers/signatures.js";
+import { randomSignatures, withoutSigner } from "../../helpers/signatures.js";
 
 const hex = (key: Uint8Array | undefined) => (key === undefined ? "none" : Buffer.from(key).toString("hex"));
-
-function signatures(count: number, seed: number): RecoverableSignature[] {
-  const next = seededRandom(seed);
-  return Array.from({ length: count }, () => {
-    const messageHash = randomBytes(next, 32);
-    const signed = signRecoverable(messageHash, keccak256(randomBytes(next, 32)));
-    return { messageHash, rs: signed.subarray(1), recovery: signed[0] === 0 ? 0 : 1 };
-  });
-}
 
 describe("node/batchChecks: a long sync's stateless checks in batches on their own thread", function () {
   this.timeout(20_000);
@@ -34,7 +23,7 @@ describe("node/batchChecks: a long sync's stateless checks in batches on their o
   afterEach(() => thread.close());
 
   it("answers a batch with the main thread's keys in order, undefined for a signature without a signer, all on the thread", async () => {
-    const batch = signatures(300, 1);
+    const batch = randomSignatures(300, 1);
     batch[17] = withoutSigner(batch[17]!);
     batch[299] = withoutSigner(batch[299]!);
     const keys = await thread.recoverAll(batch);
@@ -45,7 +34,7 @@ describe("node/batchChecks: a long sync's stateless checks in batches on their o
   });
 
   it("batches in flight together each get their own answer; an empty batch is answered at once", async () => {
-    const batches = Array.from({ length: 12 }, (_, index) => signatures(1 + index * 7, 100 + index));
+    const batches = Array.from({ length: 12 }, (_, index) => randomSignatures(1 + index * 7, 100 + index));
     const answers = await Promise.all([...batches.map((batch) => thread.recoverAll(batch)), thread.recoverAll([])]);
     expect(answers.at(-1)).to.deep.equal([]);
     batches.forEach((batch, index) => expect(answers[index]!.map(hex)).to.deep.equal(batch.map((signature) => hex(recoverSignerKeyIfAny(signature)))));
@@ -53,10 +42,10 @@ describe("node/batchChecks: a long sync's stateless checks in batches on their o
   });
 
   it("after close, and for batches the thread had not answered, the main thread recovers them", async () => {
-    const unanswered = signatures(2_000, 3);
+    const unanswered = randomSignatures(2_000, 3);
     const inFlight = thread.recoverAll(unanswered);
     await thread.close();
-    const later = signatures(5, 4);
+    const later = randomSignatures(5, 4);
     const [inFlightKeys, laterKeys] = await Promise.all([inFlight, thread.recoverAll(later)]);
     expect(inFlightKeys.map(hex)).to.deep.equal(unanswered.map((signature) => hex(recoverSignerKeyIfAny(signature))));
     expect(laterKeys.map(hex)).to.deep.equal(later.map((signature) => hex(recoverSignerKeyIfAny(signature))));
@@ -78,7 +67,7 @@ describe("node/batchChecks: a long sync's stateless checks in batches on their o
       { ...proofs[3]!, compressedCoinbase: new Uint8Array(10) },
     ];
     const batch = [...proofs, ...tampered];
-    const [checks, signatureKeys] = await Promise.all([thread.checkAll(batch), thread.recoverAll(signatures(3, 9))]);
+    const [checks, signatureKeys] = await Promise.all([thread.checkAll(batch), thread.recoverAll(randomSignatures(3, 9))]);
     const verdict = (check: ReturnType<typeof checkMergedMiningProof>) => (check.ok ? "ok" : `${check.rule}: ${check.reason}`);
     expect(checks.map(verdict)).to.deep.equal(batch.map((proof) => verdict(checkMergedMiningProof(proof))));
     expect(checks.slice(0, 6).every((check) => check.ok)).to.equal(true);
@@ -89,7 +78,7 @@ describe("node/batchChecks: a long sync's stateless checks in batches on their o
   });
 
   it("the wire: signatures and keys round-trip; bytes of another length are refused", () => {
-    const batch = signatures(3, 5);
+    const batch = randomSignatures(3, 5);
     const back = unpackSignatures(packSignatures(batch));
     expect(back.map((signature) => [hex(signature.messageHash), hex(signature.rs), signature.recovery])).to.deep.equal(batch.map((signature) => [hex(signature.messageHash), hex(signature.rs), signature.recovery]));
     expect(() => unpackSignatures(new Uint8Array(97 * 2 + 1))).to.throw(RangeError, /multiple of 97/);

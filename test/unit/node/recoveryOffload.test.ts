@@ -7,29 +7,17 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
 import { Worker } from "node:worker_threads";
-import { keccak256 } from "../../../src/common/crypto.js";
 import { createLogger } from "../../../src/common/logger.js";
-import { recoverSignerKey, signRecoverable, type RecoverableSignature } from "../../../src/common/signatures.js";
+import { recoverSignerKey } from "../../../src/common/signatures.js";
 import { RecoveryChannel } from "../../../src/node/recoveryChannel.js";
 import { RecoveryOffload } from "../../../src/node/recoveryOffload.js";
-import { randomBytes, seededRandom } from "../../helpers/seededRandom.js";
-import { withoutSigner } from "../../helpers/signatures.js";
+import { randomSignatures, withoutSigner } from "../../helpers/signatures.js";
 
 const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
 
 /** Blocks this thread for `ms` (the worker goes on meanwhile). */
 function blockFor(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-}
-
-/** `count` signatures of random hashes by random keys. */
-function signatures(count: number, seed: number): RecoverableSignature[] {
-  const next = seededRandom(seed);
-  return Array.from({ length: count }, () => {
-    const messageHash = randomBytes(next, 32);
-    const signed = signRecoverable(messageHash, keccak256(randomBytes(next, 32)));
-    return { messageHash, rs: signed.subarray(1), recovery: signed[0] === 0 ? 0 : 1 };
-  });
 }
 
 /** The key `recover` gives, or its refusal's message. */
@@ -53,7 +41,7 @@ describe("node/recoveryOffload: sender recovery on a second thread", function ()
   afterEach(() => offload.close());
 
   it("recovers on the worker the signatures after the first of a turn, and answers each in order with the main thread's key", async () => {
-    const submitted = signatures(40, 1);
+    const submitted = randomSignatures(40, 1);
     const answeredOrder: number[] = [];
     const recoveries = submitted.map((signature, index) => offload.recover(signature).then((key) => (answeredOrder.push(index), key)));
     // The turn goes on for a while: the worker recovers what it was given.
@@ -65,13 +53,13 @@ describe("node/recoveryOffload: sender recovery on a second thread", function ()
   });
 
   it("recovers a send that comes alone on the main thread", async () => {
-    for (const signature of signatures(5, 2)) expect(hex(await offload.recover(signature))).to.equal(hex(recoverSignerKey(signature)));
+    for (const signature of randomSignatures(5, 2)) expect(hex(await offload.recover(signature))).to.equal(hex(recoverSignerKey(signature)));
     expect(offload.recoveryCounts).to.deep.equal({ byWorker: 0, onMainThread: 5 });
   });
 
   it("refuses a signature without a signer as the main thread does, between others it recovers", async () => {
-    const submitted = signatures(6, 3);
-    submitted.splice(3, 0, withoutSigner(signatures(1, 99)[0]!));
+    const submitted = randomSignatures(6, 3);
+    submitted.splice(3, 0, withoutSigner(randomSignatures(1, 99)[0]!));
     const recoveries = submitted.map((signature) => outcome(() => offload.recover(signature)));
     blockFor(200);
     const expected = await Promise.all(submitted.map((signature) => outcome(() => recoverSignerKey(signature))));
@@ -82,7 +70,7 @@ describe("node/recoveryOffload: sender recovery on a second thread", function ()
   });
 
   it("answers on the main thread what the worker held when it was closed, in order, and every recovery after", async () => {
-    const submitted = signatures(31, 4);
+    const submitted = randomSignatures(31, 4);
     const answeredOrder: number[] = [];
     const recover = (index: number) => offload.recover(submitted[index]!).then((key) => (answeredOrder.push(index), key));
     const recoveries = submitted.slice(0, 30).map((_, index) => recover(index));
@@ -93,14 +81,14 @@ describe("node/recoveryOffload: sender recovery on a second thread", function ()
     await closed;
     expect(keys.map(hex)).to.deep.equal(submitted.map((signature) => hex(recoverSignerKey(signature))));
     expect(answeredOrder).to.deep.equal(submitted.map((_, index) => index));
-    const [later] = signatures(1, 5);
+    const [later] = randomSignatures(1, 5);
     expect(hex(await offload.recover(later!))).to.equal(hex(recoverSignerKey(later!)));
     const { byWorker, onMainThread } = offload.recoveryCounts;
     expect(byWorker + onMainThread).to.equal(32);
     expect(onMainThread).to.be.greaterThan(1);
   });
   it("recovers ahead on the worker what a batch will send, reads each key once, and lets the rest go", () => {
-    const submitted = signatures(10, 9);
+    const submitted = randomSignatures(10, 9);
     const ahead = submitted.map((signature) => offload.recoverAhead(signature)!);
     expect(ahead.every((recovery) => recovery !== undefined), "each handed over").to.equal(true);
     blockFor(200);
@@ -110,14 +98,14 @@ describe("node/recoveryOffload: sender recovery on a second thread", function ()
     for (const recovery of ahead.slice(6)) recovery.release();
     expect(offload.recoveryCounts).to.deep.equal({ byWorker: 6, onMainThread: 0 });
     // The released slots serve again: a full ring's worth is handed over after them.
-    const more = signatures(64, 10).map((signature) => offload.recoverAhead(signature));
+    const more = randomSignatures(64, 10).map((signature) => offload.recoverAhead(signature));
     expect(more.every((recovery) => recovery !== undefined), "all 64 slots free").to.equal(true);
     expect(offload.recoverAhead(submitted[0]!), "the ring is full").to.equal(undefined);
     for (const recovery of more) recovery!.release();
   });
 
   it("refuses ahead a signature without a signer as the main thread does", async () => {
-    const withNone = withoutSigner(signatures(1, 11)[0]!);
+    const withNone = withoutSigner(randomSignatures(1, 11)[0]!);
     const recovery = offload.recoverAhead(withNone)!;
     blockFor(100);
     const refusal = await outcome(() => recovery.key());
@@ -126,7 +114,7 @@ describe("node/recoveryOffload: sender recovery on a second thread", function ()
   });
 
   it("answers every recovery when the worker dies under it, and recovers on the main thread from then on", async () => {
-    const submitted = signatures(20, 7);
+    const submitted = randomSignatures(20, 7);
     const worker = (offload as unknown as { worker: Worker }).worker;
     const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
     const recoveries = submitted.map((signature) => offload.recover(signature));
@@ -137,7 +125,7 @@ describe("node/recoveryOffload: sender recovery on a second thread", function ()
     await exited;
     expect(keys.map(hex)).to.deep.equal(submitted.map((signature) => hex(recoverSignerKey(signature))));
     const before = offload.recoveryCounts.onMainThread;
-    const [later] = signatures(1, 8);
+    const [later] = randomSignatures(1, 8);
     expect(hex(await offload.recover(later!))).to.equal(hex(recoverSignerKey(later!)));
     expect(offload.recoveryCounts.onMainThread).to.equal(before + 1);
   });
@@ -145,7 +133,7 @@ describe("node/recoveryOffload: sender recovery on a second thread", function ()
 
 describe("node/recoveryChannel: the slots the two threads share", function () {
   this.timeout(20_000);
-  const [signature] = signatures(1, 6);
+  const [signature] = randomSignatures(1, 6);
 
   /**
    * A worker serving `channel` with a stand-in recovery that takes `delayMs`: the key is 64 copies
