@@ -10,7 +10,7 @@ import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { cliPath, commandRuntimeFlags, startNodeProcess } from "../test/helpers/nodeProcess.js";
 import { compileFixture } from "../test/helpers/solidity.js";
-import { abiWord, cpuMsOf, deploy, developmentSigners, encodeTokenConstructor, minedReceipt, rpc, rpcBody, signedRaw } from "./chainClient.js";
+import { abiWord, cpuMsOf, threadCpuMsOf, deploy, developmentSigners, encodeTokenConstructor, minedReceipt, rpc, rpcBody, signedRaw } from "./chainClient.js";
 import { runSequences } from "./loadClient.js";
 import { recordResult, targetsOf } from "./results.js";
 
@@ -22,17 +22,19 @@ const deploymentEvery = 500;
  * Runs the built command to its end; answers its exit code, output, wall time and CPU time (all
  * threads, and the main thread's, read every 100 ms while it runs: the last moments are not counted).
  */
-export function runCommand(args: string[], nodeFlags: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string; seconds: number; cpuSeconds: number; mainThreadCpuSeconds: number }> {
+export function runCommand(args: string[], nodeFlags: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string; seconds: number; cpuSeconds: number; mainThreadCpuSeconds: number; threadCpuMs: number[] }> {
   const started = performance.now();
   const child = spawn(process.execPath, [...commandRuntimeFlags(), ...nodeFlags, cliPath, ...args], { stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
   let cpuMs = 0;
   let mainThreadCpuMs = 0;
+  let threadCpuMs: number[] = [];
   const sampler = setInterval(() => {
     try {
       cpuMs = cpuMsOf(child.pid!);
       mainThreadCpuMs = cpuMsOf(child.pid!, true);
+      threadCpuMs = threadCpuMsOf(child.pid!);
     } catch {
       // exited between the interval and the read
     }
@@ -42,7 +44,7 @@ export function runCommand(args: string[], nodeFlags: readonly string[]): Promis
   return new Promise((resolve) =>
     child.once("exit", (code) => {
       clearInterval(sampler);
-      resolve({ code, stdout, stderr, seconds: (performance.now() - started) / 1000, cpuSeconds: cpuMs / 1000, mainThreadCpuSeconds: mainThreadCpuMs / 1000 });
+      resolve({ code, stdout, stderr, seconds: (performance.now() - started) / 1000, cpuSeconds: cpuMs / 1000, mainThreadCpuSeconds: mainThreadCpuMs / 1000, threadCpuMs });
     }),
   );
 }
@@ -109,6 +111,8 @@ export interface ImportFigures {
   readonly commandSeconds: number;
   readonly cpuSeconds: number;
   readonly mainThreadCpuSeconds: number;
+  /** CPU by thread name (threadCpuMsOf), last read shortly before the command ended. */
+  readonly threadCpuMs: readonly number[];
 }
 
 /** `chain-node import` of `file` into the data dir `dataDir` (fresh). */
@@ -118,7 +122,7 @@ export async function importChainFile(file: string, dataDir: string, nodeFlags: 
   // "...; 41.0 s (40.2 s importing, 249 blocks/s, 8.1 Mgas/s, 325.3 Mgas)"
   const figures = /([\d.]+) s importing, (\d+) blocks\/s, ([\d.]+) Mgas\/s, ([\d.]+) Mgas\)/.exec(imported.stdout);
   if (figures === null) throw new Error(`unexpected import summary: ${imported.stdout}`);
-  return { importingSeconds: Number(figures[1]), mgas: Number(figures[4]), commandSeconds: imported.seconds, cpuSeconds: imported.cpuSeconds, mainThreadCpuSeconds: imported.mainThreadCpuSeconds };
+  return { importingSeconds: Number(figures[1]), mgas: Number(figures[4]), commandSeconds: imported.seconds, cpuSeconds: imported.cpuSeconds, mainThreadCpuSeconds: imported.mainThreadCpuSeconds, threadCpuMs: imported.threadCpuMs };
 }
 
 export async function benchImport(workDir: string, nodeFlags: readonly string[]): Promise<void> {

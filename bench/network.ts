@@ -6,7 +6,10 @@
 //     deployment every 500 transactions of a sender) serves a fresh node started with --bootnodes
 //     naming it; timed from the fresh node's spawn until its head is the server's, in blocks/s and
 //     Mgas/s. Beside it, in the same run, `chain-node import` of the same chain exported to a file
-//     into a fresh data dir (target: the sync at least as fast in blocks/s as the import's own rate);
+//     into a fresh data dir, timed from its spawn to its exit (target: the sync at least as fast in
+//     blocks/s; both figures count the process's start, and the sync its peer's connection too).
+//     The long sync's own seconds and the import's own (after the command's start) are printed
+//     beside them;
 //   - block propagation: three in-memory nodes in a line, A—B—C (B dials A, C dials B; the line is
 //     checked: A and C have one peer each). A automines transfers sent to it one every
 //     BENCH_PACE_MS (default 50 ms); for each of BENCH_PROPAGATIONS (default 200) blocks after 20 of
@@ -29,7 +32,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { cliPath, commandRuntimeFlags, startListeningProcess, startNodeProcess, type NodeProcess } from "../test/helpers/nodeProcess.js";
-import { cpuMsOf, developmentSigners, median, percentile, rpc, rpcBody, signedRaw, type Signer } from "./chainClient.js";
+import { cpuMsOf, developmentSigners, threadCpuMsOf, threadCpuText, median, percentile, rpc, rpcBody, signedRaw, type Signer } from "./chainClient.js";
 import { exportChain, importChainFile, mineMixedChain } from "./importChain.js";
 import { recordResult, targetsOf, writeResults } from "./results.js";
 import { openRawWebSocket, textFrame, type RawWebSocket } from "./webSocketClient.js";
@@ -127,10 +130,12 @@ async function benchSync(workDir: string): Promise<void> {
   console.log(`  ${blocks} blocks mined under automine in ${chain.minedSeconds.toFixed(1)} s (${(chain.mixed / chain.minedSeconds).toFixed(0)} blocks/s) and exported`);
 
   const imported = await importChainFile(file, join(workDir, "sync-import"), nodeFlags);
-  const importRate = blocks / imported.importingSeconds;
+  // From spawn to exit, like the sync's from spawn to the head: both count a process's start.
+  const importRate = blocks / imported.commandSeconds;
   const mgas = imported.mgas;
-  line("chain-node import of the same chain", `${importRate.toFixed(0)} blocks/s`, `${(mgas / imported.importingSeconds).toFixed(1)} Mgas/s (${imported.importingSeconds.toFixed(1)} s importing; the command ${imported.commandSeconds.toFixed(1)} s, ${(blocks / imported.commandSeconds).toFixed(0)} blocks/s, CPU ${imported.cpuSeconds.toFixed(1)} s, main thread ${imported.mainThreadCpuSeconds.toFixed(1)} s)`, "-");
-  recordResult("chain-node import (sync's chain)", importRate, "blocks/s", [], { mgasPerSecond: mgas / imported.importingSeconds, commandSeconds: imported.commandSeconds, cpuSeconds: imported.cpuSeconds, mainThreadCpuSeconds: imported.mainThreadCpuSeconds, blocks, mgas });
+  line("chain-node import of the same chain", `${importRate.toFixed(0)} blocks/s`, `${(mgas / imported.commandSeconds).toFixed(1)} Mgas/s (${imported.commandSeconds.toFixed(1)} s from spawn to exit; its own ${imported.importingSeconds.toFixed(1)} s importing, ${(blocks / imported.importingSeconds).toFixed(0)} blocks/s; CPU ${imported.cpuSeconds.toFixed(1)} s, main thread ${imported.mainThreadCpuSeconds.toFixed(1)} s)`, "-");
+  console.log(`  the import's threads: ${threadCpuText(imported.threadCpuMs)}`);
+  recordResult("chain-node import (sync's chain)", importRate, "blocks/s", [], { mgasPerSecond: mgas / imported.commandSeconds, importingSeconds: imported.importingSeconds, commandSeconds: imported.commandSeconds, cpuSeconds: imported.cpuSeconds, mainThreadCpuSeconds: imported.mainThreadCpuSeconds, blocks, mgas });
 
   const server = await startPeer("127.0.0.2", ["--data-dir", source, "--no-mining"]);
   try {
@@ -159,6 +164,7 @@ async function benchSync(workDir: string): Promise<void> {
       // Busy or waiting: each process's CPU (all threads) over the sync's wall time.
       const followerCpu = cpuMsOf(follower.child.pid!) / 1000;
       const followerMainThreadCpu = cpuMsOf(follower.child.pid!, true) / 1000;
+      const followerThreads = threadCpuMsOf(follower.child.pid!);
       const serverCpu = (cpuMsOf(server.child.pid!) - serverCpuBefore) / 1000;
       const followerHead = await rpc<{ hash: string }>(follower.url, "eth_getBlockByNumber", [serverHead.number, false]);
       if (followerHead.hash !== serverHead.hash) throw new Error(`block ${blocks}: the follower has ${followerHead.hash}, the server ${serverHead.hash}`);
@@ -175,8 +181,9 @@ async function benchSync(workDir: string): Promise<void> {
         followerMainThreadCpuSeconds: followerMainThreadCpu,
         serverCpuSeconds: serverCpu,
       });
-      line(`sync of ${blocks} mixed blocks`, `${rate.toFixed(0)} blocks/s`, `${(mgas / seconds).toFixed(1)} Mgas/s (${seconds.toFixed(1)} s from spawn; listening after ${listeningMs.toFixed(0)} ms, the long sync's own ${String(done?.seconds ?? "?")} s)`, verdict);
+      line(`sync of ${blocks} mixed blocks`, `${rate.toFixed(0)} blocks/s`, `${(mgas / seconds).toFixed(1)} Mgas/s (${seconds.toFixed(1)} s from spawn; listening after ${listeningMs.toFixed(0)} ms, the long sync's own ${String(done?.seconds ?? "?")} s, ${done?.seconds === undefined ? "?" : (blocks / Number(done.seconds)).toFixed(0)} blocks/s)`, verdict);
       console.log(`  CPU (all threads) in those ${seconds.toFixed(1)} s: the fresh node ${followerCpu.toFixed(1)} s (main thread ${followerMainThreadCpu.toFixed(1)} s), the node it syncs from ${serverCpu.toFixed(1)} s`);
+      console.log(`  the fresh node's threads: ${threadCpuText(followerThreads)}`);
     } finally {
       await follower.stop();
       writeLogs({ "sync-follower": follower });
