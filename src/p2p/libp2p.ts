@@ -7,10 +7,11 @@ import { yamux } from "@chainsafe/libp2p-yamux";
 import { privateKeyFromRaw } from "@libp2p/crypto/keys";
 import { gossipsub, type GossipSub } from "@libp2p/gossipsub";
 import { identify, type Identify } from "@libp2p/identify";
-import type { Transport } from "@libp2p/interface";
+import type { CreateListenerOptions, DialTransportOptions, MultiaddrConnection, Transport, Upgrader } from "@libp2p/interface";
 import { ping, type Ping } from "@libp2p/ping";
 import { tcp } from "@libp2p/tcp";
 import { createLibp2p, type Libp2p } from "libp2p";
+import { Socket } from "node:net";
 import { keccak256 } from "../common/crypto.js";
 
 export type Host = Libp2p<{ identify: Identify; ping: Ping; pubsub: GossipSub }>;
@@ -34,7 +35,7 @@ export interface HostOptions {
 }
 
 export function createHost(options: HostOptions): Promise<Host> {
-  const transport = options.transport ?? tcp(options.dialFrom === undefined ? {} : { dialOpts: { localAddress: options.dialFrom } as object });
+  const transport = options.transport ?? coalescingWrites(tcp(options.dialFrom === undefined ? {} : { dialOpts: { localAddress: options.dialFrom } as object }));
   return createLibp2p({
     privateKey: privateKeyFromRaw(options.privateKey),
     nodeInfo: { userAgent: options.userAgent },
@@ -67,4 +68,62 @@ export function createHost(options: HostOptions): Promise<Host> {
       }),
     },
   });
+}
+
+/**
+ * TCP whose connections write what one turn of the event loop sends as one system call. The
+ * transport writes each buffer it is handed on its own (Nagle's delay is off), and the layers above
+ * hand it several per message: noise's length prefix, its ciphertext and its tag, and one message
+ * for every yamux frame (a stream's opening, its protocol's negotiation, window updates, the
+ * request, the end). A long sync's requester wrote some 4,500 times per 10,000 blocks, mostly
+ * under 30 bytes; on loopback each write also runs the receiving side's network stack.
+ * Corked until the end of the turn, the socket writes them together (writev).
+ */
+function coalescingWrites(factory: TransportFactory): TransportFactory {
+  return (components) => {
+    const transport = factory(components);
+    const dial = transport.dial.bind(transport);
+    const createListener = transport.createListener.bind(transport);
+    transport.dial = (address, options: DialTransportOptions) => dial(address, { ...options, upgrader: upgraderCoalescingWrites(options.upgrader) });
+    transport.createListener = (options: CreateListenerOptions) => createListener({ ...options, upgrader: upgraderCoalescingWrites(options.upgrader) });
+    return transport;
+  };
+}
+
+function upgraderCoalescingWrites(upgrader: Upgrader): Upgrader {
+  return new Proxy(upgrader, {
+    get(target, property, receiver) {
+      if (property === "upgradeOutbound" || property === "upgradeInbound") {
+        const upgrade = target[property] as (connection: MultiaddrConnection, options: unknown) => unknown;
+        return (connection: MultiaddrConnection, options: unknown) => upgrade.call(target, corkedPerTurn(connection), options);
+      }
+      const value: unknown = Reflect.get(target, property, receiver);
+      return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+/** The connection's socket corked from its first write in a turn of the event loop to the turn's end. */
+function corkedPerTurn(connection: MultiaddrConnection): MultiaddrConnection {
+  const socket = (connection as { socket?: unknown }).socket;
+  const sendData = (connection as { sendData?: unknown }).sendData;
+  // Another transport, or another version of this one: left as it is.
+  if (!(socket instanceof Socket) || typeof sendData !== "function") return connection;
+  let corked = false;
+  const uncork = () => {
+    corked = false;
+    socket.uncork();
+  };
+  Object.defineProperty(connection, "sendData", {
+    configurable: true,
+    value(this: MultiaddrConnection, ...args: unknown[]): unknown {
+      if (!corked && !socket.destroyed) {
+        corked = true;
+        socket.cork();
+        process.nextTick(uncork);
+      }
+      return (sendData as (...args: unknown[]) => unknown).apply(this, args);
+    },
+  });
+  return connection;
 }
