@@ -102,6 +102,13 @@ export class Chain {
   /** Settles when the tip's batch does. */
   private tipWritten: Promise<void> = Promise.resolve();
   private readonly blocks = new RecentCache<Block>(recentBlockCacheSize);
+  /**
+   * Blocks getBlockByHash read from the store, whose header is checked against its hash but whose
+   * body is not against the header (a root to compute that an RPC read need not pay): checked once
+   * before a peer is served one (servedBlock, wireBody). Blocks appended or switched to are the
+   * importer's or the miner's, whole.
+   */
+  private readonly bodiesUnchecked = new WeakSet<Block>();
   private readonly receipts = new RecentCache<ChainReceipt[]>(recentBlockCacheSize);
   private readonly headListeners = new ChainHeadListeners();
   /** The highest number with a side block stored (the miner looks for uncles only near it). */
@@ -227,7 +234,25 @@ export class Chain {
     }
     // Decoding hashes the header anyway: bytes that do not hash to their key are not that block.
     if (Buffer.compare(block.hash, hash) !== 0) throw new StoredDataDamagedError(`the stored block 0x${key} is damaged: its header hashes to 0x${bytesToUnprefixedHex(block.hash)}`);
+    this.bodiesUnchecked.add(block);
     this.blocks.set(key, block);
+    return block;
+  }
+
+  /**
+   * A stored block to send a peer: getBlockByHash's, its body checked against its header as well.
+   * A block whose body is not its header's is refused (StoredDataDamagedError), never served.
+   */
+  async servedBlock(hash: Uint8Array): Promise<Block | undefined> {
+    const block = await this.getBlockByHash(hash);
+    return block === undefined ? undefined : this.bodyChecked(block);
+  }
+
+  private bodyChecked(block: Block): Block {
+    if (!this.bodiesUnchecked.has(block)) return block;
+    const problem = block.bodyMismatch();
+    if (problem !== undefined) throw new StoredDataDamagedError(`the stored block 0x${bytesToUnprefixedHex(block.hash)} is damaged: ${problem}`);
+    this.bodiesUnchecked.delete(block);
     return block;
   }
 
@@ -248,15 +273,21 @@ export class Chain {
     return header;
   }
 
-  /** A stored block's body in its wire form (Block.encodeWireBody), its transactions not decoded. */
+  /**
+   * A stored block's body in its wire form (Block.encodeWireBody), its transactions not decoded,
+   * checked against the stored header (which must hash to `hash`): a body that is not its header's
+   * is refused (StoredDataDamagedError), never served.
+   */
   wireBody(hash: Uint8Array): Uint8Array | undefined {
     const key = bytesToUnprefixedHex(hash);
     const cached = this.blocks.get(key);
-    if (cached !== undefined) return cached.encodeWireBody();
+    if (cached !== undefined) return this.bodyChecked(cached).encodeWireBody();
     const encodedBody = this.store.getSync(storeKeys.body(hash));
     if (encodedBody === undefined) return undefined;
+    const header = this.getHeaderByHash(hash);
+    if (header === undefined) throw new StoredDataDamagedError(`the stored body of 0x${key} is damaged: it has no header`);
     try {
-      return Block.wireBodyFromStored(encodedBody);
+      return Block.wireBodyFromStored(encodedBody, header);
     } catch (error) {
       throw new StoredDataDamagedError(`the stored body of 0x${key} is damaged: ${(error as Error).message}`);
     }
