@@ -4,7 +4,7 @@ import type { Common } from "@ethereumjs/common";
 import { RLP } from "@ethereumjs/rlp";
 import { encodeRlpListOfEncoded, rlpByteStringPayload, rlpListItems } from "../common/rlp.js";
 import { keccak256 } from "../common/crypto.js";
-import { BlockHeader, unclesHashOf } from "./header.js";
+import { BlockHeader, emptyListHash, unclesHashOf, type HeaderFields } from "./header.js";
 import { indexedTrieRoot } from "./indexedTrie.js";
 import { recoverSignerKeyIfAny } from "../common/signatures.js";
 import { decodeSignedTransaction, invalidSignature, restoreTransaction, withSignerKey, type ChainTransaction, type SignedTransaction, type TypedTransactionsAccepted } from "./transactions.js";
@@ -90,18 +90,20 @@ export class Block {
    * The wire body (encodeWireBody) made from a stored body's bytes without decoding its
    * transactions: serving a peer's bodies request reads no transaction into an object. A legacy
    * transaction's raw form is its RLP list, a typed one's goes as a byte string (kept as stored).
-   * The body must be `header`'s (its uncles hash, its transactions root): bytes that decode but are
-   * another block's, or damaged, throw MalformedBlockError rather than go to a peer.
+   * The body must be the one `header` commits to (its uncles hash, its transactions root): bytes
+   * that decode but are another block's, or damaged, throw MalformedBlockError rather than go to a
+   * peer.
    */
-  static wireBodyFromStored(encodedBody: Uint8Array, header: BlockHeader): Uint8Array {
+  static wireBodyFromStored(encodedBody: Uint8Array, header: Pick<HeaderFields, "unclesHash" | "transactionsRoot">): Uint8Array {
     const [raws, , uncles] = rlpListItems(encodedBody);
     if (raws === undefined || uncles === undefined) throw new MalformedBlockError("a stored body is [transactions, senders, uncles]");
     const items = rlpListItems(raws);
     const rawTransactions = items.map(rlpByteStringPayload);
-    // The uncles hash is keccak-256 of this very list (unclesHashOf).
+    // The uncles hash is keccak-256 of this very list (unclesHashOf); most blocks have none.
     const uncleList = encodeRlpListOfEncoded(rlpListItems(uncles).map(rlpByteStringPayload));
-    if (Buffer.compare(keccak256(uncleList), header.fields.unclesHash) !== 0) throw new MalformedBlockError(unclesMismatch);
-    if (Buffer.compare(indexedTrieRoot(rawTransactions), header.fields.transactionsRoot) !== 0) throw new MalformedBlockError(transactionsMismatch);
+    const unclesHash = uncleList.length === 1 ? emptyListHash : keccak256(uncleList);
+    if (Buffer.compare(unclesHash, header.unclesHash) !== 0) throw new MalformedBlockError(unclesMismatch);
+    if (Buffer.compare(indexedTrieRoot(rawTransactions), header.transactionsRoot) !== 0) throw new MalformedBlockError(transactionsMismatch);
     const transactionItems = rawTransactions.map((raw, index) => (isLegacyEncoding(raw) ? raw : items[index]!));
     return encodeRlpListOfEncoded([encodeRlpListOfEncoded(transactionItems), uncleList]);
   }

@@ -11,6 +11,7 @@ import type { Common } from "@ethereumjs/common";
 import { RLP } from "@ethereumjs/rlp";
 import { bytesToBigInt } from "@ethereumjs/util";
 import { bigIntToMinimalBytes, bytesToUnprefixedHex } from "../common/hex.js";
+import { rlpByteStringPayload } from "../common/rlp.js";
 import type { StateDatabase } from "../state/stateDatabase.js";
 import type { TrieNodeBatch } from "../storage/trieNodeStore.js";
 import type { KeyValueStore, StoreOperation } from "../storage/keyValueStore.js";
@@ -20,7 +21,7 @@ import { Block } from "./block.js";
 import { ChainHeadListeners, type BlockWithReceipts, type ChainHeadListener, type ListenerErrorReporter, type Reorganisation } from "./events.js";
 import { buildGenesisBlock, type GenesisSpec } from "./genesis.js";
 import { findCanonicalDamage, startupCheckedBlocks, startupCheckedBytes } from "./integrity.js";
-import { BlockHeader } from "./header.js";
+import { BlockHeader, blockHashOfHeaderItems, splitStoredHeader, type HeaderFields } from "./header.js";
 import { decodeBlockReceipts, encodeBlockReceipts, type ChainReceipt } from "./receipts.js";
 
 /**
@@ -28,6 +29,9 @@ import { decodeBlockReceipts, encodeBlockReceipts, type ChainReceipt } from "./r
  * reference's (RSKIP92, chain/header.ts); 1 hashed the full header.
  */
 const storeFormatVersion = 2;
+/** Positions in a header's RLP list (chain/header.ts). */
+const headerUnclesHashField = 1;
+const headerTransactionsRootField = 4;
 /** Blocks (and their receipts) kept decoded in memory. */
 const recentBlockCacheSize = 512;
 
@@ -284,13 +288,32 @@ export class Chain {
     if (cached !== undefined) return this.bodyChecked(cached).encodeWireBody();
     const encodedBody = this.store.getSync(storeKeys.body(hash));
     if (encodedBody === undefined) return undefined;
-    const header = this.getHeaderByHash(hash);
-    if (header === undefined) throw new StoredDataDamagedError(`the stored body of 0x${key} is damaged: it has no header`);
+    const commitments = this.storedBodyCommitments(hash, key);
     try {
-      return Block.wireBodyFromStored(encodedBody, header);
+      return Block.wireBodyFromStored(encodedBody, commitments);
     } catch (error) {
       throw new StoredDataDamagedError(`the stored body of 0x${key} is damaged: ${(error as Error).message}`);
     }
+  }
+
+  /**
+   * What a stored header commits its body to, read without decoding the header (as the integrity
+   * walk reads headers): a bodies answer reads as many headers as bodies. The header must hash to
+   * `hash`, as getHeaderByHash's.
+   */
+  private storedBodyCommitments(hash: Uint8Array, key: string): Pick<HeaderFields, "unclesHash" | "transactionsRoot"> {
+    const encoded = this.store.getSync(storeKeys.header(hash));
+    if (encoded === undefined) throw new StoredDataDamagedError(`the stored body of 0x${key} is damaged: it has no header`);
+    let items: Uint8Array[];
+    let headerHash: Uint8Array;
+    try {
+      items = splitStoredHeader(encoded);
+      headerHash = blockHashOfHeaderItems(items);
+    } catch (error) {
+      throw new StoredDataDamagedError(`the stored header 0x${key} is damaged: ${(error as Error).message}`);
+    }
+    if (Buffer.compare(headerHash, hash) !== 0) throw new StoredDataDamagedError(`the stored header 0x${key} is damaged: it hashes to 0x${bytesToUnprefixedHex(headerHash)}`);
+    return { unclesHash: rlpByteStringPayload(items[headerUnclesHashField]!), transactionsRoot: rlpByteStringPayload(items[headerTransactionsRootField]!) };
   }
 
   async getCanonicalHash(blockNumber: bigint): Promise<Uint8Array | undefined> {
