@@ -29,6 +29,8 @@ interface Script {
   shortHeaders?: boolean;
   /** Bodies answers drop each block's transactions. */
   emptyBodies?: boolean;
+  /** Bodies answers carry an uncle their headers do not commit to (the genesis header). */
+  foreignUncles?: boolean;
   /** Skeleton points are moved one block off. */
   skewedSkeleton?: boolean;
   /** Headers from block 20 to the one before the best carry a merkle proof that does not hold (not hashed: the links stay). */
@@ -111,7 +113,8 @@ async function scriptedPeer(id: string, source: ChainServices, receiver: ChainSe
           const transactions = copy.transactions.map((transaction) => decodeSignedTransaction(transaction.raw, receiver.common, receiver.typedTransactions));
           const last = transactions.at(-1);
           if (script.signerlessTransactions === true && last !== undefined) transactions[transactions.length - 1] = { ...last, signature: withoutSigner(last.signature) };
-          bodies.push({ transactions: script.emptyBodies === true && transactions.length > 0 ? [] : transactions, uncles: copy.uncles });
+          const uncles = script.foreignUncles === true ? [...copy.uncles, (await chain.getBlockByNumber(0n))!.header] : copy.uncles;
+          bodies.push({ transactions: script.emptyBodies === true && transactions.length > 0 ? [] : transactions, uncles });
         }
       }
       return bodies;
@@ -233,6 +236,7 @@ describe("sync: long sync and orphans with scripted peers", function () {
     ["a peer that never answers bodies", { silentOn: ["bodies"] }, "timeout"],
     ["a peer that answers short", { shortHeaders: true }, "invalidHeader"],
     ["a peer that sends bodies not of their headers", { emptyBodies: true }, "invalidBody"],
+    ["a peer that sends bodies with an uncle their headers do not commit to", { foreignUncles: true }, "invalidBody"],
     ["a peer whose skeleton is off by one", { skewedSkeleton: true }, "badAnswer"],
     ["a peer whose headers carry proofs of work that do not hold", { brokenProofs: true }, "invalidHeader"],
     ["a peer whose bodies hold a transaction whose signature has no signer", { signerlessTransactions: true }, "invalidBody"],
