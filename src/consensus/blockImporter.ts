@@ -6,7 +6,8 @@
 //   2. parent not stored                     -> NO_PARENT
 //   3. the rules that need no execution      -> INVALID_BLOCK (rules/block.ts: against the parent,
 //      the block's own, the uncles, the transactions root, the parent-chain proof of work; a proof
-//      or a body checked before the importer saw the block, by the long sync, is not checked again)
+//      checked before the importer saw the block, or a body the long sync checked against its
+//      header, is not checked again)
 //   4. execution on the parent's state, strict: a transaction the block builder would skip, or a
 //      state root, receipts root, bloom, gas used or fees that differ from the header's, makes the
 //      block INVALID_BLOCK, and the state it wrote is dropped
