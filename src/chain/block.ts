@@ -3,7 +3,9 @@
 import type { Common } from "@ethereumjs/common";
 import { RLP } from "@ethereumjs/rlp";
 import { encodeRlpListOfEncoded, rlpByteStringPayload, rlpListItems } from "../common/rlp.js";
-import { BlockHeader } from "./header.js";
+import { keccak256 } from "../common/crypto.js";
+import { BlockHeader, emptyListHash, unclesHashOf, type HeaderFields } from "./header.js";
+import { indexedTrieRoot } from "./indexedTrie.js";
 import { recoverSignerKeyIfAny } from "../common/signatures.js";
 import { decodeSignedTransaction, invalidSignature, restoreTransaction, withSignerKey, type ChainTransaction, type SignedTransaction, type TypedTransactionsAccepted } from "./transactions.js";
 
@@ -88,15 +90,33 @@ export class Block {
    * The wire body (encodeWireBody) made from a stored body's bytes without decoding its
    * transactions: serving a peer's bodies request reads no transaction into an object. A legacy
    * transaction's raw form is its RLP list, a typed one's goes as a byte string (kept as stored).
+   * The body must be the one `header` commits to (its uncles hash, its transactions root): bytes
+   * that decode but are another block's, or damaged, throw MalformedBlockError rather than go to a
+   * peer.
    */
-  static wireBodyFromStored(encodedBody: Uint8Array): Uint8Array {
+  static wireBodyFromStored(encodedBody: Uint8Array, header: Pick<HeaderFields, "unclesHash" | "transactionsRoot">): Uint8Array {
     const [raws, , uncles] = rlpListItems(encodedBody);
     if (raws === undefined || uncles === undefined) throw new MalformedBlockError("a stored body is [transactions, senders, uncles]");
-    const transactionItems = rlpListItems(raws).map((item) => {
-      const raw = rlpByteStringPayload(item);
-      return isLegacyEncoding(raw) ? raw : item;
-    });
-    return encodeRlpListOfEncoded([encodeRlpListOfEncoded(transactionItems), encodeRlpListOfEncoded(rlpListItems(uncles).map(rlpByteStringPayload))]);
+    const items = rlpListItems(raws);
+    const rawTransactions = items.map(rlpByteStringPayload);
+    // The uncles hash is keccak-256 of this very list (unclesHashOf); most blocks have none.
+    const uncleList = encodeRlpListOfEncoded(rlpListItems(uncles).map(rlpByteStringPayload));
+    const unclesHash = uncleList.length === 1 ? emptyListHash : keccak256(uncleList);
+    if (Buffer.compare(unclesHash, header.unclesHash) !== 0) throw new MalformedBlockError(unclesMismatch);
+    if (Buffer.compare(indexedTrieRoot(rawTransactions), header.transactionsRoot) !== 0) throw new MalformedBlockError(transactionsMismatch);
+    const transactionItems = rawTransactions.map((raw, index) => (isLegacyEncoding(raw) ? raw : items[index]!));
+    return encodeRlpListOfEncoded([encodeRlpListOfEncoded(transactionItems), uncleList]);
+  }
+
+  /**
+   * What of the body does not match the header, or undefined: the uncles hash, then the
+   * transactions root (as chain/integrity.ts names them). The importer's rules check the same on a
+   * block from outside; this is for a stored block read back before it is served.
+   */
+  bodyMismatch(): string | undefined {
+    if (Buffer.compare(unclesHashOf(this.uncles), this.header.fields.unclesHash) !== 0) return unclesMismatch;
+    if (Buffer.compare(indexedTrieRoot(this.transactions.map((transaction) => transaction.raw)), this.header.fields.transactionsRoot) !== 0) return transactionsMismatch;
+    return undefined;
   }
 
   static decodeBody(header: BlockHeader, encodedBody: Uint8Array, common: Common): Block {
@@ -105,6 +125,9 @@ export class Block {
     return new Block(header, transactions, uncles.map((uncle) => BlockHeader.decode(uncle)));
   }
 }
+
+const unclesMismatch = "its uncles do not match the header's uncles hash";
+const transactionsMismatch = "its transactions do not match the header's transactions root";
 
 /**
  * The transactions of a block's wire body from their decoded RLP items (a block from outside, or a

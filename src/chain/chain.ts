@@ -11,6 +11,7 @@ import type { Common } from "@ethereumjs/common";
 import { RLP } from "@ethereumjs/rlp";
 import { bytesToBigInt } from "@ethereumjs/util";
 import { bigIntToMinimalBytes, bytesToUnprefixedHex } from "../common/hex.js";
+import { rlpByteStringPayload } from "../common/rlp.js";
 import type { StateDatabase } from "../state/stateDatabase.js";
 import type { TrieNodeBatch } from "../storage/trieNodeStore.js";
 import type { KeyValueStore, StoreOperation } from "../storage/keyValueStore.js";
@@ -20,7 +21,7 @@ import { Block } from "./block.js";
 import { ChainHeadListeners, type BlockWithReceipts, type ChainHeadListener, type ListenerErrorReporter, type Reorganisation } from "./events.js";
 import { buildGenesisBlock, type GenesisSpec } from "./genesis.js";
 import { findCanonicalDamage, startupCheckedBlocks, startupCheckedBytes } from "./integrity.js";
-import { BlockHeader } from "./header.js";
+import { BlockHeader, blockHashOfHeaderItems, splitStoredHeader, type HeaderFields } from "./header.js";
 import { decodeBlockReceipts, encodeBlockReceipts, type ChainReceipt } from "./receipts.js";
 
 /**
@@ -28,6 +29,9 @@ import { decodeBlockReceipts, encodeBlockReceipts, type ChainReceipt } from "./r
  * reference's (RSKIP92, chain/header.ts); 1 hashed the full header.
  */
 const storeFormatVersion = 2;
+/** Positions in a header's RLP list (chain/header.ts). */
+const headerUnclesHashField = 1;
+const headerTransactionsRootField = 4;
 /** Blocks (and their receipts) kept decoded in memory. */
 const recentBlockCacheSize = 512;
 
@@ -102,6 +106,13 @@ export class Chain {
   /** Settles when the tip's batch does. */
   private tipWritten: Promise<void> = Promise.resolve();
   private readonly blocks = new RecentCache<Block>(recentBlockCacheSize);
+  /**
+   * Blocks getBlockByHash read from the store, whose header is checked against its hash but whose
+   * body is not against the header (a root to compute that an RPC read need not pay): checked once
+   * before a peer is served one (servedBlock, wireBody). Blocks appended or switched to are the
+   * importer's or the miner's, whole.
+   */
+  private readonly bodiesUnchecked = new WeakSet<Block>();
   private readonly receipts = new RecentCache<ChainReceipt[]>(recentBlockCacheSize);
   private readonly headListeners = new ChainHeadListeners();
   /** The highest number with a side block stored (the miner looks for uncles only near it). */
@@ -227,7 +238,25 @@ export class Chain {
     }
     // Decoding hashes the header anyway: bytes that do not hash to their key are not that block.
     if (Buffer.compare(block.hash, hash) !== 0) throw new StoredDataDamagedError(`the stored block 0x${key} is damaged: its header hashes to 0x${bytesToUnprefixedHex(block.hash)}`);
+    this.bodiesUnchecked.add(block);
     this.blocks.set(key, block);
+    return block;
+  }
+
+  /**
+   * A stored block to send a peer: getBlockByHash's, its body checked against its header as well.
+   * A block whose body is not its header's is refused (StoredDataDamagedError), never served.
+   */
+  async servedBlock(hash: Uint8Array): Promise<Block | undefined> {
+    const block = await this.getBlockByHash(hash);
+    return block === undefined ? undefined : this.bodyChecked(block);
+  }
+
+  private bodyChecked(block: Block): Block {
+    if (!this.bodiesUnchecked.has(block)) return block;
+    const problem = block.bodyMismatch();
+    if (problem !== undefined) throw new StoredDataDamagedError(`the stored block 0x${bytesToUnprefixedHex(block.hash)} is damaged: ${problem}`);
+    this.bodiesUnchecked.delete(block);
     return block;
   }
 
@@ -248,18 +277,43 @@ export class Chain {
     return header;
   }
 
-  /** A stored block's body in its wire form (Block.encodeWireBody), its transactions not decoded. */
+  /**
+   * A stored block's body in its wire form (Block.encodeWireBody), its transactions not decoded,
+   * checked against the stored header (which must hash to `hash`): a body that is not its header's
+   * is refused (StoredDataDamagedError), never served.
+   */
   wireBody(hash: Uint8Array): Uint8Array | undefined {
     const key = bytesToUnprefixedHex(hash);
     const cached = this.blocks.get(key);
-    if (cached !== undefined) return cached.encodeWireBody();
+    if (cached !== undefined) return this.bodyChecked(cached).encodeWireBody();
     const encodedBody = this.store.getSync(storeKeys.body(hash));
     if (encodedBody === undefined) return undefined;
+    const commitments = this.storedBodyCommitments(hash, key);
     try {
-      return Block.wireBodyFromStored(encodedBody);
+      return Block.wireBodyFromStored(encodedBody, commitments);
     } catch (error) {
       throw new StoredDataDamagedError(`the stored body of 0x${key} is damaged: ${(error as Error).message}`);
     }
+  }
+
+  /**
+   * What a stored header commits its body to, read without decoding the header (as the integrity
+   * walk reads headers): a bodies answer reads as many headers as bodies. The header must hash to
+   * `hash`, as getHeaderByHash's.
+   */
+  private storedBodyCommitments(hash: Uint8Array, key: string): Pick<HeaderFields, "unclesHash" | "transactionsRoot"> {
+    const encoded = this.store.getSync(storeKeys.header(hash));
+    if (encoded === undefined) throw new StoredDataDamagedError(`the stored body of 0x${key} is damaged: it has no header`);
+    let items: Uint8Array[];
+    let headerHash: Uint8Array;
+    try {
+      items = splitStoredHeader(encoded);
+      headerHash = blockHashOfHeaderItems(items);
+    } catch (error) {
+      throw new StoredDataDamagedError(`the stored header 0x${key} is damaged: ${(error as Error).message}`);
+    }
+    if (Buffer.compare(headerHash, hash) !== 0) throw new StoredDataDamagedError(`the stored header 0x${key} is damaged: it hashes to 0x${bytesToUnprefixedHex(headerHash)}`);
+    return { unclesHash: rlpByteStringPayload(items[headerUnclesHashField]!), transactionsRoot: rlpByteStringPayload(items[headerTransactionsRootField]!) };
   }
 
   async getCanonicalHash(blockNumber: bigint): Promise<Uint8Array | undefined> {

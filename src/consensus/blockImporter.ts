@@ -5,7 +5,9 @@
 //   1. already stored                        -> EXIST
 //   2. parent not stored                     -> NO_PARENT
 //   3. the rules that need no execution      -> INVALID_BLOCK (rules/block.ts: against the parent,
-//      the block's own, the uncles, the transactions root, the parent-chain proof of work)
+//      the block's own, the uncles, the transactions root, the parent-chain proof of work; a proof
+//      checked before the importer saw the block, or a body the long sync checked against its
+//      header, is not checked again)
 //   4. execution on the parent's state, strict: a transaction the block builder would skip, or a
 //      state root, receipts root, bloom, gas used or fees that differ from the header's, makes the
 //      block INVALID_BLOCK, and the state it wrote is dropped
@@ -142,10 +144,15 @@ export class BlockImporter {
     return { status: "IMPORTED_BEST", block };
   }
 
-  /** Step 3: every rule that needs no execution (rules/block.ts), with the uncles and the proof of work. */
+  /**
+   * Step 3: every rule that needs no execution (rules/block.ts), with the uncles and the proof of
+   * work. The uncles hash and the transactions root are not computed again for a block whose body
+   * was checked against its header before (recordBodyMatchesHeader).
+   */
   private async checkBeforeExecution(block: Block, parent: Block): Promise<RuleVerdict> {
     const { constants } = this.options;
     const context: RuleContext = { constants, now: this.options.now() };
+    const bodyMatchesHeader = bodiesMatchingHeaders.has(block);
     // The uncle rules read the block's line back a few generations (and the uncles those included).
     const ancestors = block.uncles.length === 0 ? [] : await collectAncestors(block.number, parent.hash, constants.uncleGenerationLimit, (hash) => this.chain.getBlockFromTip(hash));
     return checkBlockBeforeExecution(block, parent.header.fields, context, {
@@ -158,9 +165,10 @@ export class BlockImporter {
             againstParent: (uncle, uncleParent) => checkHeaderAgainstParent(uncle.fields, uncleParent.fields, context),
           },
           constants,
+          bodyMatchesHeader,
         ),
       proofOfWork: () => checkProofOfWork(block.header),
-    });
+    }, bodyMatchesHeader);
   }
 
   /**
@@ -272,6 +280,24 @@ export function recordProofOfWorkCheck(header: BlockHeader, check: MergedMiningP
 
 function proofOfWorkVerdict(check: MergedMiningProofCheck): RuleVerdict {
   return check.ok ? passed : refused(check.rule, check.reason);
+}
+
+/**
+ * Blocks whose body was checked against their header (uncles hash, transactions root) before the
+ * importer saw them: the long sync checks each body as it arrives, before recovering any sender,
+ * then makes the block of that header and body. By block object, as the proof verdicts are by
+ * header: a block made anew (gossip, RPC, a file), even of the same header, is checked in full.
+ */
+const bodiesMatchingHeaders = new WeakSet<Block>();
+
+/**
+ * Takes `block`'s body as checked against its header by the caller (its uncles hash and its
+ * transactions root, as checkUncles and checkTransactionsRoot compute them): the importer does
+ * not compute them again. Answers the block.
+ */
+export function recordBodyMatchesHeader(block: Block): Block {
+  bodiesMatchingHeaders.add(block);
+  return block;
 }
 
 /**

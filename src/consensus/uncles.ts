@@ -33,13 +33,18 @@ export type UncleLimits = Pick<ConsensusConstants, "uncleListLimit" | "uncleGene
 
 const hashKey = (header: BlockHeader) => bytesToUnprefixedHex(header.hash);
 
+/**
+ * The uncle rules in the reference's order. With `unclesHashChecked` (the body was checked against
+ * this header already), the uncles hash passes without being computed again.
+ */
 export function checkUncles(
   block: { readonly header: BlockHeader; readonly uncles: readonly BlockHeader[] },
   family: FamilyView,
   checks: UncleHeaderChecks,
   limits: UncleLimits,
+  unclesHashChecked = false,
 ): RuleVerdict<UncleRule> {
-  if (Buffer.compare(unclesHashOf(block.uncles), block.header.fields.unclesHash) !== 0) {
+  if (!unclesHashChecked && Buffer.compare(unclesHashOf(block.uncles), block.header.fields.unclesHash) !== 0) {
     return refused("unclesHash", "the uncles do not match the header's uncles hash");
   }
   if (block.uncles.length === 0) return passed;

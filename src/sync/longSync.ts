@@ -10,14 +10,14 @@
 //   4. the bodies, in batches from every peer whose best reaches the chunk, all of a chunk's in
 //      flight at once, each checked against its header (transactions root, uncles hash); the next
 //      chunks' headers and bodies are fetched while this one imports (two ahead);
-//   5. each block through the importer, in order.
+//   5. each block through the importer, in order (which takes the body checks of step 4 as done).
 // A peer whose answer is wrong, short or late is reported (PeerFault) and its work goes to
 // another; a block the importer refuses ends the sync, reported against the peer that sent its body.
 // The next round starts from what was imported, until the peer's best is reached.
 import { Block, MalformedBlockError, withSigners } from "../chain/block.js";
 import { unclesHashOf, type BlockHeader } from "../chain/header.js";
 import { bytesToHex } from "../common/hex.js";
-import { checkProofOfWork, mergedMiningProofOf, recordProofOfWorkCheck } from "../consensus/blockImporter.js";
+import { checkProofOfWork, mergedMiningProofOf, recordBodyMatchesHeader, recordProofOfWorkCheck } from "../consensus/blockImporter.js";
 import type { MergedMiningProofBatchCheck } from "../consensus/mergedMiningProof.js";
 import { recoverSignerKeyIfAny, type SignatureBatchRecovery } from "../common/signatures.js";
 import { checkTransactionsRoot } from "../consensus/rules/block.js";
@@ -303,7 +303,12 @@ export class LongSync {
     if (!root.ok) throw new PeerAnswerError(peer, "invalidBody", `block ${header.number}: ${root.reason}`);
   }
 
-  /** The blocks of checked bodies, their transactions' senders recovered together; a signature without a signer is the peer's invalid body. */
+  /**
+   * The blocks of checked bodies, their transactions' senders recovered together; a signature
+   * without a signer is the peer's invalid body. Each block is made of the header and the body
+   * checkBody passed (the same raw transactions, the same uncles), and recorded so: the importer
+   * does not compute its uncles hash and transactions root again.
+   */
   private async withSenders(peer: SyncPeer, headers: readonly BlockHeader[], bodies: readonly BlockBody[]): Promise<Block[]> {
     const signatures = bodies.flatMap((body) => body.transactions.map((transaction) => transaction.signature));
     const signerKeys = this.checks.senders === undefined ? signatures.map(recoverSignerKeyIfAny) : await this.checks.senders.recoverAll(signatures);
@@ -311,7 +316,7 @@ export class LongSync {
     return bodies.map((body, index) => {
       const keys = signerKeys.slice(next, (next += body.transactions.length));
       try {
-        return new Block(headers[index]!, withSigners(body.transactions, keys), body.uncles);
+        return recordBodyMatchesHeader(new Block(headers[index]!, withSigners(body.transactions, keys), body.uncles));
       } catch (error) {
         if (error instanceof MalformedBlockError) throw new PeerAnswerError(peer, "invalidBody", `block ${headers[index]!.number}: ${error.message}`);
         throw error;

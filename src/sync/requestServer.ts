@@ -1,8 +1,11 @@
 // The serving side of the request/response protocols (network brief 4; rskj: NodeBlockProcessor's
 // process*Request): what this node answers peers from its stored chain. A request that does not
 // decode, or asks for more than its protocol allows, is refused (InvalidRequestError: the peer
-// gets result 1 and the network records an invalid message); unknown blocks are empty entries.
+// gets result 1 and the network records an invalid message); unknown blocks are empty entries. A
+// stored block found damaged (a header that does not hash to its key, a body that is not its
+// header's) is left out like an unknown one, and reported: the rest of the answer still goes.
 import type { Block } from "../chain/block.js";
+import { StoredDataDamagedError } from "../chain/chain.js";
 import type { BlockHeader } from "../chain/header.js";
 import type { PeerToPeerNetwork } from "../p2p/interface.js";
 import {
@@ -19,14 +22,18 @@ import {
   type SyncProtocols,
 } from "./messages.js";
 
-/** What serving reads of the chain. */
+/**
+ * What serving reads of the chain. The reads of blocks throw StoredDataDamagedError for a stored
+ * block that is not what was written.
+ */
 export interface ServedChain {
   /** The last block on disk. */
   readonly head: Block;
-  getBlockByHash(hash: Uint8Array): Promise<Block | undefined>;
-  /** A stored header, without its body. */
+  /** A stored block, its header checked against its hash and its body against its header. */
+  servedBlock(hash: Uint8Array): Promise<Block | undefined>;
+  /** A stored header, checked against its hash, without its body. */
   getHeaderByHash(hash: Uint8Array): BlockHeader | undefined;
-  /** A stored body in its wire form, its transactions not decoded. */
+  /** A stored body in its wire form, its transactions not decoded, checked against its header. */
   wireBody(hash: Uint8Array): Uint8Array | undefined;
   getCanonicalHash(blockNumber: bigint): Promise<Uint8Array | undefined>;
 }
@@ -34,11 +41,15 @@ export interface ServedChain {
 /** The network's refusal, handed in so that sync/ loads nothing of libp2p. */
 export type RefuseRequest = (reason: string) => Error;
 
+/** Hears of a stored block found damaged while serving (the node logs it: `chain-node verify` lists every problem). */
+export type DamageReporter = (error: StoredDataDamagedError) => void;
+
 export class RequestServer {
   constructor(
     private readonly chain: ServedChain,
     private readonly chunkSize: number,
     private readonly refuse: RefuseRequest,
+    private readonly reportDamage: DamageReporter = () => undefined,
   ) {}
 
   async register(network: PeerToPeerNetwork, protocols: SyncProtocols): Promise<void> {
@@ -49,14 +60,18 @@ export class RequestServer {
     await network.serve(protocols.skeleton, (_peer, request) => this.guarded(() => this.skeleton(request)));
   }
 
-  /** Up to `count` headers walking parent links from `startHash`, newest first (empty when it is not stored). */
+  /**
+   * Up to `count` headers walking parent links from `startHash`, newest first (empty when it is not
+   * stored); the walk stops before a damaged header, whose parent link cannot be trusted.
+   */
   async headers(request: Uint8Array): Promise<Uint8Array> {
     const { startHash, count } = decodeHeadersRequest(request);
     const headers: BlockHeader[] = [];
-    let cursor = this.chain.getHeaderByHash(startHash);
+    let cursor = this.undamaged(() => this.chain.getHeaderByHash(startHash));
     while (cursor !== undefined && headers.length < count) {
       headers.push(cursor);
-      cursor = cursor.number === 0n ? undefined : this.chain.getHeaderByHash(cursor.fields.parentHash);
+      const parentHash = cursor.fields.parentHash;
+      cursor = cursor.number === 0n ? undefined : this.undamaged(() => this.chain.getHeaderByHash(parentHash));
     }
     return encodeHeadersAnswer(headers);
   }
@@ -64,14 +79,20 @@ export class RequestServer {
   async bodies(request: Uint8Array): Promise<Uint8Array> {
     const hashes = decodeBodiesRequest(request);
     const bodies: (Uint8Array | undefined)[] = [];
-    for (const hash of hashes) bodies.push(this.chain.wireBody(hash));
+    for (const hash of hashes) bodies.push(this.undamaged(() => this.chain.wireBody(hash)));
     return encodeItemsAnswer(bodies);
   }
 
   async blocks(request: Uint8Array): Promise<Uint8Array> {
     const hashes = decodeBlocksRequest(request);
     const blocks: (Uint8Array | undefined)[] = [];
-    for (const hash of hashes) blocks.push((await this.chain.getBlockByHash(hash))?.encode());
+    for (const hash of hashes) {
+      try {
+        blocks.push((await this.chain.servedBlock(hash))?.encode());
+      } catch (error) {
+        blocks.push(this.leftOut(error));
+      }
+    }
     return encodeItemsAnswer(blocks);
   }
 
@@ -93,6 +114,22 @@ export class RequestServer {
     }
     points.push({ number: head.number, hash: head.hash });
     return encodeSkeletonAnswer(points);
+  }
+
+  /** `read`'s item, or none when the stored block is damaged. */
+  private undamaged<T>(read: () => T | undefined): T | undefined {
+    try {
+      return read();
+    } catch (error) {
+      return this.leftOut(error);
+    }
+  }
+
+  /** A damaged stored block is reported and left out of the answer; any other error goes on. */
+  private leftOut(error: unknown): undefined {
+    if (!(error instanceof StoredDataDamagedError)) throw error;
+    this.reportDamage(error);
+    return undefined;
   }
 
   private async guarded(serve: () => Promise<Uint8Array>): Promise<Uint8Array> {

@@ -39,6 +39,7 @@ export interface SyncedChain extends ServedChain {
   /** The block the next one builds on (imports append to it). */
   readonly tip: Block;
   readonly tipWeight: bigint;
+  getBlockByHash(hash: Uint8Array): Promise<Block | undefined>;
   hasBlock(hash: Uint8Array): boolean;
   subscribeHead(listener: ChainHeadListener, reportError: ListenerErrorReporter): () => void;
 }
@@ -161,7 +162,8 @@ export class SyncManager {
 
   async start(): Promise<void> {
     const { network, chain, pool } = this.deps;
-    await new RequestServer(chain, this.options.chunkSize, this.deps.refuseRequest).register(network, this.protocols);
+    const reportDamage = (error: Error) => this.log.error({ err: error.message }, "a stored block a peer asked for is damaged: left out of the answer (`chain-node verify` lists every problem)");
+    await new RequestServer(chain, this.options.chunkSize, this.deps.refuseRequest, reportDamage).register(network, this.protocols);
     network.subscribe(blockTopic, counted(this.counters.gossipBlocks, (peerId, data) => this.judgeBlockMessage(peerId, data)));
     network.subscribe(transactionTopic, counted(this.counters.gossipTransactions, (peerId, data) => this.judgeTransaction(peerId, data)));
     this.unsubscribers.push(network.onPeerStatus(() => this.scheduleDecision()));

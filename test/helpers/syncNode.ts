@@ -1,5 +1,5 @@
-// A whole node's peer-to-peer side in one process: a chain in memory (mining off; the test mines
-// with miner.mineBlock), the libp2p network over the memory transport and the sync on it, wired by
+// A whole node's peer-to-peer side in one process: a chain in memory, or one the test opened
+// (mining off; the test mines with miner.mineBlock), the libp2p network over the memory transport and the sync on it, wired by
 // the node's own pieces (node/peerToPeer.ts).
 import { findNetworkProfile } from "../../src/chain/networks.js";
 import { createLogger, type Logger } from "../../src/common/logger.js";
@@ -31,13 +31,15 @@ export interface SyncNodeSettings {
   timings?: Partial<NetworkTimings>;
   sync?: Partial<SyncOptions>;
   log?: Logger;
+  /** The chain, opened by the caller (on a data dir, say); the node closes it when it stops. A new chain in memory when left out. */
+  services?: ChainServices;
 }
 
 /** A regtest node in memory on the memory transport, its sync started. */
 export async function startSyncNode(settings: SyncNodeSettings = {}): Promise<SyncNode> {
   const profile = findNetworkProfile(33)!;
   const log = settings.log ?? createLogger("silent");
-  const services = await openTestChain();
+  const services = settings.services ?? (await openTestChain());
   try {
     const p2pLog = log.child({ module: "p2p" });
     const listen = settings.listen ?? memoryAddress();

@@ -36,14 +36,18 @@ export interface DelegatedBlockChecks {
   proofOfWork(): RuleVerdict;
 }
 
-/** Answers passed, or the first rule the block breaks with its reason. */
-export function checkBlockBeforeExecution(block: BlockToCheck, parent: RuleHeader, context: RuleContext, delegated: DelegatedBlockChecks): RuleVerdict {
+/**
+ * Answers passed, or the first rule the block breaks with its reason. With `bodyMatchesHeader`
+ * (the body was checked against this header already: blockImporter.ts recordBodyMatchesHeader),
+ * the transactions root passes without being computed again.
+ */
+export function checkBlockBeforeExecution(block: BlockToCheck, parent: RuleHeader, context: RuleContext, delegated: DelegatedBlockChecks, bodyMatchesHeader = false): RuleVerdict {
   const header = block.header.fields;
   return firstRefusal<string>([
     () => checkHeaderAgainstParent(header, parent, context),
     () => checkTransactionGasPrices(block.transactions, header.minimumGasPrice, context.constants.blockGasPriceCapMultiplier),
     () => delegated.uncles(),
-    () => checkTransactionsRoot(block),
+    () => (bodyMatchesHeader ? passed : checkTransactionsRoot(block)),
     () => delegated.proofOfWork(),
     () => checkFutureTimestamp(header, context),
     () => checkMinimumGasLimit(header, context),

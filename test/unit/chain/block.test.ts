@@ -4,8 +4,9 @@ import { createFeeMarket1559Tx, createLegacyTx } from "@ethereumjs/tx";
 import { Address } from "@ethereumjs/util";
 import { keccak_256 } from "@noble/hashes/sha3.js";
 import { Block } from "../../../src/chain/block.js";
-import { BlockHeader, blockHashOfStoredHeader, emptyBloom, emptyBytes, emptyListHash, emptyTrieRoot, zeroHash } from "../../../src/chain/header.js";
-import { decodeRawTransaction } from "../../../src/chain/transactions.js";
+import { BlockHeader, blockHashOfStoredHeader, emptyBloom, emptyBytes, emptyListHash, emptyTrieRoot, unclesHashOf, zeroHash } from "../../../src/chain/header.js";
+import { indexedTrieRoot } from "../../../src/chain/indexedTrie.js";
+import { decodeRawTransaction, type ChainTransaction } from "../../../src/chain/transactions.js";
 import { createExecutionRules } from "../../../src/execution/rules.js";
 
 const common = createExecutionRules(33n);
@@ -16,6 +17,12 @@ function header(number: bigint, difficulty: bigint, extraData: Uint8Array): Bloc
     receiptsRoot: emptyTrieRoot, logsBloom: emptyBloom, difficulty, number, gasLimit: 10_000_000n, gasUsed: 0n, timestamp: 1n, extraData,
     paidFees: 0n, minimumGasPrice: 0n, uncleCount: 0, mergedMiningHeader: emptyBytes, mergedMiningMerkleProof: emptyBytes, mergedMiningCoinbaseTransaction: emptyBytes,
   });
+}
+
+/** A block whose header commits to its body (uncles hash, transactions root), as a stored block's does. */
+function wholeBlock(number: bigint, extraData: Uint8Array, transactions: readonly ChainTransaction[], uncles: readonly BlockHeader[]): Block {
+  const fields = { ...header(number, 3n, extraData).fields, unclesHash: unclesHashOf(uncles), transactionsRoot: indexedTrieRoot(transactions.map((transaction) => transaction.raw)), uncleCount: uncles.length };
+  return new Block(new BlockHeader(fields), transactions, uncles);
 }
 
 describe("chain/block", () => {
@@ -44,12 +51,33 @@ describe("chain/block", () => {
     const legacy = [0n, 1n].map((nonce) => decodeRawTransaction(createLegacyTx({ nonce, gasLimit: 60_000n, to, data: new Uint8Array(nonce === 0n ? 3 : 300) }, { common }).sign(key).serialize(), common));
     const typed = decodeRawTransaction(createFeeMarket1559Tx({ chainId: 33n, nonce: 2n, gasLimit: 60_000n, maxFeePerGas: 10n, to, data: new Uint8Array(70) }, { common }).sign(key).serialize(), common, true);
     const blocks = [
-      new Block(header(2n, 3n, new Uint8Array(10)), [...legacy, typed], [header(1n, 5n, new Uint8Array(40)), header(1n, 6n, emptyBytes)]),
-      new Block(header(3n, 3n, emptyBytes), [typed], []),
-      new Block(header(4n, 3n, emptyBytes), [], []),
+      wholeBlock(2n, new Uint8Array(10), [...legacy, typed], [header(1n, 5n, new Uint8Array(40)), header(1n, 6n, emptyBytes)]),
+      wholeBlock(3n, emptyBytes, [typed], []),
+      wholeBlock(4n, emptyBytes, [], []),
     ];
-    for (const block of blocks) expect(Buffer.from(Block.wireBodyFromStored(block.encodeBody())).toString("hex")).to.equal(Buffer.from(block.encodeWireBody()).toString("hex"));
-    expect(() => Block.wireBodyFromStored(RLP.encode([[], []]))).to.throw(/stored body/);
+    for (const block of blocks) {
+      expect(block.bodyMismatch()).to.equal(undefined);
+      expect(Buffer.from(Block.wireBodyFromStored(block.encodeBody(), block.header.fields)).toString("hex")).to.equal(Buffer.from(block.encodeWireBody()).toString("hex"));
+    }
+    expect(() => Block.wireBodyFromStored(RLP.encode([[], []]), blocks[2]!.header.fields)).to.throw(/stored body/);
+  });
+
+  it("a body that is not its header's is named and not made into a wire body: other uncles, other transactions", () => {
+    const key = keccak_256(new TextEncoder().encode("cow"));
+    const to = new Address(new Uint8Array(20).fill(7));
+    const transactions = [0n, 1n].map((nonce) => decodeRawTransaction(createLegacyTx({ nonce, gasLimit: 60_000n, to }, { common }).sign(key).serialize(), common));
+    const uncle = header(1n, 5n, new Uint8Array(40));
+    const block = wholeBlock(2n, emptyBytes, transactions, [uncle]);
+    const otherUncles = new Block(block.header, transactions, [header(1n, 5n, new Uint8Array(41))]);
+    const otherTransactions = new Block(block.header, [transactions[1]!, transactions[0]!], [uncle]);
+    const fewerTransactions = new Block(block.header, transactions.slice(1), [uncle]);
+    expect(otherUncles.bodyMismatch()).to.equal("its uncles do not match the header's uncles hash");
+    expect(otherTransactions.bodyMismatch()).to.equal("its transactions do not match the header's transactions root");
+    expect(fewerTransactions.bodyMismatch()).to.equal("its transactions do not match the header's transactions root");
+    expect(() => Block.wireBodyFromStored(otherUncles.encodeBody(), block.header.fields)).to.throw(/uncles do not match/);
+    expect(() => Block.wireBodyFromStored(otherTransactions.encodeBody(), block.header.fields)).to.throw(/transactions do not match/);
+    expect(() => Block.wireBodyFromStored(fewerTransactions.encodeBody(), block.header.fields)).to.throw(/transactions do not match/);
+    expect(Block.wireBodyFromStored(block.encodeBody(), block.header.fields)).to.deep.equal(block.encodeWireBody());
   });
 
   it("hashes as the reference (RSKIP92): the 16 base fields, and the parent-chain header only when a merged-mining field is set", () => {

@@ -29,12 +29,22 @@ interface Script {
   shortHeaders?: boolean;
   /** Bodies answers drop each block's transactions. */
   emptyBodies?: boolean;
+  /** Bodies answers carry an uncle their headers do not commit to (the genesis header). */
+  foreignUncles?: boolean;
   /** Skeleton points are moved one block off. */
   skewedSkeleton?: boolean;
   /** Headers from block 20 to the one before the best carry a merkle proof that does not hold (not hashed: the links stay). */
   brokenProofs?: boolean;
   /** The last transaction of each body has a signature without a signer (its bytes unchanged: the root holds). */
   signerlessTransactions?: boolean;
+  /** Bodies requests for blocks from `from` on wait for `until`, then answer that the peer has none of them. */
+  heldBodies?: { readonly from: bigint; readonly until: Promise<void> };
+}
+
+/** A request a scripted peer heard: headers by the blocks they reach back over, bodies by the blocks asked for. */
+interface HeardRequest {
+  readonly kind: "headers" | "bodies";
+  readonly numbers: readonly bigint[];
 }
 
 /** `header` with a merged-mining merkle proof of 31 bytes: the same hash, a proof of work that fails. */
@@ -43,15 +53,18 @@ function withBrokenProof(header: BlockHeader): BlockHeader {
 }
 
 /** A peer serving `source`'s canonical chain, as the request/response protocols would, by `script`. */
-async function scriptedPeer(id: string, source: ChainServices, receiver: ChainServices, script: Script = {}, chunkSize = fastOptions.chunkSize): Promise<SyncPeer & { requests: Record<string, number> }> {
+async function scriptedPeer(id: string, source: ChainServices, receiver: ChainServices, script: Script = {}, chunkSize = fastOptions.chunkSize): Promise<SyncPeer & { requests: Record<string, number>; heard: HeardRequest[] }> {
   const chain = source.chain;
   const head = chain.head;
   const requests: Record<string, number> = { headers: 0, bodies: 0, skeleton: 0, blockHash: 0 };
+  const heard: HeardRequest[] = [];
+  const numberOf = async (hash: Uint8Array) => (await chain.getBlockByHash(hash))?.number ?? -1n;
   const never = <T>() => new Promise<T>(() => undefined);
   const received = async (hash: Uint8Array) => asReceived((await chain.getBlockByHash(hash))!, receiver);
   return {
     id,
     requests,
+    heard,
     best: { number: head.number, hash: head.hash, totalDifficulty: (await chain.getTotalDifficulty(head.hash))! },
     async blockHashAt(number) {
       requests.blockHash!++;
@@ -69,6 +82,8 @@ async function scriptedPeer(id: string, source: ChainServices, receiver: ChainSe
     },
     async headers(startHash, count) {
       requests.headers!++;
+      const startNumber = await numberOf(startHash);
+      heard.push({ kind: "headers", numbers: Array.from({ length: count }, (_, index) => startNumber - BigInt(index)) });
       if (script.silentOn?.includes("headers")) return never();
       const headers: BlockHeader[] = [];
       let cursor = await chain.getBlockByHash(startHash);
@@ -81,7 +96,14 @@ async function scriptedPeer(id: string, source: ChainServices, receiver: ChainSe
     },
     async bodies(hashes) {
       requests.bodies!++;
+      const numbers = await Promise.all(hashes.map(numberOf));
+      heard.push({ kind: "bodies", numbers });
       if (script.silentOn?.includes("bodies")) return never();
+      const held = script.heldBodies;
+      if (held !== undefined && numbers.some((number) => number >= held.from)) {
+        await held.until;
+        return hashes.map(() => undefined);
+      }
       const bodies: (BlockBody | undefined)[] = [];
       for (const hash of hashes) {
         const block = await chain.getBlockByHash(hash);
@@ -91,12 +113,38 @@ async function scriptedPeer(id: string, source: ChainServices, receiver: ChainSe
           const transactions = copy.transactions.map((transaction) => decodeSignedTransaction(transaction.raw, receiver.common, receiver.typedTransactions));
           const last = transactions.at(-1);
           if (script.signerlessTransactions === true && last !== undefined) transactions[transactions.length - 1] = { ...last, signature: withoutSigner(last.signature) };
-          bodies.push({ transactions: script.emptyBodies === true && transactions.length > 0 ? [] : transactions, uncles: copy.uncles });
+          const uncles = script.foreignUncles === true ? [...copy.uncles, (await chain.getBlockByNumber(0n))!.header] : copy.uncles;
+          bodies.push({ transactions: script.emptyBodies === true && transactions.length > 0 ? [] : transactions, uncles });
         }
       }
       return bodies;
     },
   };
+}
+
+/**
+ * `source`'s chain on `forged` as a forger would serve it: block `invalidAt` claims a wrong state
+ * root (its proof of work is valid: only execution finds it), the blocks after it are re-proven on
+ * their new parents. Blocks from `invalidAt` on are stored as given, not imported.
+ */
+async function forgeChain(source: ChainServices, forged: ChainServices, invalidAt: bigint): Promise<void> {
+  for (let number = 1n; number <= source.chain.head.number; number++) {
+    let block = asReceived((await source.chain.getBlockByNumber(number))!, forged);
+    if (number >= invalidAt) {
+      const parent = forged.chain.tip;
+      const fields = { ...block.header.fields, parentHash: parent.hash, stateRoot: number === invalidAt ? new Uint8Array(32).fill(9) : block.header.fields.stateRoot, mergedMiningHeader: new Uint8Array(), mergedMiningMerkleProof: new Uint8Array(), mergedMiningCoinbaseTransaction: new Uint8Array() };
+      block = proveBlock(new Block(new BlockHeader(fields), block.transactions, block.uncles));
+      forged.chain.appendBlock(block, []);
+      await forged.chain.whenTipWritten();
+      continue;
+    }
+    await forged.importer.importBlock(block, "peer");
+  }
+}
+
+/** Waits until `condition` holds, or `ms` have passed. */
+async function until(condition: () => boolean, ms: number): Promise<void> {
+  for (const deadline = Date.now() + ms; !condition() && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 5));
 }
 
 function syncChainOf(services: ChainServices): SyncChain & { imports: number } {
@@ -188,6 +236,7 @@ describe("sync: long sync and orphans with scripted peers", function () {
     ["a peer that never answers bodies", { silentOn: ["bodies"] }, "timeout"],
     ["a peer that answers short", { shortHeaders: true }, "invalidHeader"],
     ["a peer that sends bodies not of their headers", { emptyBodies: true }, "invalidBody"],
+    ["a peer that sends bodies with an uncle their headers do not commit to", { foreignUncles: true }, "invalidBody"],
     ["a peer whose skeleton is off by one", { skewedSkeleton: true }, "badAnswer"],
     ["a peer whose headers carry proofs of work that do not hold", { brokenProofs: true }, "invalidHeader"],
     ["a peer whose bodies hold a transaction whose signature has no signer", { signerlessTransactions: true }, "invalidBody"],
@@ -226,22 +275,9 @@ describe("sync: long sync and orphans with scripted peers", function () {
   });
 
   it("stops at a block the importer refuses and reports the peer that sent it; nothing after it is imported", async () => {
-    // A chain whose block 40 claims a wrong state root (its proof of work is valid): only execution finds it.
     const forged = await openTestChain();
     try {
-      for (let number = 1n; number <= 70n; number++) {
-        let block = asReceived((await source.chain.getBlockByNumber(number))!, forged);
-        if (number >= 40n) {
-          const parent = forged.chain.tip;
-          const fields = { ...block.header.fields, parentHash: parent.hash, stateRoot: number === 40n ? new Uint8Array(32).fill(9) : block.header.fields.stateRoot, mergedMiningHeader: new Uint8Array(), mergedMiningMerkleProof: new Uint8Array(), mergedMiningCoinbaseTransaction: new Uint8Array() };
-          block = proveBlock(new Block(new BlockHeader(fields), block.transactions, block.uncles));
-          // Stored as given: a forger's chain, as a peer would serve it.
-          forged.chain.appendBlock(block, []);
-          await forged.chain.whenTipWritten();
-          continue;
-        }
-        await forged.importer.importBlock(block, "peer");
-      }
+      await forgeChain(source, forged, 40n);
       const forger = await scriptedPeer("forger", forged, local);
       const reports: [string, PeerFault][] = [];
       const result = await new LongSync(syncChainOf(local), () => [forger], fastOptions, { reportPeer: (peerId, reported) => reports.push([peerId, reported]) }).run();
@@ -249,6 +285,75 @@ describe("sync: long sync and orphans with scripted peers", function () {
       expect(reports).to.deep.equal([["forger", "invalidBlock"]]);
       expect(local.chain.head.number).to.equal(39n);
     } finally {
+      await forged.close();
+    }
+  });
+
+  it("fetches the next two chunks' headers and bodies while a chunk imports", async () => {
+    // A chunk's bodies in one request, every request in flight at once: what is asked is what is fetched, none waits for a slot.
+    const options: LongSyncOptions = { ...fastOptions, bodiesPerRequest: 16, maxBodyRequestsInFlight: 20, requestTimeoutMs: 10_000 };
+    const peer = await scriptedPeer("p", source, local);
+    // Chunks of 16 from block 1: 0 is blocks 1-16, ..., 4 is 65-70 (the peer's best).
+    const chunkOf = (number: bigint) => Number((number - 1n) / 16n);
+    const lastChunk = chunkOf(70n);
+    const isChunkEnd = (number: bigint) => number % 16n === 0n || number === 70n;
+    const asked = (kind: HeardRequest["kind"], chunk: number) => peer.heard.some((request) => request.kind === kind && request.numbers.every((number) => chunkOf(number) === chunk));
+    const fetchedAhead = (chunk: number) => [chunk + 1, chunk + 2].filter((next) => next <= lastChunk && asked("headers", next) && asked("bodies", next));
+    const seenAtChunkEnd: number[][] = [];
+    const chain = syncChainOf(local);
+    const importBlock = chain.importBlock;
+    chain.importBlock = async (block) => {
+      if (isChunkEnd(block.number)) {
+        // Before a chunk's last block imports, the next two chunks' headers and bodies have been asked
+        // for. Waited for (2 s at most): fetched ahead, they come while this import waits; fetched
+        // only after this chunk, they never do.
+        const chunk = chunkOf(block.number);
+        const expected = [chunk + 1, chunk + 2].filter((next) => next <= lastChunk);
+        await until(() => fetchedAhead(chunk).length === expected.length, 2_000);
+        seenAtChunkEnd.push(fetchedAhead(chunk));
+      }
+      return importBlock(block);
+    };
+    const result = await new LongSync(chain, () => [peer], options).run();
+    expect(result).to.deep.equal({ kind: "synced", imported: 70, from: "p" });
+    expect(seenAtChunkEnd).to.deep.equal([[1, 2], [2, 3], [3, 4], [4], []]);
+    // One headers and one bodies request a chunk, and the best's header: nothing asked twice.
+    expect(peer.requests.headers).to.equal(6);
+    expect(peer.requests.bodies).to.equal(5);
+  });
+
+  it("what an ended round fetched ahead neither blames its peer nor is asked again when its answers come late", async () => {
+    const forged = await openTestChain();
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    try {
+      // Block 10, in the first chunk, is refused: the round ends while chunks 1 and 2 (blocks 17-48)
+      // are fetched ahead. Their bodies answers are held until the sync has ended, then say the peer
+      // has none of them: in a live round, a bad answer reported and asked of another peer.
+      await forgeChain(source, forged, 10n);
+      const forger = await scriptedPeer("forger", forged, local, { heldBodies: { from: 17n, until: released } });
+      const heldRequests = () => forger.heard.filter((request) => request.kind === "bodies" && request.numbers[0]! >= 17n).length;
+      const chain = syncChainOf(local);
+      const importBlock = chain.importBlock;
+      chain.importBlock = async (block) => {
+        // Both chunks ahead have asked for all their bodies (4 requests of 5 each) before the round ends.
+        if (block.number === 10n) await until(() => heldRequests() === 8, 2_000);
+        return importBlock(block);
+      };
+      const reports: [string, PeerFault][] = [];
+      const options: LongSyncOptions = { ...fastOptions, maxBodyRequestsInFlight: 20, requestTimeoutMs: 10_000 };
+      const result = await new LongSync(chain, () => [forger], options, { reportPeer: (peerId, reported) => reports.push([peerId, reported]) }).run();
+      expect(result.kind).to.equal("failed");
+      expect(reports).to.deep.equal([["forger", "invalidBlock"]]);
+      expect(heldRequests()).to.equal(8);
+      const bodiesAsked = forger.requests.bodies;
+      release();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(reports, "no report after the round ended").to.deep.equal([["forger", "invalidBlock"]]);
+      expect(forger.requests.bodies, "nothing asked again").to.equal(bodiesAsked);
+      expect(local.chain.head.number).to.equal(9n);
+    } finally {
+      release();
       await forged.close();
     }
   });
