@@ -3,7 +3,8 @@
 //   0. its best header, which must hash to the status's best and carry a valid proof of work;
 //   1. the connection point (connectionPoint.ts);
 //   2. a skeleton from there: its canonical block every chunk, up to 20 chunks, and its best (a
-//      best further on is left to the next round);
+//      best further on is left to the next skeleton, asked from the last point while the last
+//      chunks are fetched, and taken if it names that point canonical; else to the next round);
 //   3. each chunk's headers, walking back from the chunk's end: the first must be the skeleton's
 //      block, each the parent of the one before, the last a child of the previous chunk's end, the
 //      count exact, every proof of work valid (checked together on another thread when one is given);
@@ -159,6 +160,30 @@ export class LongSync {
       const round: SyncRound = { ended: false };
       const fetching: Promise<FetchedChunk>[] = [];
       let fetched = 0;
+      // The next skeleton, asked once this one's chunks are all being fetched, so that the chunks
+      // after it come while this one's last ones import (rather than the import waiting, at each
+      // skeleton's end, for a connection point, a skeleton, headers and bodies). It carries on from
+      // this skeleton's last point only if it names that point as the peer's canonical block: if
+      // not, the peer's chain changed below it (or the peer lies) and the next round looks for the
+      // connection point again, blaming no one.
+      let nextSkeleton: Promise<void> | undefined;
+      let skeletonsEnded = false;
+      const askNextSkeleton = () => {
+        const last = ends.at(-1)!;
+        if (nextSkeleton !== undefined || skeletonsEnded || round.ended || last.number >= peer.best.number) return;
+        nextSkeleton = this.ask(peer, () => peer.skeleton(last.number)).then((points) => {
+          nextSkeleton = undefined;
+          const first = points[0];
+          if (round.ended || first === undefined || first.number !== last.number || Buffer.compare(first.hash, last.hash) !== 0) {
+            skeletonsEnded = true;
+            return;
+          }
+          ends.push(...this.chunkEnds(peer, points, last.number));
+          fetchAhead();
+        });
+        // Awaited by the loop below once nothing else is left to import.
+        nextSkeleton.catch(() => undefined);
+      };
       const fetchAhead = () => {
         while (fetching.length < chunksFetchedAhead && fetched < ends.length) {
           const chunk = this.fetchChunk(peer, fetched === 0 ? connection : ends[fetched - 1]!, ends[fetched]!, round);
@@ -166,9 +191,14 @@ export class LongSync {
           fetching.push(chunk);
           fetched++;
         }
+        if (fetched === ends.length) askNextSkeleton();
       };
       try {
-        for (fetchAhead(); fetching.length > 0; ) {
+        for (fetchAhead(); fetching.length > 0 || nextSkeleton !== undefined; ) {
+          if (fetching.length === 0) {
+            await nextSkeleton;
+            continue;
+          }
           const chunk = await fetching.shift()!;
           fetchAhead();
           await this.importChunk(chunk, startingBlock, peer);

@@ -33,6 +33,8 @@ interface Script {
   foreignUncles?: boolean;
   /** Skeleton points are moved one block off. */
   skewedSkeleton?: boolean;
+  /** A skeleton asked from past block 0 names another hash for its first point (the peer's chain changed below it, as far as the asker can tell). */
+  changedSkeletonStart?: boolean;
   /** Headers from block 20 to the one before the best carry a merkle proof that does not hold (not hashed: the links stay). */
   brokenProofs?: boolean;
   /** The last transaction of each body has a signature without a signer (its bytes unchanged: the root holds). */
@@ -78,6 +80,7 @@ async function scriptedPeer(id: string, source: ChainServices, receiver: ChainSe
       const step = BigInt(chunkSize);
       for (let number = startNumber - (startNumber % step); number < head.number && points.length < 20; number += step) points.push({ number: number + (script.skewedSkeleton === true && number > startNumber ? 1n : 0n), hash: (await chain.getCanonicalHash(number))! });
       points.push({ number: head.number, hash: head.hash });
+      if (script.changedSkeletonStart === true && startNumber > 0n) points[0] = { ...points[0]!, hash: new Uint8Array(32).fill(0xc4) };
       return points;
     },
     async headers(startHash, count) {
@@ -223,6 +226,48 @@ describe("sync: long sync and orphans with scripted peers", function () {
     expect(result).to.deep.equal({ kind: "synced", imported: 70, from: "far" });
     expect(local.chain.head.hash).to.deep.equal(source.chain.head.hash);
     expect(peer.requests.skeleton).to.equal(2);
+  });
+
+  it("asks the next skeleton while the last chunks of one are fetched: the chunk after it comes before that skeleton's last block imports, and the connection point is looked for once", async () => {
+    // Chunks of 2 blocks: the first round's skeleton reaches block 38 (19 points past 0), the next one goes from 38 to the best, 70.
+    const peer = await scriptedPeer("far", source, local, {}, 2);
+    const chain = syncChainOf(local);
+    const importBlock = chain.importBlock;
+    let nextChunkAskedBefore38: boolean | undefined;
+    chain.importBlock = async (block) => {
+      if (block.number === 38n) {
+        await until(() => peer.heard.some((request) => request.kind === "bodies" && request.numbers.includes(40n)), 2_000);
+        nextChunkAskedBefore38 = peer.heard.some((request) => request.kind === "bodies" && request.numbers.includes(40n));
+      }
+      return importBlock(block);
+    };
+    // The local head at each block-hash request (a connection-point search).
+    const headsAtSearch: bigint[] = [];
+    const counting = { ...peer, blockHashAt: (number: bigint) => (headsAtSearch.push(local.chain.head.number), peer.blockHashAt(number)) };
+    const result = await new LongSync(chain, () => [counting], { ...fastOptions, chunkSize: 2 }).run();
+    expect(result).to.deep.equal({ kind: "synced", imported: 70, from: "far" });
+    expect(local.chain.head.hash).to.deep.equal(source.chain.head.hash);
+    expect(nextChunkAskedBefore38).to.equal(true);
+    expect(peer.requests.skeleton).to.equal(2);
+    // One binary search, at the start only.
+    expect(headsAtSearch.length).to.be.greaterThan(0);
+    expect(headsAtSearch.every((head) => head === 0n)).to.equal(true);
+  });
+
+  it("a next skeleton that does not name the last point canonical is not taken: no peer blamed, the next round looks for the connection point again", async () => {
+    const peer = await scriptedPeer("changed", source, local, { changedSkeletonStart: true }, 2);
+    const reports: [string, PeerFault][] = [];
+    const headsAtSearch: bigint[] = [];
+    const counting = { ...peer, blockHashAt: (number: bigint) => (headsAtSearch.push(local.chain.head.number), peer.blockHashAt(number)) };
+    const result = await new LongSync(syncChainOf(local), () => [counting], { ...fastOptions, chunkSize: 2 }, { reportPeer: (peerId, reported) => reports.push([peerId, reported]) }).run();
+    expect(result).to.deep.equal({ kind: "synced", imported: 70, from: "changed" });
+    expect(local.chain.head.hash).to.deep.equal(source.chain.head.hash);
+    expect(reports).to.deep.equal([]);
+    // The first round's skeleton, the next one refused, the second round's.
+    expect(peer.requests.skeleton).to.equal(3);
+    // A search at the start and another once the first skeleton's blocks (to 38) were in.
+    expect(headsAtSearch.some((head) => head === 0n)).to.equal(true);
+    expect(headsAtSearch.some((head) => head === 38n)).to.equal(true);
   });
 
   it("does not long-sync from a peer 24 blocks ahead or fewer", async () => {
