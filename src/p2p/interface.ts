@@ -92,6 +92,13 @@ export interface PeerRecord {
 }
 
 /**
+ * Streams of one request protocol a peer may have open on a node at once: one more is reset by the
+ * serving node (libp2p's inbound stream limit), so an asker keeps its requests of a protocol to one
+ * peer under it.
+ */
+export const maxStreamsPerProtocolPerPeer = 8;
+
+/**
  * A request/response protocol: its name (the id is /chain-node/<network id>/<name>/1) and limits.
  * A request or answer over its size, or a step over its time, fails the request.
  */

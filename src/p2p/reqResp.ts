@@ -9,7 +9,7 @@
 import type { Connection, PeerId, Stream } from "@libp2p/interface";
 import { lpStream } from "@libp2p/utils";
 import type { Host } from "./libp2p.js";
-import type { PeerRequestFailure, RequestProtocol } from "./interface.js";
+import { maxStreamsPerProtocolPerPeer, type PeerRequestFailure, type RequestProtocol } from "./interface.js";
 
 export const resultOk = 0;
 export const resultInvalidRequest = 1;
@@ -18,8 +18,6 @@ export const resultUnavailable = 3;
 
 /** The longest reason text sent back with a refusal. */
 const maxReasonBytes = 256;
-/** Streams of one protocol a peer may have open on this node at once. */
-const maxInboundStreamsPerProtocol = 8;
 const maxOutboundStreamsPerProtocol = 32;
 
 /** What a serving handler throws for a request it will not answer: the asking peer gets code 1 and the message. */
@@ -79,7 +77,7 @@ export async function handleRequests(host: Host, networkId: number, protocol: Re
         hooks.finished();
       }
     },
-    { maxInboundStreams: maxInboundStreamsPerProtocol, maxOutboundStreams: maxOutboundStreamsPerProtocol },
+    { maxInboundStreams: maxStreamsPerProtocolPerPeer, maxOutboundStreams: maxOutboundStreamsPerProtocol },
   );
 }
 

@@ -20,6 +20,7 @@ import { unclesHashOf, type BlockHeader } from "../chain/header.js";
 import { bytesToHex } from "../common/hex.js";
 import { checkProofOfWork, mergedMiningProofOf, recordBodyMatchesHeader, recordProofOfWorkCheck } from "../consensus/blockImporter.js";
 import type { MergedMiningProofBatchCheck } from "../consensus/mergedMiningProof.js";
+import { maxStreamsPerProtocolPerPeer } from "../p2p/interface.js";
 import { recoverSignerKeyIfAny, type SignatureBatchRecovery } from "../common/signatures.js";
 import { checkTransactionsRoot } from "../consensus/rules/block.js";
 import { findConnectionPoint } from "./connectionPoint.js";
@@ -40,11 +41,20 @@ export interface LongSyncOptions {
   readonly bodiesPerRequest: number;
   /** Body requests in flight at once (rskj: 20). */
   readonly maxBodyRequestsInFlight: number;
+  /** Body requests in flight to one peer: at most the streams of a protocol the peer lets one open (p2p/interface.ts), past which it resets them. */
+  readonly maxBodyRequestsPerPeer: number;
   /** A request unanswered after this is a timeout (rskj: 30 s). */
   readonly requestTimeoutMs: number;
 }
 
-export const defaultLongSyncOptions: LongSyncOptions = { longSyncLimit: 24n, chunkSize: 192, bodiesPerRequest: 64, maxBodyRequestsInFlight: 20, requestTimeoutMs: 30_000 };
+export const defaultLongSyncOptions: LongSyncOptions = {
+  longSyncLimit: 24n,
+  chunkSize: 192,
+  bodiesPerRequest: 64,
+  maxBodyRequestsInFlight: 20,
+  maxBodyRequestsPerPeer: maxStreamsPerProtocolPerPeer,
+  requestTimeoutMs: 30_000,
+};
 
 export interface SyncProgress {
   readonly startingBlock: bigint;
@@ -106,6 +116,7 @@ export class LongSync {
   private imported = 0;
   private readonly excluded = new Set<string>();
   private bodyRequestsInFlight = 0;
+  private readonly bodyRequestsInFlightByPeer = new Map<string, number>();
   private readonly bodyRequestWaiters: (() => void)[] = [];
 
   constructor(
@@ -290,10 +301,8 @@ export class LongSync {
   private async fetchBlocks(headers: readonly BlockHeader[], chunkEnd: bigint, batchIndex: number, round: SyncRound): Promise<{ peer: SyncPeer; blocks: Block[] }> {
     for (;;) {
       if (round.ended) throw new Error("the sync round ended");
-      const candidates = this.usablePeers().filter((peer) => peer.best.number >= chunkEnd);
-      if (candidates.length === 0) throw new Error("no peer left to ask for bodies");
-      const peer = candidates[batchIndex % candidates.length]!;
-      await this.bodyRequestSlot();
+      const peer = await this.bodyRequestSlot(() => this.usablePeers().filter((candidate) => candidate.best.number >= chunkEnd), batchIndex);
+      if (peer === undefined) throw new Error("no peer left to ask for bodies");
       try {
         const bodies = await this.ask(peer, () => peer.bodies(headers.map((header) => header.hash)));
         headers.forEach((header, index) => this.checkBody(peer, header, bodies[index]));
@@ -304,25 +313,48 @@ export class LongSync {
         this.events.reportPeer?.(error.peer.id, error.fault, error.message);
         this.excluded.add(error.peer.id);
       } finally {
-        this.releaseBodyRequestSlot();
+        this.releaseBodyRequestSlot(peer);
       }
     }
   }
 
-  /** Waits until fewer than maxBodyRequestsInFlight bodies requests are out (first come, first served). */
-  private bodyRequestSlot(): Promise<void> {
-    if (this.bodyRequestsInFlight < this.options.maxBodyRequestsInFlight) {
-      this.bodyRequestsInFlight++;
-      return Promise.resolve();
+  /**
+   * A peer to ask a batch of bodies of, once fewer than maxBodyRequestsInFlight requests are out
+   * and fewer than maxBodyRequestsPerPeer to that peer (first come, first served): the candidate the
+   * batch's index falls on, else the next one with room. Undefined when no candidate is left.
+   */
+  private async bodyRequestSlot(candidates: () => readonly SyncPeer[], batchIndex: number): Promise<SyncPeer | undefined> {
+    for (let waited = false; ; waited = true) {
+      const peers = candidates();
+      if (peers.length === 0) {
+        // Whoever waits behind this batch may have other candidates.
+        if (waited) this.bodyRequestWaiters.shift()?.();
+        return undefined;
+      }
+      // A batch that waited goes before the ones that did not.
+      if (this.bodyRequestsInFlight < this.options.maxBodyRequestsInFlight && (waited || this.bodyRequestWaiters.length === 0)) {
+        for (let offset = 0; offset < peers.length; offset++) {
+          const peer = peers[(batchIndex + offset) % peers.length]!;
+          const toPeer = this.bodyRequestsInFlightByPeer.get(peer.id) ?? 0;
+          if (toPeer < this.options.maxBodyRequestsPerPeer) {
+            this.bodyRequestsInFlight++;
+            this.bodyRequestsInFlightByPeer.set(peer.id, toPeer + 1);
+            // The next waiter may fit too (another peer with room).
+            if (waited) this.bodyRequestWaiters.shift()?.();
+            return peer;
+          }
+        }
+      }
+      await new Promise<void>((resolve) => (waited ? this.bodyRequestWaiters.unshift(resolve) : this.bodyRequestWaiters.push(resolve)));
     }
-    return new Promise((resolve) => this.bodyRequestWaiters.push(resolve));
   }
 
-  private releaseBodyRequestSlot(): void {
-    const next = this.bodyRequestWaiters.shift();
-    // The slot passes to the next waiter as it is.
-    if (next !== undefined) next();
-    else this.bodyRequestsInFlight--;
+  private releaseBodyRequestSlot(peer: SyncPeer): void {
+    this.bodyRequestsInFlight--;
+    const toPeer = this.bodyRequestsInFlightByPeer.get(peer.id)! - 1;
+    if (toPeer === 0) this.bodyRequestsInFlightByPeer.delete(peer.id);
+    else this.bodyRequestsInFlightByPeer.set(peer.id, toPeer);
+    this.bodyRequestWaiters.shift()?.();
   }
 
   /** A body that is its header's: the uncles hash and the transactions root (checked before any sender is recovered). */

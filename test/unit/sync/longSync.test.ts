@@ -39,6 +39,8 @@ interface Script {
   brokenProofs?: boolean;
   /** The last transaction of each body has a signature without a signer (its bytes unchanged: the root holds). */
   signerlessTransactions?: boolean;
+  /** Bodies requests past this many at once fail as libp2p fails a stream the serving node resets for its limit; each answer waits a little, so that requests overlap. */
+  concurrentBodiesLimit?: number;
   /** Bodies requests for blocks from `from` on wait for `until`, then answer that the peer has none of them. */
   heldBodies?: { readonly from: bigint; readonly until: Promise<void> };
 }
@@ -58,7 +60,7 @@ function withBrokenProof(header: BlockHeader): BlockHeader {
 async function scriptedPeer(id: string, source: ChainServices, receiver: ChainServices, script: Script = {}, chunkSize = fastOptions.chunkSize): Promise<SyncPeer & { requests: Record<string, number>; heard: HeardRequest[] }> {
   const chain = source.chain;
   const head = chain.head;
-  const requests: Record<string, number> = { headers: 0, bodies: 0, skeleton: 0, blockHash: 0 };
+  const requests: Record<string, number> = { headers: 0, bodies: 0, skeleton: 0, blockHash: 0, bodiesInFlight: 0, mostBodiesInFlight: 0 };
   const heard: HeardRequest[] = [];
   const numberOf = async (hash: Uint8Array) => (await chain.getBlockByHash(hash))?.number ?? -1n;
   const never = <T>() => new Promise<T>(() => undefined);
@@ -99,6 +101,16 @@ async function scriptedPeer(id: string, source: ChainServices, receiver: ChainSe
     },
     async bodies(hashes) {
       requests.bodies!++;
+      const limit = script.concurrentBodiesLimit;
+      if (limit !== undefined) {
+        requests.mostBodiesInFlight = Math.max(requests.mostBodiesInFlight!, ++requests.bodiesInFlight!);
+        try {
+          if (requests.bodiesInFlight! > limit) throw new Error("Cannot write to a stream that is closed");
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        } finally {
+          requests.bodiesInFlight!--;
+        }
+      }
       const numbers = await Promise.all(hashes.map(numberOf));
       heard.push({ kind: "bodies", numbers });
       if (script.silentOn?.includes("bodies")) return never();
@@ -268,6 +280,16 @@ describe("sync: long sync and orphans with scripted peers", function () {
     // A search at the start and another once the first skeleton's blocks (to 38) were in.
     expect(headsAtSearch.some((head) => head === 0n)).to.equal(true);
     expect(headsAtSearch.some((head) => head === 38n)).to.equal(true);
+  });
+
+  it("keeps its bodies requests to one peer under the streams the peer lets it open: none reset, no peer blamed, with more allowed in flight overall", async () => {
+    const peer = await scriptedPeer("limited", source, local, { concurrentBodiesLimit: fastOptions.maxBodyRequestsPerPeer });
+    const reports: [string, PeerFault][] = [];
+    const options: LongSyncOptions = { ...fastOptions, bodiesPerRequest: 2, maxBodyRequestsInFlight: 20, requestTimeoutMs: 10_000 };
+    const result = await new LongSync(syncChainOf(local), () => [peer], options, { reportPeer: (peerId, reported) => reports.push([peerId, reported]) }).run();
+    expect(result).to.deep.equal({ kind: "synced", imported: 70, from: "limited" });
+    expect(reports).to.deep.equal([]);
+    expect(peer.requests.mostBodiesInFlight).to.equal(fastOptions.maxBodyRequestsPerPeer);
   });
 
   it("does not long-sync from a peer 24 blocks ahead or fewer", async () => {
