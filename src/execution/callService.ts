@@ -119,6 +119,9 @@ interface StoredRootEngine {
   queue: Promise<unknown>;
 }
 
+/** See CallService's `synchronousCalls`. */
+export type SynchronousCallsHere = "all" | "alone" | "none";
+
 export type EstimateCall = Omit<MessageCall, "gasLimit"> & { gasLimit: bigint | undefined };
 
 export class CallService {
@@ -135,8 +138,12 @@ export class CallService {
     private readonly canonicalHash: CanonicalHashLookup,
     private readonly pending: PendingExecution,
     readonly limits: CallLimits,
-    /** Whether plain calls on stored blocks are first tried synchronously (synchronousCalls.ts). */
-    private readonly synchronousCalls = true,
+    /**
+     * Which plain calls on stored blocks are first tried synchronously (synchronousCalls.ts): all
+     * of them, only those that come alone (see CallOffload.callComesAlone; the others go to the
+     * offload, which tries them there), or none.
+     */
+    private readonly synchronousCalls: SynchronousCallsHere = "all",
   ) {}
 
   /** From now on, calls and estimates on stored blocks go to `offload` when it takes them. */
@@ -149,13 +156,15 @@ export class CallService {
     const gasLimit = call.gasLimit ?? this.limits.gasCap;
     if (gasLimit > this.limits.gasCap) throw new CallGasCapExceededError(gasLimit, this.limits.gasCap);
     const limited = { ...call, gasLimit };
-    if (this.synchronousCalls && overrides === undefined && target.kind === "block") {
+    const synchronous = overrides === undefined && target.kind === "block" && this.synchronousCalls !== "none";
+    if (synchronous && (this.synchronousCalls === "all" || this.offload === undefined)) {
       const result = this.runSynchronously(target.block, limited);
       if (result !== undefined) return result;
     }
     // The time limit counts from when the call's turn on its engine comes, not from its arrival.
     const runHere = (timeLimitMs: number) => this.onTarget(target, (engine, context) => this.runOnce(engine, context, limited, overrides, performance.now() + timeLimitMs));
-    return this.offloaded(target, (block) => this.offload?.call(block, limited, overrides), runHere, overrideEntries(overrides) > aloneOverrideEntriesLimit);
+    const firstAlone = synchronous && this.synchronousCalls === "alone" ? (block: Block) => this.runSynchronously(block, limited) : undefined;
+    return this.offloaded(target, (block) => this.offload?.call(block, limited, overrides), runHere, overrideEntries(overrides) > aloneOverrideEntriesLimit, firstAlone);
   }
 
   /**
@@ -169,9 +178,16 @@ export class CallService {
   /**
    * Work on a stored block goes to the offload when it takes it (and comes back here if the offload
    * loses it); work that comes alone is first tried here (see aloneCallFirstTryMs), unless it is
-   * `heavyBeforeItRuns` (see aloneOverrideEntriesLimit).
+   * `heavyBeforeItRuns` (see aloneOverrideEntriesLimit), and before that with `firstAlone` when
+   * given (the synchronous path; undefined when it gives up).
    */
-  private offloaded<T>(target: CallTarget, send: (block: Block) => Promise<T> | undefined, runHere: (timeLimitMs: number) => Promise<T>, heavyBeforeItRuns = false): Promise<T> {
+  private offloaded<T>(
+    target: CallTarget,
+    send: (block: Block) => Promise<T> | undefined,
+    runHere: (timeLimitMs: number) => Promise<T>,
+    heavyBeforeItRuns = false,
+    firstAlone?: (block: Block) => T | undefined,
+  ): Promise<T> {
     const fullTime = this.limits.timeLimitMs;
     if (target.kind !== "block" || this.offload === undefined) return runHere(fullTime);
     const block = target.block;
@@ -186,6 +202,8 @@ export class CallService {
     // Counted first: a call after this one in the same turn does not come alone either.
     const alone = this.offload.callComesAlone();
     if (!alone || heavyBeforeItRuns || aloneCallFirstTryMs >= fullTime) return sendOrRunHere();
+    const quick = firstAlone?.(block);
+    if (quick !== undefined) return Promise.resolve(quick);
     return runHere(aloneCallFirstTryMs).catch((error: unknown) => {
       if (!(error instanceof ExecutionTimeoutError)) throw error;
       return sendOrRunHere();

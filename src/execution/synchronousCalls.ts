@@ -54,7 +54,6 @@ const maxMemoryEnd = 2 ** 31;
 const wordMask = (1n << 256n) - 1n;
 const addressMask = (1n << 160n) - 1n;
 const emptyBytes: Uint8Array = new Uint8Array(0);
-const emptyCodeHash = bytesToBigInt(KECCAK256_NULL);
 
 // Gas, as @ethereumjs/common's parameters for the node's rules (a test compares them).
 const g = {
@@ -170,18 +169,45 @@ const stackOut = new Uint8Array(256);
   io([0xf4, 0xfa], 6, 1);
 })();
 
+/** Bytes as words go through: a word right-aligned in 32 bytes, read and written as four 64-bit parts. */
+const scratch = new Uint8Array(32);
+const scratchView = new DataView(scratch.buffer);
+
+/** Big-endian bytes (at most 32) as an integer. */
 function bytesToBigInt(bytes: Uint8Array): bigint {
-  if (bytes.length === 0) return 0n;
-  return BigInt("0x" + Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString("hex"));
+  const length = bytes.length;
+  if (length === 0) return 0n;
+  if (length > 32) return BigInt("0x" + Buffer.from(bytes.buffer, bytes.byteOffset, length).toString("hex"));
+  scratch.fill(0, 0, 32 - length);
+  scratch.set(bytes, 32 - length);
+  const view = scratchView;
+  let value = view.getBigUint64(24);
+  if (length > 8) value |= view.getBigUint64(16) << 64n;
+  if (length > 16) value |= view.getBigUint64(8) << 128n;
+  if (length > 24) value |= view.getBigUint64(0) << 192n;
+  return value;
+}
+
+/** Writes `value` (a word) as 32 big-endian bytes into `memory` at `offset`. */
+function writeWord(memory: Uint8Array, offset: number, value: bigint): void {
+  const view = scratchView;
+  if (value < 0x10000000000000000n) {
+    scratch.fill(0, 0, 24);
+    view.setBigUint64(24, value);
+  } else {
+    view.setBigUint64(0, value >> 192n);
+    view.setBigUint64(8, BigInt.asUintN(64, value >> 128n));
+    view.setBigUint64(16, BigInt.asUintN(64, value >> 64n));
+    view.setBigUint64(24, BigInt.asUintN(64, value));
+  }
+  memory.set(scratch, offset);
 }
 
 function hexOf(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString("hex");
 }
 
-function word(value: bigint): Uint8Array {
-  return Buffer.from(value.toString(16).padStart(64, "0"), "hex");
-}
+const emptyCodeHash = bytesToBigInt(KECCAK256_NULL);
 
 function addressHexOf(value: bigint): string {
   return (value & addressMask).toString(16).padStart(40, "0");
@@ -211,6 +237,27 @@ function jumpTableOf(code: Uint8Array): Uint8Array {
   return table;
 }
 
+/** The value each PUSH of a code pushes, by the position of its opcode, computed once per code array. */
+const pushTables = new WeakMap<Uint8Array, bigint[]>();
+
+function pushTableOf(code: Uint8Array): bigint[] {
+  let table = pushTables.get(code);
+  if (table === undefined) {
+    table = [];
+    for (let pc = 0; pc < code.length; pc++) {
+      const op = code[pc]!;
+      if (op < 0x60 || op > 0x7f) continue;
+      const size = op - 0x5f;
+      const immediate = new Uint8Array(size);
+      immediate.set(code.subarray(pc + 1, pc + 1 + size));
+      table[pc] = bytesToBigInt(immediate);
+      pc += size;
+    }
+    pushTables.set(code, table);
+  }
+  return table;
+}
+
 /** An exceptional halt of the running frame (all its gas goes). */
 class Halt {}
 const halt = new Halt();
@@ -223,6 +270,7 @@ type JournalEntry =
 interface Frame {
   code: Uint8Array;
   jumps: Uint8Array;
+  pushes: bigint[];
   /** The account whose storage and balance the code runs on. */
   addressHex: string;
   address: bigint;
@@ -409,7 +457,7 @@ class SynchronousRun {
     }
     const code = this.codeOf(codeHex);
     if (code.length === 0) return { status: 0, gasLeft: gasLimit, returnData: emptyBytes };
-    const frame: Frame = { code, jumps: jumpTableOf(code), addressHex: toHex, address: BigInt("0x" + toHex), caller, value, data, isStatic, depth, gasLeft: gasLimit };
+    const frame: Frame = { code, jumps: jumpTableOf(code), pushes: pushTableOf(code), addressHex: toHex, address: BigInt("0x" + toHex), caller, value, data, isStatic, depth, gasLeft: gasLimit };
     const result = this.runFrame(frame);
     if (result.status !== 0) {
       this.revertTo(mark);
@@ -783,7 +831,7 @@ class SynchronousRun {
             const offset = stack[length - 1]!;
             useGas(fee + this.memoryCost(sizing, offset, 32n));
             ensureMemory();
-            memory.set(word(stack[length - 2]!), Number(offset));
+            writeWord(memory, Number(offset), stack[length - 2]!);
             stack.length -= 2;
             break;
           }
@@ -959,11 +1007,8 @@ class SynchronousRun {
           default: {
             if (op >= 0x60 && op <= 0x7f) {
               useGas(fee);
-              const size = op - 0x5f;
-              let value = 0n;
-              for (let index = 0; index < size; index++) value = (value << 8n) | BigInt(code[pc + index] ?? 0);
-              stack.push(value);
-              pc += size;
+              stack.push(frame.pushes[pc - 1]!);
+              pc += op - 0x5f;
             } else if (op >= 0x80 && op <= 0x8f) {
               useGas(fee);
               stack.push(stack[length - (op - 0x7f)]!);

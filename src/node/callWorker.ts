@@ -82,7 +82,7 @@ async function serve(port: NonNullable<typeof parentPort>, data: CallWorkerData)
       execute: () => Promise.reject(new Error("the call worker does not run the pending block")),
     },
     data.limits,
-    data.synchronousCalls,
+    data.synchronousCalls ? "all" : "none",
   );
 
   // Calls come on the head, mostly: its header is decoded once, not per call.

@@ -291,7 +291,8 @@ export async function openChainServices(
     // A chain on disk can be read by a second thread: calls on stored blocks run there (node/callWorkers.ts), and so do trace replays.
     const withCallWorker = options.callWorker && store instanceof LevelStore;
     const synchronousCalls = options.synchronousCalls;
-    const calls = new CallService(common, state, canonicalHashFromTip, pendingState, options.calls, synchronousCalls === "main" || (synchronousCalls === "worker" && !withCallWorker));
+    const callsHere = synchronousCalls === "off" ? "none" : synchronousCalls === "main" || !withCallWorker ? "all" : "alone";
+    const calls = new CallService(common, state, canonicalHashFromTip, pendingState, options.calls, callsHere);
     const callWorkers = withCallWorker ? new CallWorkers({ directory: store.location, chainId: network.chainId, limits: options.calls, synchronousCalls: synchronousCalls === "worker" }, store, log.child({ module: "calls" })) : undefined;
     if (callWorkers !== undefined) calls.offloadTo(callWorkers);
     const recoveryOffload = options.recoveryWorker && availableParallelism() > 1 ? new RecoveryOffload(log.child({ module: "senders" })) : undefined;

@@ -34,8 +34,9 @@ export interface ChainOptions {
   callWorker: boolean;
   /**
    * Where plain calls on stored blocks are first tried with the synchronous interpreter
-   * (execution/synchronousCalls.ts): on the thread that answers requests ("main"), on the call
-   * worker ("worker"; the main thread without one), or nowhere ("off").
+   * (execution/synchronousCalls.ts): all on the thread that answers requests ("main"); on the
+   * call worker, with those that come alone on the main thread ("worker"; all on the main thread
+   * without a worker); or nowhere ("off"). See docs/measurements.md (issue 39) for the choice.
    */
   synchronousCalls: "main" | "worker" | "off";
   /**
@@ -98,7 +99,7 @@ export const defaultChainOptions: ChainOptions = {
   extraData: new TextEncoder().encode("chain-node"),
   calls: { gasCap: 50_000_000n, timeLimitMs: 5_000 },
   callWorker: true,
-  synchronousCalls: "main",
+  synchronousCalls: "worker",
   recoveryWorker: true,
   verifyImportsWithReferenceEngine: false,
   logs: defaultLogOptions,

@@ -479,8 +479,8 @@ describe("execution/synchronousCalls: the synchronous interpreter against the en
     // Through the call service, with and without the synchronous path: the same answers.
     const limits = { gasCap: 50_000_000n, timeLimitMs: 5_000 };
     const pending = { execute: () => Promise.reject(new Error("no pending block here")) };
-    const withSync = new CallService(services.common, services.state, async () => undefined, pending, limits, true);
-    const withoutSync = new CallService(services.common, services.state, async () => undefined, pending, limits, false);
+    const withSync = new CallService(services.common, services.state, async () => undefined, pending, limits, "all");
+    const withoutSync = new CallService(services.common, services.state, async () => undefined, pending, limits, "none");
     const answer = async (service: CallService, made: MessageCall) => {
       try {
         return comparable(await service.call({ kind: "block", block: head }, made));
