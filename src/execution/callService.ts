@@ -143,7 +143,7 @@ export class CallService {
      * of them, only those that come alone (see CallOffload.callComesAlone; the others go to the
      * offload, which tries them there), or none.
      */
-    private readonly synchronousCalls: SynchronousCallsHere = "all",
+    private readonly synchronousCalls: SynchronousCallsHere = "none",
   ) {}
 
   /** From now on, calls and estimates on stored blocks go to `offload` when it takes them. */
