@@ -218,7 +218,6 @@ function isPrecompile(addressHex: string): boolean {
   return addressHex.startsWith("00000000000000000000000000000000000000") && addressHex > "0000000000000000000000000000000000000000" && addressHex <= "0000000000000000000000000000000000000009";
 }
 
-const precompileHexes = Array.from({ length: 9 }, (_, index) => (index + 1).toString(16).padStart(40, "0"));
 
 /** Valid jump destinations of a code (1 at a JUMPDEST outside push data), computed once per code array. */
 const jumpTables = new WeakMap<Uint8Array, Uint8Array>();
@@ -306,6 +305,8 @@ class SynchronousRun {
   private readonly baseFee: bigint;
   private readonly chainId: bigint;
   senderHex = "";
+  private toHex = "";
+  private coinbaseHex = "";
 
   constructor(
     private readonly reads: StoredStateReads,
@@ -325,7 +326,7 @@ class SynchronousRun {
   storedAccount(addressHex: string): { balance: bigint; nonce: bigint; codeHash: Uint8Array; storageRoot: Uint8Array } | null {
     let account = this.accounts.get(addressHex);
     if (account === undefined) {
-      const stored = this.reads.account(Buffer.from(addressHex, "hex"), addressHex);
+      const stored = this.reads.account(addressHex);
       if (stored === undefined) throw notHandled;
       account = stored === null ? null : { balance: stored.balance, nonce: stored.nonce, codeHash: stored.codeHash, storageRoot: stored.storageRoot };
       this.accounts.set(addressHex, account);
@@ -362,7 +363,7 @@ class SynchronousRun {
   storedSlot(addressHex: string, slotHex: string): bigint {
     const account = this.storedAccount(addressHex);
     if (account === null) return 0n;
-    const value = this.reads.slot(account.storageRoot, Buffer.from(slotHex, "hex"), slotHex);
+    const value = this.reads.slot(account.storageRoot, slotHex);
     if (value === undefined) throw notHandled;
     return bytesToBigInt(value);
   }
@@ -388,6 +389,19 @@ class SynchronousRun {
     if (set.has(key)) return false;
     set.add(key);
     this.journal.push({ kind: 1, set, key });
+    return true;
+  }
+
+  /** Whether the account is warm: always (the precompiles, the sender, the recipient, the coinbase) or since it was accessed. */
+  isWarmAccount(addressHex: string): boolean {
+    return addressHex === this.toHex || addressHex === this.senderHex || addressHex === this.coinbaseHex || isPrecompile(addressHex) || this.warmAccounts.has(addressHex);
+  }
+
+  /** Warms an account; answers whether it was cold (EIP-2929). */
+  warmAccount(addressHex: string): boolean {
+    if (this.isWarmAccount(addressHex)) return false;
+    this.warmAccounts.add(addressHex);
+    this.journal.push({ kind: 1, set: this.warmAccounts, key: addressHex });
     return true;
   }
 
@@ -424,11 +438,9 @@ class SynchronousRun {
     const senderBalance = sender?.balance ?? 0n;
     if (senderBalance < call.gasLimit * call.gasPrice + call.value) return undefined;
     // Always warm (never reverted): the precompiles, the sender, the recipient, the coinbase.
-    for (const hex of precompileHexes) this.warmAccounts.add(hex);
-    this.warmAccounts.add(senderHex);
-    this.warmAccounts.add(toHex);
-    this.warmAccounts.add(addressHexOf(this.coinbase));
     this.senderHex = senderHex;
+    this.toHex = toHex;
+    this.coinbaseHex = addressHexOf(this.coinbase);
     this.balances.set(senderHex, senderBalance - call.gasLimit * call.gasPrice);
     const gasLimit = Number(call.gasLimit) - intrinsicGas;
     const result = this.message(bytesToBigInt(call.from), senderHex, toHex, toHex, call.value, call.data, gasLimit, false, false, 0);
@@ -491,7 +503,7 @@ class SynchronousRun {
     const ensureMemory = () => {
       const size = sizing.memoryWords * 32;
       if (memory.length < size) {
-        const grown = new Uint8Array(Math.max(size, memory.length * 2));
+        const grown = new Uint8Array(Math.max(size, memory.length * 2, 1024));
         grown.set(memory);
         memory = grown;
       }
@@ -690,7 +702,7 @@ class SynchronousRun {
             break;
           case 0x31: {
             const addressHex = addressHexOf(stack[length - 1]!);
-            useGas(this.warm(this.warmAccounts, addressHex) ? g.coldAccount : g.warmRead);
+            useGas(this.warmAccount(addressHex) ? g.coldAccount : g.warmRead);
             stack[length - 1] = this.balanceOf(addressHex);
             break;
           }
@@ -748,7 +760,7 @@ class SynchronousRun {
           case 0x3b:
           case 0x3f: {
             const addressHex = addressHexOf(stack[length - 1]!);
-            useGas(this.warm(this.warmAccounts, addressHex) ? g.coldAccount : g.warmRead);
+            useGas(this.warmAccount(addressHex) ? g.coldAccount : g.warmRead);
             const extCode = this.codeOf(addressHex);
             if (extCode[0] === 0xef && extCode[1] === 0x00) throw notHandled;
             if (op === 0x3b) stack[length - 1] = BigInt(extCode.length);
@@ -761,7 +773,7 @@ class SynchronousRun {
             const codeOffset = stack[length - 3]!;
             const size = stack[length - 4]!;
             const memoryGas = this.memoryCost(sizing, memoryOffset, size);
-            const accessGas = this.warm(this.warmAccounts, addressHex) ? g.coldAccount : g.warmRead;
+            const accessGas = this.warmAccount(addressHex) ? g.coldAccount : g.warmRead;
             useGas(memoryGas + accessGas + g.copy * Number((size + 31n) / 32n));
             ensureMemory();
             stack.length -= 4;
@@ -969,9 +981,9 @@ class SynchronousRun {
             if (op === 0xf1 && frame.isStatic && value !== 0n) throw halt;
             let gas = this.memoryCost(sizing, inOffset, inSize);
             gas += this.memoryCost(sizing, outOffset, outSize);
-            gas += this.warmAccounts.has(targetHex) ? g.warmRead : g.coldAccount;
+            gas += this.isWarmAccount(targetHex) ? g.warmRead : g.coldAccount;
             if (hasValue && value !== 0n) gas += g.callValue;
-            this.warm(this.warmAccounts, targetHex);
+            this.warmAccount(targetHex);
             if (op === 0xf1 && value !== 0n && this.isEmpty(targetHex)) gas += g.callNewAccount;
             const available = gasLeft - gas;
             const allowed = available - Math.trunc(available / 64);
@@ -1063,7 +1075,7 @@ export function runOnCode(code: Uint8Array, context: ExecutionBlockContext, call
   const toHex = hexOf(call.to ?? emptyBytes);
   const reads: StoredStateReads = {
     root: KECCAK256_NULL,
-    account: (_address, addressHex) => (addressHex === toHex ? { nonce: 1n, balance: 0n, codeHash, storageRoot: KECCAK256_NULL } : null) as never,
+    account: (addressHex) => (addressHex === toHex ? { nonce: 1n, balance: 0n, codeHash, storageRoot: KECCAK256_NULL } : null) as never,
     slot: () => emptyBytes,
     code: () => code,
   };

@@ -15,7 +15,7 @@
 import type { AccountFields, StateManagerInterface } from "@ethereumjs/common";
 import { RLP } from "@ethereumjs/rlp";
 import { CODEHASH_PREFIX } from "@ethereumjs/statemanager";
-import { Account, type Address, concatBytes, createAccountFromRLP, equalsBytes, KECCAK256_NULL, KECCAK256_RLP } from "@ethereumjs/util";
+import { Account, type Address, concatBytes, createAccountFromRLP, equalsBytes, KECCAK256_NULL, KECCAK256_RLP, unprefixedHexToBytes } from "@ethereumjs/util";
 import { keccak256 } from "../common/crypto.js";
 import { GenerationalCache } from "../common/generationalCache.js";
 import { bytesToUnprefixedHex, hexOfRecentKey, hexOfStableBytes, withoutLeadingZeroBytes } from "../common/hex.js";
@@ -65,10 +65,10 @@ class StoredState {
   }
 
   /** As account, without waiting (see StoredStateReads). */
-  accountSync(address: Uint8Array, addressHex: string): Account | null | undefined {
+  accountSync(addressHex: string): Account | null | undefined {
     const known = this.accounts.get(addressHex);
     if (known !== undefined) return known;
-    const encoded = this.tries.getAtSync(this.root, address);
+    const encoded = this.tries.getAtSync(this.root, unprefixedHexToBytes(addressHex));
     if (encoded === undefined) return undefined;
     const account = encoded === null ? null : createAccountFromRLP(encoded);
     this.accounts.set(addressHex, account);
@@ -76,12 +76,12 @@ class StoredState {
   }
 
   /** As slot, without waiting (see StoredStateReads). */
-  slotSync(storageRoot: Uint8Array, slot: Uint8Array, slotHex: string): Uint8Array | undefined {
+  slotSync(storageRoot: Uint8Array, slotHex: string): Uint8Array | undefined {
     if (equalsBytes(storageRoot, KECCAK256_RLP)) return emptyValue;
     const key = hexKey(storageRoot) + slotHex;
     const known = this.slots.get(key);
     if (known !== undefined) return known;
-    const encoded = this.tries.getAtSync(storageRoot, slot);
+    const encoded = this.tries.getAtSync(storageRoot, unprefixedHexToBytes(slotHex));
     if (encoded === undefined) return undefined;
     const value = encoded === null ? emptyValue : (RLP.decode(encoded) as Uint8Array);
     this.slots.set(key, value);
@@ -130,10 +130,10 @@ class StoredState {
  */
 export interface StoredStateReads {
   readonly root: Uint8Array;
-  /** The stored account, null when there is none. `addressHex`: unprefixed hex of `address`. */
-  account(address: Uint8Array, addressHex: string): Account | null | undefined;
-  /** A slot's value without leading zeros (empty when unset). `slotHex`: unprefixed hex of the 32-byte `slot`. */
-  slot(storageRoot: Uint8Array, slot: Uint8Array, slotHex: string): Uint8Array | undefined;
+  /** The stored account at `addressHex` (unprefixed hex of its 20 bytes), null when there is none. */
+  account(addressHex: string): Account | null | undefined;
+  /** A slot's value without leading zeros (empty when unset). `slotHex`: unprefixed hex of the 32-byte slot. */
+  slot(storageRoot: Uint8Array, slotHex: string): Uint8Array | undefined;
   /** The code stored under `codeHash` (empty when none). */
   code(codeHash: Uint8Array): Uint8Array | undefined;
 }
@@ -304,8 +304,8 @@ export class OverlayStateManager implements StateManagerInterface {
     const stored = this.stored;
     return {
       root: stored.root,
-      account: (address, addressHex) => stored.accountSync(address, addressHex),
-      slot: (storageRoot, slot, slotHex) => stored.slotSync(storageRoot, slot, slotHex),
+      account: (addressHex) => stored.accountSync(addressHex),
+      slot: (storageRoot, slotHex) => stored.slotSync(storageRoot, slotHex),
       code: (codeHash) => stored.codeSync(codeHash),
     };
   }
