@@ -6,9 +6,11 @@ import type { Common } from "@ethereumjs/common";
 import { Address } from "@ethereumjs/util";
 import type { Block } from "../chain/block.js";
 import { bytesToUnprefixedHex } from "../common/hex.js";
+import type { OverlayStateManager } from "../state/overlayStateManager.js";
 import type { StateDatabase } from "../state/stateDatabase.js";
 import { createExecutionBlock, createExecutionEngine, ExecutionTimeoutError, type CanonicalHashLookup, type ExecutionBlockContext, type ExecutionEngine } from "./engine.js";
 import { CallNotExecutableError, runMessageCall, type MessageCall, type MessageCallResult, type RunMeasurements, type StateOverrides } from "./messageCall.js";
+import { runSynchronousCall } from "./synchronousCalls.js";
 
 export interface CallLimits {
   /** Largest gas a call may ask for; also the gas of calls that name none. */
@@ -98,11 +100,27 @@ const callStipend = 2_300n;
 /** Stored roots with an engine kept ready. */
 const engineCount = 4;
 
+/**
+ * How far a call on a stored block runs synchronously (execution/synchronousCalls.ts) before it
+ * gives up and takes the engine's path: a token's balanceOf is some 200 steps and 10-20 µs, a
+ * swap's quote a few thousand; 20,000 steps of cheap opcodes take a millisecond or two, and the
+ * time bound caps steps that read the disk. It holds the thread that answers every request no
+ * longer than the first try of a call that comes alone (aloneCallFirstTryMs).
+ */
+const synchronousCallSteps = 20_000;
+const synchronousCallMs = 3;
+
 interface StoredRootEngine {
-  readonly engine: Promise<ExecutionEngine>;
+  /** The engine's state, made first: the synchronous path reads its stored state without the engine. */
+  readonly overlay: OverlayStateManager;
+  /** Made when the first call needs it (the synchronous path does not). */
+  engine: Promise<ExecutionEngine> | undefined;
   /** Calls on this engine, one after another. */
   queue: Promise<unknown>;
 }
+
+/** See CallService's `synchronousCalls`. */
+export type SynchronousCallsHere = "all" | "alone" | "none";
 
 export type EstimateCall = Omit<MessageCall, "gasLimit"> & { gasLimit: bigint | undefined };
 
@@ -120,6 +138,12 @@ export class CallService {
     private readonly canonicalHash: CanonicalHashLookup,
     private readonly pending: PendingExecution,
     readonly limits: CallLimits,
+    /**
+     * Which plain calls on stored blocks are first tried synchronously (synchronousCalls.ts): all
+     * of them, only those that come alone (see CallOffload.callComesAlone; the others go to the
+     * offload, which tries them there), or none.
+     */
+    private readonly synchronousCalls: SynchronousCallsHere = "none",
   ) {}
 
   /** From now on, calls and estimates on stored blocks go to `offload` when it takes them. */
@@ -132,9 +156,15 @@ export class CallService {
     const gasLimit = call.gasLimit ?? this.limits.gasCap;
     if (gasLimit > this.limits.gasCap) throw new CallGasCapExceededError(gasLimit, this.limits.gasCap);
     const limited = { ...call, gasLimit };
+    const synchronous = overrides === undefined && target.kind === "block" && this.synchronousCalls !== "none";
+    if (synchronous && (this.synchronousCalls === "all" || this.offload === undefined)) {
+      const result = this.runSynchronously(target.block, limited);
+      if (result !== undefined) return result;
+    }
     // The time limit counts from when the call's turn on its engine comes, not from its arrival.
     const runHere = (timeLimitMs: number) => this.onTarget(target, (engine, context) => this.runOnce(engine, context, limited, overrides, performance.now() + timeLimitMs));
-    return this.offloaded(target, (block) => this.offload?.call(block, limited, overrides), runHere, overrideEntries(overrides) > aloneOverrideEntriesLimit);
+    const firstAlone = synchronous && this.synchronousCalls === "alone" ? (block: Block) => this.runSynchronously(block, limited) : undefined;
+    return this.offloaded(target, (block) => this.offload?.call(block, limited, overrides), runHere, overrideEntries(overrides) > aloneOverrideEntriesLimit, firstAlone);
   }
 
   /**
@@ -148,9 +178,16 @@ export class CallService {
   /**
    * Work on a stored block goes to the offload when it takes it (and comes back here if the offload
    * loses it); work that comes alone is first tried here (see aloneCallFirstTryMs), unless it is
-   * `heavyBeforeItRuns` (see aloneOverrideEntriesLimit).
+   * `heavyBeforeItRuns` (see aloneOverrideEntriesLimit), and before that with `firstAlone` when
+   * given (the synchronous path; undefined when it gives up).
    */
-  private offloaded<T>(target: CallTarget, send: (block: Block) => Promise<T> | undefined, runHere: (timeLimitMs: number) => Promise<T>, heavyBeforeItRuns = false): Promise<T> {
+  private offloaded<T>(
+    target: CallTarget,
+    send: (block: Block) => Promise<T> | undefined,
+    runHere: (timeLimitMs: number) => Promise<T>,
+    heavyBeforeItRuns = false,
+    firstAlone?: (block: Block) => T | undefined,
+  ): Promise<T> {
     const fullTime = this.limits.timeLimitMs;
     if (target.kind !== "block" || this.offload === undefined) return runHere(fullTime);
     const block = target.block;
@@ -165,6 +202,8 @@ export class CallService {
     // Counted first: a call after this one in the same turn does not come alone either.
     const alone = this.offload.callComesAlone();
     if (!alone || heavyBeforeItRuns || aloneCallFirstTryMs >= fullTime) return sendOrRunHere();
+    const quick = firstAlone?.(block);
+    if (quick !== undefined) return Promise.resolve(quick);
     return runHere(aloneCallFirstTryMs).catch((error: unknown) => {
       if (!(error instanceof ExecutionTimeoutError)) throw error;
       return sendOrRunHere();
@@ -276,27 +315,44 @@ export class CallService {
     return block;
   }
 
-  private onTarget<T>(target: CallTarget, run: (engine: ExecutionEngine, context: ExecutionBlockContext) => Promise<T>): Promise<T> {
-    if (target.kind === "pending") return this.pending.execute(run);
-    const { block } = target;
-    const fields = block.header.fields;
+  /** `call` on `block` through the synchronous interpreter; undefined when it gives up. */
+  private runSynchronously(block: Block, call: MessageCall): MessageCallResult | undefined {
+    const { context, stateRootKey } = this.contextOf(block);
+    const entry = this.entryOf(stateRootKey, block.header.fields.stateRoot);
+    const budget = { steps: synchronousCallSteps, deadline: performance.now() + synchronousCallMs };
+    return runSynchronousCall(entry.overlay.storedReads(), context, call, this.common, budget);
+  }
+
+  private contextOf(block: Block): { context: ExecutionBlockContext; stateRootKey: string } {
     let known = this.contexts.get(block);
     if (known === undefined) {
+      const fields = block.header.fields;
       const context = { number: block.number, coinbase: fields.coinbase, timestamp: fields.timestamp, gasLimit: fields.gasLimit, baseFee: fields.minimumGasPrice, difficulty: fields.difficulty };
       known = { context, stateRootKey: bytesToUnprefixedHex(fields.stateRoot) };
       this.contexts.set(block, known);
     }
-    const { context, stateRootKey: key } = known;
+    return known;
+  }
+
+  private entryOf(key: string, stateRoot: Uint8Array): StoredRootEngine {
     let entry = this.engines.get(key);
     if (entry === undefined) {
-      entry = { engine: createExecutionEngine(this.common, this.state.overlayAt(fields.stateRoot), this.canonicalHash), queue: Promise.resolve() };
+      entry = { overlay: this.state.overlayAt(stateRoot), engine: undefined, queue: Promise.resolve() };
       this.engines.set(key, entry);
       if (this.engines.size > engineCount) this.engines.delete(this.engines.keys().next().value!);
     }
-    const current = entry;
+    return entry;
+  }
+
+  private onTarget<T>(target: CallTarget, run: (engine: ExecutionEngine, context: ExecutionBlockContext) => Promise<T>): Promise<T> {
+    if (target.kind === "pending") return this.pending.execute(run);
+    const { block } = target;
+    const { context, stateRootKey: key } = this.contextOf(block);
+    const current = this.entryOf(key, block.header.fields.stateRoot);
+    const engine = (current.engine ??= createExecutionEngine(this.common, current.overlay, this.canonicalHash));
     const job = current.queue.then(async () => {
       try {
-        return await run(await current.engine, context);
+        return await run(await engine, context);
       } catch (error) {
         // A timed-out run leaves the engine mid-checkpoint: the next call gets a fresh one.
         if (error instanceof ExecutionTimeoutError && this.engines.get(key) === current) this.engines.delete(key);

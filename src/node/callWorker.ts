@@ -12,6 +12,7 @@ import { CallService, EstimateRevertedError, GasEstimationError } from "../execu
 import { ExecutionTimeoutError } from "../execution/engine.js";
 import { CallNotExecutableError, type MessageCallResult, type StateOverrides } from "../execution/messageCall.js";
 import { createExecutionRules } from "../execution/rules.js";
+import { runOnCode } from "../execution/synchronousCalls.js";
 import { ReplayFailedError, ReplayStateMissingError, replayOutputsToWire, runReplayPlan, StructLogTooLargeError, transferablesOf, type ReplayDependencies, type ReplayOutputOnWire } from "../tracing/index.js";
 import { StateDatabase } from "../state/stateDatabase.js";
 import { storeKeys } from "../storage/keys.js";
@@ -50,6 +51,7 @@ const warmUpCode = (() => {
   const jumpDestination = (head.length / 2).toString(16).padStart(2, "0");
   return Uint8Array.from(Buffer.from(head.replace("__", jumpDestination) + body, "hex"));
 })();
+const warmUpContext = { number: 1n, coinbase: new Uint8Array(20), timestamp: 1n, gasLimit: 30_000_000n, baseFee: 0n, difficulty: 0n };
 const warmUpData = Uint8Array.from(Buffer.from(`70a08231${"00".repeat(12)}${"ca".repeat(20)}`, "hex"));
 
 /** The block to replay is not in LevelDB (removed since the main thread read it): the main thread replays it. */
@@ -82,6 +84,7 @@ async function serve(port: NonNullable<typeof parentPort>, data: CallWorkerData)
       execute: () => Promise.reject(new Error("the call worker does not run the pending block")),
     },
     data.limits,
+    data.synchronousCalls ? "all" : "none",
   );
 
   // Calls come on the head, mostly: its header is decoded once, not per call.
@@ -171,6 +174,8 @@ async function serve(port: NonNullable<typeof parentPort>, data: CallWorkerData)
     for (let count = 0; count < warmUpCallCount && !closing; count++) {
       await new Promise((resolve) => setImmediate(resolve));
       if (closing) return;
+      // The synchronous path too, when the worker runs it: on the same code, held in memory.
+      if (data.synchronousCalls) runOnCode(warmUpCode, warmUpContext, call, common);
       if ((await calls.call(target, call, overrides)).kind === "success") succeeded++;
     }
     if (!closing) port.postMessage([{ warmed: succeeded }] satisfies CallWorkerReply[]);

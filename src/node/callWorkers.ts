@@ -37,6 +37,8 @@ export interface CallWorkerData {
   directory: string;
   chainId: bigint;
   limits: CallLimits;
+  /** Whether the worker first tries plain calls synchronously (execution/synchronousCalls.ts). */
+  synchronousCalls: boolean;
 }
 
 /** The block a call runs on: its hash (hex, what the worker keeps decoded headers by) and its header. */

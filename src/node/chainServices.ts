@@ -288,9 +288,12 @@ export async function openChainServices(
       extraData: options.extraData,
     };
     const pendingState = new PendingState(chain, pool, state, createBuilder, blockFields, () => clock.nextBlockTime(), rules);
-    const calls = new CallService(common, state, canonicalHashFromTip, pendingState, options.calls);
     // A chain on disk can be read by a second thread: calls on stored blocks run there (node/callWorkers.ts), and so do trace replays.
-    const callWorkers = options.callWorker && store instanceof LevelStore ? new CallWorkers({ directory: store.location, chainId: network.chainId, limits: options.calls }, store, log.child({ module: "calls" })) : undefined;
+    const withCallWorker = options.callWorker && store instanceof LevelStore;
+    const synchronousCalls = options.synchronousCalls;
+    const callsHere = synchronousCalls === "off" ? "none" : synchronousCalls === "main" || !withCallWorker ? "all" : "alone";
+    const calls = new CallService(common, state, canonicalHashFromTip, pendingState, options.calls, callsHere);
+    const callWorkers = withCallWorker ? new CallWorkers({ directory: store.location, chainId: network.chainId, limits: options.calls, synchronousCalls: synchronousCalls === "worker" }, store, log.child({ module: "calls" })) : undefined;
     if (callWorkers !== undefined) calls.offloadTo(callWorkers);
     const recoveryOffload = options.recoveryWorker && availableParallelism() > 1 ? new RecoveryOffload(log.child({ module: "senders" })) : undefined;
     const batchChecks = recoveryOffload === undefined ? undefined : new BatchCheckThread(log.child({ module: "sync" }));

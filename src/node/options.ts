@@ -33,6 +33,13 @@ export interface ChainOptions {
   /** Whether calls on stored blocks of a chain on disk run on a second thread (node/callWorkers.ts). */
   callWorker: boolean;
   /**
+   * Where plain calls on stored blocks are first tried with the synchronous interpreter
+   * (execution/synchronousCalls.ts): all on the thread that answers requests ("main"); on the
+   * call worker, with those that come alone on the main thread ("worker"; all on the main thread
+   * without a worker); or nowhere ("off"). See docs/measurements.md (issue 39) for the choice.
+   */
+  synchronousCalls: "main" | "worker" | "off";
+  /**
    * Whether the senders of transactions that arrive together are recovered on a second thread
    * (node/recoveryOffload.ts), on a machine with more than one core.
    */
@@ -92,6 +99,7 @@ export const defaultChainOptions: ChainOptions = {
   extraData: new TextEncoder().encode("chain-node"),
   calls: { gasCap: 50_000_000n, timeLimitMs: 5_000 },
   callWorker: true,
+  synchronousCalls: "worker",
   recoveryWorker: true,
   verifyImportsWithReferenceEngine: false,
   logs: defaultLogOptions,

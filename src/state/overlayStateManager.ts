@@ -15,7 +15,7 @@
 import type { AccountFields, StateManagerInterface } from "@ethereumjs/common";
 import { RLP } from "@ethereumjs/rlp";
 import { CODEHASH_PREFIX } from "@ethereumjs/statemanager";
-import { Account, type Address, concatBytes, createAccountFromRLP, equalsBytes, KECCAK256_NULL, KECCAK256_RLP } from "@ethereumjs/util";
+import { Account, type Address, concatBytes, createAccountFromRLP, equalsBytes, KECCAK256_NULL, KECCAK256_RLP, unprefixedHexToBytes } from "@ethereumjs/util";
 import { keccak256 } from "../common/crypto.js";
 import { GenerationalCache } from "../common/generationalCache.js";
 import { bytesToUnprefixedHex, hexOfRecentKey, hexOfStableBytes, withoutLeadingZeroBytes } from "../common/hex.js";
@@ -64,6 +64,43 @@ class StoredState {
     return account;
   }
 
+  /** As account, without waiting (see StoredStateReads). */
+  accountSync(addressHex: string): Account | null | undefined {
+    const known = this.accounts.get(addressHex);
+    if (known !== undefined) return known;
+    const encoded = this.tries.getAtSync(this.root, unprefixedHexToBytes(addressHex));
+    if (encoded === undefined) return undefined;
+    const account = encoded === null ? null : createAccountFromRLP(encoded);
+    this.accounts.set(addressHex, account);
+    return account;
+  }
+
+  /** As slot, without waiting (see StoredStateReads). */
+  slotSync(storageRoot: Uint8Array, slotHex: string): Uint8Array | undefined {
+    if (equalsBytes(storageRoot, KECCAK256_RLP)) return emptyValue;
+    const key = hexKey(storageRoot) + slotHex;
+    const known = this.slots.get(key);
+    if (known !== undefined) return known;
+    const encoded = this.tries.getAtSync(storageRoot, unprefixedHexToBytes(slotHex));
+    if (encoded === undefined) return undefined;
+    const value = encoded === null ? emptyValue : (RLP.decode(encoded) as Uint8Array);
+    this.slots.set(key, value);
+    return value;
+  }
+
+  /** As code, without waiting (see StoredStateReads). */
+  codeSync(codeHash: Uint8Array): Uint8Array | undefined {
+    if (equalsBytes(codeHash, KECCAK256_NULL)) return emptyValue;
+    const codeHashHex = hexKey(codeHash);
+    const known = this.codes.get(codeHashHex);
+    if (known !== undefined) return known;
+    const nodes = this.tries.nodeStore();
+    if (nodes === undefined) return undefined;
+    const code = nodes.getNode(bytesToUnprefixedHex(concatBytes(CODEHASH_PREFIX, codeHash))) ?? emptyValue;
+    this.codes.set(codeHashHex, code);
+    return code;
+  }
+
   /** The value of `slot` in the storage trie with root `storageRoot`, without leading zeros. */
   async slot(storageRoot: Uint8Array, slot: Uint8Array, slotHex: string): Promise<Uint8Array> {
     if (equalsBytes(storageRoot, KECCAK256_RLP)) return emptyValue;
@@ -83,6 +120,22 @@ class StoredState {
     this.codes.set(codeHashHex, code);
     return code;
   }
+}
+
+/**
+ * The stored state at one root, read without waiting (execution/synchronousCalls.ts): the same
+ * reads as the overlay's, from the same kept values, through the tries' synchronous walk. Each
+ * answers undefined when it cannot read that way (the tries are not on a TrieNodeStore); a node
+ * missing from the store throws. Nothing answered is to be changed.
+ */
+export interface StoredStateReads {
+  readonly root: Uint8Array;
+  /** The stored account at `addressHex` (unprefixed hex of its 20 bytes), null when there is none. */
+  account(addressHex: string): Account | null | undefined;
+  /** A slot's value without leading zeros (empty when unset). `slotHex`: unprefixed hex of the 32-byte slot. */
+  slot(storageRoot: Uint8Array, slotHex: string): Uint8Array | undefined;
+  /** The code stored under `codeHash` (empty when none). */
+  code(codeHash: Uint8Array): Uint8Array | undefined;
 }
 
 /** One change, with what it replaced: reverting puts the previous value back. */
@@ -240,6 +293,21 @@ export class OverlayStateManager implements StateManagerInterface {
       }
     }
     this.journal.length = mark;
+  }
+
+  /**
+   * The stored state this overlay reads, without waiting (see StoredStateReads): what is read
+   * through it is kept for the overlay too, and the other way round. Changes made through the
+   * overlay are not in it.
+   */
+  storedReads(): StoredStateReads {
+    const stored = this.stored;
+    return {
+      root: stored.root,
+      account: (addressHex) => stored.accountSync(addressHex),
+      slot: (storageRoot, slotHex) => stored.slotSync(storageRoot, slotHex),
+      code: (codeHash) => stored.codeSync(codeHash),
+    };
   }
 
   async getStateRoot(): Promise<Uint8Array> {

@@ -10,6 +10,7 @@
 // here instead of searching the trie again.
 import {
   BranchMPTNode,
+  decodeMPTNode,
   decodeRawMPTNode,
   ExtensionMPTNode,
   LeafMPTNode,
@@ -144,6 +145,39 @@ export class StateTrie extends MerklePatriciaTrie {
    */
   async getAt(root: Uint8Array, key: Uint8Array): Promise<Uint8Array | null> {
     return this.valueAt(root, key, true);
+  }
+
+  /**
+   * As getAt, without waiting: a node neither the decoded cache nor this search holds is read from
+   * the node store's synchronous get (memory, else LevelDB's synchronous read), decoded and kept as
+   * lookupNode keeps it. Undefined when the trie's database cannot be read that way. A missing node
+   * throws the package's error.
+   */
+  getAtSync(root: Uint8Array, key: Uint8Array): Uint8Array | null | undefined {
+    const database = this._db.db;
+    if (!(database instanceof TrieNodeStore)) return undefined;
+    const memoryKey = bytesToUnprefixedHex(root) + bytesToUnprefixedHex(key);
+    const known = this.remembered.get(memoryKey);
+    if (known !== undefined) return known;
+    const walked = this.walkFrom(root, bytesToNibbles(this.appliedKey(key)), (hashText) => {
+      const kept = this.decodedNodes.get(hashText);
+      if (kept !== undefined) return kept;
+      const encoded = database.getNode(hashText);
+      if (encoded === undefined) throw new Error(missingNodeMessage);
+      const node = decodeMPTNode(encoded);
+      this.decodedNodes.set(hashText, copyOfNode(node));
+      return node;
+    });
+    if ("missing" in walked) throw new Error(missingNodeMessage);
+    const value = walked.node !== null && walked.remaining.length === 0 ? walked.node.value() : null;
+    this.remembered.set(memoryKey, value);
+    return value;
+  }
+
+  /** The node store behind this trie when it reads without waiting (TrieNodeStore), else undefined. */
+  nodeStore(): TrieNodeStore | undefined {
+    const database = this._db.db;
+    return database instanceof TrieNodeStore ? database : undefined;
   }
 
   /** As the package's get, at `root`, remembered by root and key. */

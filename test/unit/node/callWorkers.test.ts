@@ -48,7 +48,7 @@ describe("node/callWorkers: calls on a second thread", function () {
   before(async () => {
     directory = await mkdtemp(join(tmpdir(), "chain-node-call-worker-"));
     const network = findNetworkProfile(33)!;
-    services = await openChainServices(network, { dataDir: directory, inMemory: false }, { ...defaultNodeOptions.chain, calls: limits }, createLogger("error"));
+    services = await openChainServices(network, { dataDir: directory, inMemory: false }, { ...defaultNodeOptions.chain, calls: limits, synchronousCalls: "off" }, createLogger("error"));
     const raw = await owner.signTransaction({ type: 0, chainId: 33n, nonce: 0, gasPrice: 0n, gasLimit: 5_000_000n, data: compileFixture("Probe.sol", "Probe").bytecode });
     const transaction = decodeRawTransaction(getBytes(raw), services.common);
     await services.pool.add(transaction);
@@ -144,7 +144,7 @@ describe("node/callWorkers: calls on a second thread", function () {
     const roomy = { gasCap: 50_000_000n, timeLimitMs: 10_000 };
     const roomyService = () => new CallService(services.common, services.state, (blockNumber) => services.chain.getCanonicalHash(blockNumber), services.pendingState, roomy);
     const service = roomyService();
-    const workers = new CallWorkers({ directory, chainId: 33n, limits: roomy }, { settled: true } as LevelStore, createLogger("silent"));
+    const workers = new CallWorkers({ directory, chainId: 33n, limits: roomy, synchronousCalls: false }, { settled: true } as LevelStore, createLogger("silent"));
     try {
       expect(await workers.whenReady()).to.equal(true);
       service.offloadTo(workers);
@@ -170,7 +170,7 @@ describe("node/callWorkers: calls on a second thread", function () {
   }
 
   it("reports a worker that cannot start, and closes at once after it", async () => {
-    const workers = new CallWorkers({ directory: join(directory, "missing"), chainId: 33n, limits }, { settled: true } as LevelStore, createLogger("silent"));
+    const workers = new CallWorkers({ directory: join(directory, "missing"), chainId: 33n, limits, synchronousCalls: false }, { settled: true } as LevelStore, createLogger("silent"));
     expect(await workers.whenReady()).to.equal(false);
     const block = services.chain.head;
     expect(workers.call(block, call(probe.encodeFunctionData("divide", [1n, 1n])), undefined), "takes no work").to.equal(undefined);
@@ -193,7 +193,7 @@ describe("node/callWorkers: calls on a second thread", function () {
   it("leaves a call to the main thread while LevelDB lacks the latest batches, and has the store hand them over at once", async () => {
     let hurried = 0;
     const unsettled = { settled: false, hurry: () => hurried++ } as unknown as LevelStore;
-    const workers = new CallWorkers({ directory, chainId: 33n, limits }, unsettled, createLogger("silent"));
+    const workers = new CallWorkers({ directory, chainId: 33n, limits, synchronousCalls: false }, unsettled, createLogger("silent"));
     try {
       expect(await workers.whenReady()).to.equal(true);
       expect(workers.call(services.chain.head, call(probe.encodeFunctionData("divide", [10n, 3n])), undefined), "taken by the worker").to.equal(undefined);
@@ -204,7 +204,7 @@ describe("node/callWorkers: calls on a second thread", function () {
   });
 
   it("starts and warms up at the node's start: its own calls all succeed, and calls meanwhile answer as on the main thread", async () => {
-    const workers = new CallWorkers({ directory, chainId: 33n, limits }, { settled: true } as LevelStore, createLogger("silent"));
+    const workers = new CallWorkers({ directory, chainId: 33n, limits, synchronousCalls: false }, { settled: true } as LevelStore, createLogger("silent"));
     try {
       workers.startAndWarm(() => services.chain.head, 0);
       expect(await workers.whenReady()).to.equal(true);
@@ -221,7 +221,7 @@ describe("node/callWorkers: calls on a second thread", function () {
   });
 
   it("fails the calls it holds when the node closes it, without waiting for them", async () => {
-    const workers = new CallWorkers({ directory, chainId: 33n, limits }, { settled: true } as LevelStore, createLogger("silent"));
+    const workers = new CallWorkers({ directory, chainId: 33n, limits, synchronousCalls: false }, { settled: true } as LevelStore, createLogger("silent"));
     expect(await workers.whenReady()).to.equal(true);
     const block = services.chain.head;
     const endless = call(probe.encodeFunctionData("spinForever"), { gasLimit: 50_000_000n });

@@ -165,7 +165,7 @@ describe("node/callWorkers: trace replays on a second thread", function () {
       settleWaits++;
       store.settled = true;
     };
-    const workers = new CallWorkers({ directory, chainId: 33n, limits: services.calls.limits }, store, createLogger("silent"));
+    const workers = new CallWorkers({ directory, chainId: 33n, limits: services.calls.limits, synchronousCalls: false }, store, createLogger("silent"));
     try {
       const run = (service: TraceService) => service.flatTransaction(hashes.nested!);
       expect(await outcomeOf(() => run(offloadedTo(workers)))).to.deep.equal(await outcomeOf(() => run(mainThreadOnly())));
@@ -177,7 +177,7 @@ describe("node/callWorkers: trace replays on a second thread", function () {
   });
 
   it("replays on the main thread what the worker held when it stopped, and everything after", async () => {
-    const workers = new CallWorkers({ directory, chainId: 33n, limits: services.calls.limits }, { settled: true } as LevelStore, createLogger("silent"));
+    const workers = new CallWorkers({ directory, chainId: 33n, limits: services.calls.limits, synchronousCalls: false }, { settled: true } as LevelStore, createLogger("silent"));
     try {
       expect(await workers.whenReady()).to.equal(true);
       const run = (service: TraceService) => service.flatTransaction(heavy);
