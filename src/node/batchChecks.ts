@@ -16,6 +16,9 @@ import { recoverSignerKeyIfAny, type RecoverableSignature, type SignatureBatchRe
 import { checkMergedMiningProof, type MergedMiningProof, type MergedMiningProofBatchCheck, type MergedMiningProofCheck } from "../consensus/mergedMiningProof.js";
 import { packSignatures, signerKeysBytes, unpackSignerKeys, type BatchCheckReply, type BatchCheckRequest } from "./batchChecksWire.js";
 
+/** How long a closing thread has to leave before it is terminated. */
+const closeGraceMs = 1_000;
+
 /** A check leaves a few hundred bytes of young garbage and nothing that lives on. */
 const workerYoungGenerationMiB = 1;
 
@@ -25,6 +28,8 @@ type PendingBatch =
 
 export class BatchCheckThread implements SignatureBatchRecovery, MergedMiningProofBatchCheck {
   private worker: Worker | undefined;
+  /** Shared with the thread: set to 1 when it must leave. */
+  private readonly closing = new Int32Array(new SharedArrayBuffer(4));
   private status: "unstarted" | "running" | "stopped" = "unstarted";
   private nextBatchId = 0;
   private readonly pending = new Map<number, PendingBatch>();
@@ -50,12 +55,30 @@ export class BatchCheckThread implements SignatureBatchRecovery, MergedMiningPro
     return this.checkedHere;
   }
 
-  /** Stops the thread; batches from then on, and those it had not answered, are checked here. */
-  async close(): Promise<void> {
+  /**
+   * Stops the thread; batches from then on, and those it had not answered, are checked here. The
+   * thread is asked to leave (between two items of a batch) and terminated only if it has not
+   * within a second: terminated during a native signature recovery, it can abort the process.
+   * Answers how the thread ended ("none": it never started or had stopped already).
+   */
+  async close(): Promise<"left" | "terminated" | "none"> {
     const worker = this.worker;
+    const exited = worker === undefined ? undefined : new Promise<"left">((resolve) => worker.once("exit", () => resolve("left")));
+    // Raised before the batches it had not answered are checked here (that takes a while): a
+    // thread in a batch sees the flag at its next item, one waiting for messages gets the close.
+    Atomics.store(this.closing, 0, 1);
+    worker?.postMessage({ kind: "close" });
     this.stop();
     if (this.checkedHere > 0) this.log.debug({ checkedOnMainThread: this.checkedHere }, "batch checks done on the main thread");
-    await worker?.terminate();
+    if (worker === undefined) return "none";
+    let grace: NodeJS.Timeout | undefined;
+    const ended = await Promise.race([exited!, new Promise<"terminated">((resolve) => (grace = setTimeout(() => resolve("terminated"), closeGraceMs)))]);
+    clearTimeout(grace);
+    if (ended === "terminated") {
+      this.log.warn({ graceMs: closeGraceMs }, "the batch-check thread did not leave when asked: terminated");
+      await worker.terminate();
+    }
+    return ended;
   }
 
   private send(batch: PendingBatch, request: (id: number) => { message: BatchCheckRequest; transfer: ArrayBuffer[] }): void {
@@ -74,7 +97,7 @@ export class BatchCheckThread implements SignatureBatchRecovery, MergedMiningPro
   private start(): void {
     let worker: Worker;
     try {
-      worker = new Worker(new URL("./batchChecksWorker.js", import.meta.url), { resourceLimits: { maxYoungGenerationSizeMb: workerYoungGenerationMiB } });
+      worker = new Worker(new URL("./batchChecksWorker.js", import.meta.url), { workerData: this.closing.buffer, resourceLimits: { maxYoungGenerationSizeMb: workerYoungGenerationMiB } });
     } catch (error) {
       this.log.warn({ err: error }, "the batch-check thread cannot start; batches are checked on the main thread");
       this.stop();

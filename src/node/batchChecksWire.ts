@@ -7,7 +7,7 @@
 import type { RecoverableSignature } from "../common/signatures.js";
 import type { MergedMiningProof, MergedMiningProofCheck } from "../consensus/mergedMiningProof.js";
 
-export type BatchCheckRequest = { kind: "signatures"; id: number; input: ArrayBuffer } | { kind: "proofs"; id: number; proofs: readonly MergedMiningProof[] };
+export type BatchCheckRequest = { kind: "signatures"; id: number; input: ArrayBuffer } | { kind: "proofs"; id: number; proofs: readonly MergedMiningProof[] } | { kind: "close" };
 export type BatchCheckReply = { kind: "signatures"; id: number; output: ArrayBuffer } | { kind: "proofs"; id: number; checks: MergedMiningProofCheck[] };
 
 const signatureBytes = 32 + 64 + 1;

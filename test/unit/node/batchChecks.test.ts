@@ -52,6 +52,18 @@ describe("node/batchChecks: a long sync's stateless checks in batches on their o
     expect(thread.checkedOnMainThread).to.equal(2_005);
   });
 
+  it("closed in the middle of a long batch, the thread leaves between two signatures rather than being terminated", async () => {
+    // Some 12,000 recoveries: over half a second of the thread's work. Terminated during a native
+    // recovery, the thread could abort the process; asked to leave, it stops at the next item.
+    const long = randomSignatures(12_000, 5);
+    await thread.recoverAll(randomSignatures(1, 6));
+    const inFlight = thread.recoverAll(long);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await thread.close()).to.equal("left");
+    const keys = await inFlight;
+    expect(keys.slice(0, 50).map(hex)).to.deep.equal(long.slice(0, 50).map((signature) => hex(recoverSignerKeyIfAny(signature))));
+  });
+
   it("checks proofs of work with the main thread's verdicts: mined headers pass, tampered ones are refused by the same rule", async () => {
     const services = await openTestChain();
     let proofs: MergedMiningProof[];
