@@ -151,12 +151,22 @@ export class CallService {
     this.offload = offload;
   }
 
+  /**
+   * A plain call on a stored block run at once on the synchronous path, when this service tries
+   * every such call there ("all"); undefined when it does not or gives up (call() then runs it,
+   * told so by `synchronousTried`).
+   */
+  callAtOnce(block: Block, call: MessageCall): MessageCallResult | undefined {
+    if (this.synchronousCalls !== "all" || call.gasLimit > this.limits.gasCap) return undefined;
+    return this.runSynchronously(block, call);
+  }
+
   /** Runs `call` (gas undefined: the cap) on the target's state; nothing it does is kept. */
-  async call(target: CallTarget, call: Omit<MessageCall, "gasLimit"> & { gasLimit: bigint | undefined }, overrides?: StateOverrides): Promise<MessageCallResult> {
+  async call(target: CallTarget, call: Omit<MessageCall, "gasLimit"> & { gasLimit: bigint | undefined }, overrides?: StateOverrides, synchronousTried = false): Promise<MessageCallResult> {
     const gasLimit = call.gasLimit ?? this.limits.gasCap;
     if (gasLimit > this.limits.gasCap) throw new CallGasCapExceededError(gasLimit, this.limits.gasCap);
     const limited = { ...call, gasLimit };
-    const synchronous = overrides === undefined && target.kind === "block" && this.synchronousCalls !== "none";
+    const synchronous = overrides === undefined && target.kind === "block" && this.synchronousCalls !== "none" && !synchronousTried;
     if (synchronous && (this.synchronousCalls === "all" || this.offload === undefined)) {
       const result = this.runSynchronously(target.block, limited);
       if (result !== undefined) return result;
@@ -179,7 +189,8 @@ export class CallService {
    * Work on a stored block goes to the offload when it takes it (and comes back here if the offload
    * loses it); work that comes alone is first tried here (see aloneCallFirstTryMs), unless it is
    * `heavyBeforeItRuns` (see aloneOverrideEntriesLimit), and before that with `firstAlone` when
-   * given (the synchronous path; undefined when it gives up).
+   * given (the synchronous path; undefined when it gives up), which is also tried before this
+   * thread's engine when the offload cannot take the work.
    */
   private offloaded<T>(
     target: CallTarget,
@@ -191,9 +202,15 @@ export class CallService {
     const fullTime = this.limits.timeLimitMs;
     if (target.kind !== "block" || this.offload === undefined) return runHere(fullTime);
     const block = target.block;
+    let triedFirst = false;
     const sendOrRunHere = () => {
       const sent = send(block);
-      if (sent === undefined) return runHere(fullTime);
+      if (sent === undefined) {
+        // The offload cannot take it now (not started yet, LevelDB behind, full): the synchronous
+        // path first here too, rather than this thread's engine.
+        const quick = triedFirst ? undefined : firstAlone?.(block);
+        return quick !== undefined ? Promise.resolve(quick) : runHere(fullTime);
+      }
       return sent.catch((error: unknown) => {
         if (error instanceof OffloadLostError) return runHere(fullTime);
         throw error;
@@ -204,6 +221,7 @@ export class CallService {
     if (!alone || heavyBeforeItRuns || aloneCallFirstTryMs >= fullTime) return sendOrRunHere();
     const quick = firstAlone?.(block);
     if (quick !== undefined) return Promise.resolve(quick);
+    triedFirst = true;
     return runHere(aloneCallFirstTryMs).catch((error: unknown) => {
       if (!(error instanceof ExecutionTimeoutError)) throw error;
       return sendOrRunHere();

@@ -44,6 +44,10 @@ const replayedBlockCount = 8;
  * the memory pointer, a mapping slot hashed and read, the word returned.
  */
 const warmUpCallCount = 400;
+/** The synchronous warm-up's runs between two turns of the event loop. */
+const warmUpSlice = 50;
+/** How long the engine's warm-up waits after real work came, before it looks again. */
+const warmUpPauseMs = 50;
 const warmUpTarget = new Uint8Array(20).fill(0xca);
 const warmUpCode = (() => {
   const head = "6080604052" + "60003560e01c" + "6370a08231" + "14" + "60__57" + "fe"; // memory pointer; selector == balanceOf ? jump : invalid
@@ -154,11 +158,11 @@ async function serve(port: NonNullable<typeof parentPort>, data: CallWorkerData)
     else if (isPlainResult(result)) plainResults.add(id, result);
     else answers.push({ id, result: result as MessageCallResult | bigint });
   };
-  const run = (request: Exclude<CallWorkerRequest, { kind: "close" | "warm" | "calls" }>): void => {
+  const run = (request: Exclude<CallWorkerRequest, { kind: "close" | "warm" | "calls" }>, synchronousTried = false): void => {
     const work = (async () => {
       if (request.kind === "replay") return replay(request);
       const block = blockOf(request.block);
-      return request.kind === "call" ? calls.call({ kind: "block", block }, request.call, request.overrides) : calls.estimateGas({ kind: "block", block }, request.call);
+      return request.kind === "call" ? calls.call({ kind: "block", block }, request.call, request.overrides, synchronousTried) : calls.estimateGas({ kind: "block", block }, request.call);
     })();
     work.then(
       (result) => reply(request.id, result, undefined, request.kind === "replay" ? transferablesOf(result as ReplayOutputOnWire[]) : []),
@@ -166,21 +170,35 @@ async function serve(port: NonNullable<typeof parentPort>, data: CallWorkerData)
     );
   };
   let closing = false;
+  /** Messages of real work taken (calls, estimates, replays): the warm-up's engine runs make way for it. */
+  let realWork = 0;
   const warmUp = async (reference: BlockReference): Promise<void> => {
     const target = { kind: "block", block: blockOf(reference) } as const;
     const call = { from: new Uint8Array(20), to: warmUpTarget, gasLimit: 100_000n, gasPrice: 0n, value: 0n, data: warmUpData };
     const overrides: StateOverrides = [[warmUpTarget, { code: warmUpCode }]];
+    // The synchronous path first, when the worker runs it (what plain calls take): on the same
+    // code, held in memory, a slice at a time.
+    for (let count = 0; data.synchronousCalls && count < warmUpCallCount && !closing; count++) {
+      if (count % warmUpSlice === 0) await new Promise((resolve) => setImmediate(resolve));
+      runOnCode(warmUpCode, warmUpContext, call, common);
+    }
     let succeeded = 0;
+    let seen = realWork;
     for (let count = 0; count < warmUpCallCount && !closing; count++) {
       await new Promise((resolve) => setImmediate(resolve));
+      // Real work warms its own path: the engine's runs (for estimates and calls with overrides)
+      // wait until it stops, rather than take a fresh node's first burst's CPU, theirs and V8's.
+      while (!closing && realWork !== seen) {
+        seen = realWork;
+        await new Promise((resolve) => setTimeout(resolve, warmUpPauseMs));
+      }
       if (closing) return;
-      // The synchronous path too, when the worker runs it: on the same code, held in memory.
-      if (data.synchronousCalls) runOnCode(warmUpCode, warmUpContext, call, common);
       if ((await calls.call(target, call, overrides)).kind === "success") succeeded++;
     }
     if (!closing) port.postMessage([{ warmed: succeeded }] satisfies CallWorkerReply[]);
   };
   port.on("message", (requests: CallWorkerRequest[]) => {
+    realWork++;
     for (const request of requests) {
       if (request.kind === "warm") {
         // A failure here is the next real call's to report.
@@ -188,7 +206,18 @@ async function serve(port: NonNullable<typeof parentPort>, data: CallWorkerData)
         continue;
       }
       if (request.kind === "calls") {
-        readPlainCalls(request.packed, (id, blockIndex, call) => run({ id, kind: "call", block: request.blocks[blockIndex]!, call, overrides: undefined }));
+        readPlainCalls(request.packed, (id, blockIndex, call) => {
+          const reference = request.blocks[blockIndex]!;
+          let result: MessageCallResult | undefined;
+          try {
+            result = calls.callAtOnce(blockOf(reference), call);
+          } catch {
+            // The engine's path words the failure (the synchronous path runs again there first).
+            return run({ id, kind: "call", block: reference, call, overrides: undefined });
+          }
+          if (result === undefined) return run({ id, kind: "call", block: reference, call, overrides: undefined }, true);
+          reply(id, result);
+        });
         continue;
       }
       if (request.kind !== "close") {

@@ -190,6 +190,28 @@ describe("node/callWorkers: calls on a second thread", function () {
     await services.callWorkers!.close();
   });
 
+  it("runs plain calls the worker cannot take on the main thread's synchronous path, not on its engine", async () => {
+    // The main thread's own service as the node sets it up (synchronous calls for calls that come
+    // alone), its worker unable to take work (LevelDB behind, as after a block, or not started yet).
+    const unsettled = { settled: false, hurry: () => undefined } as unknown as LevelStore;
+    const workers = new CallWorkers({ directory, chainId: 33n, limits, synchronousCalls: true }, unsettled, createLogger("silent"));
+    const service = new CallService(services.common, services.state, (blockNumber) => services.chain.getCanonicalHash(blockNumber), services.pendingState, limits, "alone");
+    try {
+      expect(await workers.whenReady()).to.equal(true);
+      service.offloadTo(workers);
+      const calls = [call(probe.encodeFunctionData("context"), { gasPrice: 7n, value: 11n }), call(probe.encodeFunctionData("failWithReason", ["no"]))];
+      const expected = await Promise.all(calls.map((each) => outcomeOf(() => local.call(target, each))));
+      // In one turn: neither comes alone.
+      expect(await Promise.all(calls.map((each) => outcomeOf(() => service.call(target, each))))).to.deep.equal(expected);
+      expect(workers.answered).to.equal(0);
+      // The service's state, reached for this test only: no engine was made for the block's root.
+      const engines = (service as unknown as { engines: Map<string, { engine: unknown }> }).engines;
+      expect([...engines.values()].map((entry) => entry.engine)).to.deep.equal([undefined]);
+    } finally {
+      await workers.close();
+    }
+  });
+
   it("leaves a call to the main thread while LevelDB lacks the latest batches, and has the store hand them over at once", async () => {
     let hurried = 0;
     const unsettled = { settled: false, hurry: () => hurried++ } as unknown as LevelStore;
