@@ -15,6 +15,7 @@ import type { Logger } from "../common/logger.js";
 import { recoverSignerKeyIfAny, type RecoverableSignature, type SignatureBatchRecovery } from "../common/signatures.js";
 import { checkMergedMiningProof, type MergedMiningProof, type MergedMiningProofBatchCheck, type MergedMiningProofCheck } from "../consensus/mergedMiningProof.js";
 import { packSignatures, signerKeysBytes, unpackSignerKeys, type BatchCheckReply, type BatchCheckRequest } from "./batchChecksWire.js";
+import { leftOrTerminated } from "./workerExit.js";
 
 /** How long a closing thread has to leave before it is terminated. */
 const closeGraceMs = 1_000;
@@ -63,7 +64,6 @@ export class BatchCheckThread implements SignatureBatchRecovery, MergedMiningPro
    */
   async close(): Promise<"left" | "terminated" | "none"> {
     const worker = this.worker;
-    const exited = worker === undefined ? undefined : new Promise<"left">((resolve) => worker.once("exit", () => resolve("left")));
     // Raised before the batches it had not answered are checked here (that takes a while): a
     // thread in a batch sees the flag at its next item, one waiting for messages gets the close.
     Atomics.store(this.closing, 0, 1);
@@ -71,13 +71,10 @@ export class BatchCheckThread implements SignatureBatchRecovery, MergedMiningPro
     this.stop();
     if (this.checkedHere > 0) this.log.debug({ checkedOnMainThread: this.checkedHere }, "batch checks done on the main thread");
     if (worker === undefined) return "none";
-    let grace: NodeJS.Timeout | undefined;
-    const ended = await Promise.race([exited!, new Promise<"terminated">((resolve) => (grace = setTimeout(() => resolve("terminated"), closeGraceMs)))]);
-    clearTimeout(grace);
-    if (ended === "terminated") {
-      this.log.warn({ graceMs: closeGraceMs }, "the batch-check thread did not leave when asked: terminated");
-      await worker.terminate();
-    }
+    // In the same turn as the request to leave (its exit cannot have come yet), and after the
+    // checks above: the grace starts once this thread can see the exit.
+    const ended = await leftOrTerminated(worker, closeGraceMs);
+    if (ended === "terminated") this.log.warn({ graceMs: closeGraceMs }, "the batch-check thread did not leave when asked: terminated");
     return ended;
   }
 

@@ -30,6 +30,7 @@ import { ExecutionTimeoutError } from "../execution/engine.js";
 import { CallNotExecutableError, type MessageCall, type MessageCallResult, type StateOverrides } from "../execution/messageCall.js";
 import type { LevelStore } from "../storage/levelStore.js";
 import { isPlainCall, PlainCallWriter, readPlainResults } from "./callWire.js";
+import { leftOrTerminated } from "./workerExit.js";
 import { replayOutputsFromWire, ReplayFailedError, ReplayStateMissingError, StructLogTooLargeError, type ReplayOffload, type ReplayOutput, type ReplayOutputOnWire, type ReplayPlan } from "../tracing/index.js";
 
 export interface CallWorkerData {
@@ -199,8 +200,6 @@ export class CallWorkers implements CallOffload, ReplayOffload {
   private readonly outstanding = new Map<number, Outstanding>();
   private requests: RequestBatcher | undefined;
   private readonly readiness: Promise<boolean>;
-  /** Settles once the worker thread has exited (at once when none was started). */
-  private exited: Promise<void> = Promise.resolve();
   private settleReadiness!: (ready: boolean) => void;
   /** Calls offered in the current turn of the event loop. */
   private callsThisTurn = 0;
@@ -292,9 +291,7 @@ export class CallWorkers implements CallOffload, ReplayOffload {
     this.stop(new Error("the node is stopping"));
     if (worker === undefined) return;
     worker.postMessage([{ kind: "close" }] satisfies CallWorkerRequest[]);
-    const timer = setTimeout(() => void worker.terminate(), closeGraceMs);
-    await this.exited;
-    clearTimeout(timer);
+    await leftOrTerminated(worker, closeGraceMs);
   }
 
   private submit<T>(request: (id: number) => CallWorkerRequest): Promise<T> | undefined {
@@ -331,7 +328,6 @@ export class CallWorkers implements CallOffload, ReplayOffload {
       this.stop();
       return;
     }
-    this.exited = new Promise((resolve) => worker.once("exit", () => resolve()));
     // It never keeps the process alive: the node closes it, and a process leaving without that is gone anyway.
     worker.unref();
     this.requests = new RequestBatcher((batch, transfer) => worker.postMessage(batch, transfer));

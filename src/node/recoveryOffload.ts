@@ -20,6 +20,7 @@ import type { Logger } from "../common/logger.js";
 import { recoverSignerKey, type RecoverableSignature, type RecoveryAhead, type SenderRecovery } from "../common/signatures.js";
 import { RecoveryChannel } from "./recoveryChannel.js";
 import type { RecoveryWorkerReply } from "./recoveryWorker.js";
+import { leftOrTerminated } from "./workerExit.js";
 
 /**
  * How long the main thread waits for a recovery the worker has under way before recovering it
@@ -34,6 +35,9 @@ const workerWaitLimitMs = 0.25;
  * default and by 7 MiB with this limit, against 4 MiB with every recovery on the main thread.
  */
 const workerYoungGenerationMiB = 1;
+
+/** How long a closing worker has to leave its loop before it is terminated. */
+const closeGraceMs = 1_000;
 
 interface WaitingRecovery {
   readonly signature: RecoverableSignature;
@@ -124,15 +128,8 @@ export class RecoveryOffload implements SenderRecovery {
     this.stop();
     this.log.debug(this.recoveryCounts, "senders recovered on each thread");
     if (worker === undefined) return;
-    const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
-    // A close is awaited: the process stays until the worker is gone (else a command with nothing
-    // else open would leave in the middle of it). The worker leaves its loop after the recovery it
-    // is doing; past a second it is terminated.
-    worker.ref();
-    let grace: NodeJS.Timeout | undefined;
-    await Promise.race([exited, new Promise<void>((resolve) => (grace = setTimeout(resolve, 1_000)))]);
-    clearTimeout(grace);
-    await worker.terminate();
+    // The worker leaves its loop after the recovery it is doing (the channel is closed).
+    await leftOrTerminated(worker, closeGraceMs);
   }
 
   private readonly answerNext = (): void => {
