@@ -115,7 +115,6 @@ export function chooseSyncPeer(peers: readonly SyncPeer[], chain: SyncChain, lon
 export class LongSync {
   private imported = 0;
   private readonly excluded = new Set<string>();
-  private bodyRequestsInFlight = 0;
   private readonly bodyRequestsInFlightByPeer = new Map<string, number>();
   private readonly bodyRequestWaiters: (() => void)[] = [];
 
@@ -332,12 +331,11 @@ export class LongSync {
         return undefined;
       }
       // A batch that waited goes before the ones that did not.
-      if (this.bodyRequestsInFlight < this.options.maxBodyRequestsInFlight && (waited || this.bodyRequestWaiters.length === 0)) {
+      if (this.bodyRequestsInFlight() < this.options.maxBodyRequestsInFlight && (waited || this.bodyRequestWaiters.length === 0)) {
         for (let offset = 0; offset < peers.length; offset++) {
           const peer = peers[(batchIndex + offset) % peers.length]!;
           const toPeer = this.bodyRequestsInFlightByPeer.get(peer.id) ?? 0;
           if (toPeer < this.options.maxBodyRequestsPerPeer) {
-            this.bodyRequestsInFlight++;
             this.bodyRequestsInFlightByPeer.set(peer.id, toPeer + 1);
             // The next waiter may fit too (another peer with room).
             if (waited) this.bodyRequestWaiters.shift()?.();
@@ -349,8 +347,13 @@ export class LongSync {
     }
   }
 
+  private bodyRequestsInFlight(): number {
+    let total = 0;
+    for (const toPeer of this.bodyRequestsInFlightByPeer.values()) total += toPeer;
+    return total;
+  }
+
   private releaseBodyRequestSlot(peer: SyncPeer): void {
-    this.bodyRequestsInFlight--;
     const toPeer = this.bodyRequestsInFlightByPeer.get(peer.id)! - 1;
     if (toPeer === 0) this.bodyRequestsInFlightByPeer.delete(peer.id);
     else this.bodyRequestsInFlightByPeer.set(peer.id, toPeer);
