@@ -54,7 +54,12 @@ export function median(values: number[]): number {
 
 /** CPU time of a process's threads (all, or only its main thread), in milliseconds (Linux /proc). */
 export function cpuMsOf(pid: number, mainThreadOnly = false): number {
-  const stat = readFileSync(mainThreadOnly ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, "utf8");
+  return cpuMsOfStat(mainThreadOnly ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`);
+}
+
+/** User and system CPU in ms of a /proc stat file (a process's or a thread's). */
+function cpuMsOfStat(path: string): number {
+  const stat = readFileSync(path, "utf8");
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
@@ -69,9 +74,7 @@ export function threadCpuMsOf(pid: number): number[] {
   let main = 0;
   for (const task of readdirSync(`/proc/${pid}/task`)) {
     try {
-      const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      const ms = (Number(fields[11]) + Number(fields[12])) * 10;
+      const ms = cpuMsOfStat(`/proc/${pid}/task/${task}/stat`);
       if (task === String(pid)) main = ms;
       else others.push(ms);
     } catch {
