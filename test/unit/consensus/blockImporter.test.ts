@@ -360,6 +360,48 @@ describe("consensus/blockImporter", function () {
       expectStatus(await target.importer.importBlock(blockWith(tenth, [sibling!]), "peer"), "INVALID_BLOCK", "uncleAlreadyUsed");
     });
   });
+
+  describe("a body checked against its header elsewhere (the long sync's)", () => {
+    const ruleOf = (outcome: ImportOutcome) => (outcome.status === "INVALID_BLOCK" ? outcome.rule : outcome.status);
+
+    it("a block recorded so passes the uncles-hash and transactions-root rules without them; one made anew of the same header, as gossip, RPC and a file make blocks, is checked in full", async () => {
+      const [honest] = await mineBlocks(source, 1, async () => [await signedTransfer(source, "cow", 0, recipient)]);
+      const received = asReceived(honest!, target);
+      recordBodyMatchesHeader(received);
+      // Made anew of the recorded block's header object: the record is the block's, not the header's.
+      expect(ruleOf(await target.importer.importBlock(new Block(received.header, [], received.uncles), "peer"))).to.equal("transactionsRoot");
+      expect(ruleOf(await target.importer.importBlock(new Block(received.header, received.transactions, [target.chain.head.header]), "peer"))).to.equal("unclesHash");
+      // The record is what the importer goes by: a recorded block whose transactions are not its
+      // header's gets past those rules, to the execution, which refuses it on what they give.
+      expect(ruleOf(await target.importer.importBlock(recordBodyMatchesHeader(new Block(received.header, [], received.uncles)), "peer"))).to.equal("stateRoot");
+      expect(target.chain.head.number).to.equal(0n);
+      expect(ruleOf(await target.importer.importBlock(received, "peer"))).to.equal("IMPORTED_BEST");
+    });
+
+    it("a file import checks every body against its header: a block holding other transactions or an uncle its header does not commit to stops it", async () => {
+      const blocks = await mineBlocks(source, 2, async (index) => (index === 1 ? [await signedTransfer(source, "cow", 0, recipient)] : []));
+      const [first, second] = blocks as [Block, Block];
+      // The honest block 2 (the source's object) recorded as a long sync would: the blocks the file import decodes are objects of their own.
+      recordBodyMatchesHeader(second);
+      const directory = await mkdtemp(join(tmpdir(), "chain-node-body-check-"));
+      try {
+        const cases: [string, Block, string][] = [
+          ["other transactions", new Block(second.header, [], []), "transactionsRoot"],
+          ["a foreign uncle", new Block(second.header, second.transactions, [first.header]), "unclesHash"],
+        ];
+        for (const [name, tampered, rule] of cases) {
+          const file = join(directory, `${rule}.rlp`);
+          await writeFile(file, Buffer.concat([first.encode(), tampered.encode()]));
+          const report = await importChain({ network: findNetworkProfile(33)!, dataDir: join(directory, rule), genesisFile: undefined, file }, createLogger("silent"));
+          expect(report.imported, name).to.equal(1);
+          expect(report.stop?.kind, name).to.equal("invalid");
+          expect(report.stop?.reason, name).to.match(new RegExp(`\\(rule ${rule}\\)$`));
+        }
+      } finally {
+        await rm(directory, { recursive: true, force: true });
+      }
+    });
+  });
 });
 
 describe("consensus: a proof of work checked elsewhere", () => {
@@ -382,56 +424,3 @@ describe("consensus: a proof of work checked elsewhere", () => {
   });
 });
 
-describe("consensus: a body checked against its header elsewhere (the long sync's)", function () {
-  this.timeout(30_000);
-  let source: ChainServices;
-  let target: ChainServices;
-  beforeEach(async () => {
-    source = await openTestChain();
-    target = await openTestChain();
-  });
-  afterEach(async () => {
-    await source.close();
-    await target.close();
-  });
-
-  const ruleOf = (outcome: ImportOutcome) => (outcome.status === "INVALID_BLOCK" ? outcome.rule : outcome.status);
-
-  it("a block recorded so passes the uncles-hash and transactions-root rules without them; one made anew of the same header, as gossip, RPC and a file make blocks, is checked in full", async () => {
-    const [honest] = await mineBlocks(source, 1, async () => [await signedTransfer(source, "cow", 0, recipient)]);
-    const received = asReceived(honest!, target);
-    recordBodyMatchesHeader(received);
-    // Made anew of the recorded block's header object: the record is the block's, not the header's.
-    expect(ruleOf(await target.importer.importBlock(new Block(received.header, [], received.uncles), "peer"))).to.equal("transactionsRoot");
-    expect(ruleOf(await target.importer.importBlock(new Block(received.header, received.transactions, [target.chain.head.header]), "peer"))).to.equal("unclesHash");
-    // The record is what the importer goes by: a recorded block whose transactions are not its
-    // header's gets past those rules, to the execution, which refuses it on what they give.
-    expect(ruleOf(await target.importer.importBlock(recordBodyMatchesHeader(new Block(received.header, [], received.uncles)), "peer"))).to.equal("stateRoot");
-    expect(target.chain.head.number).to.equal(0n);
-    expect(ruleOf(await target.importer.importBlock(received, "peer"))).to.equal("IMPORTED_BEST");
-  });
-
-  it("a file import checks every body against its header: a block holding other transactions or an uncle its header does not commit to stops it", async () => {
-    const blocks = await mineBlocks(source, 2, async (index) => (index === 1 ? [await signedTransfer(source, "cow", 0, recipient)] : []));
-    const [first, second] = blocks as [Block, Block];
-    // The honest block 2 (the source's object) recorded as a long sync would: the blocks the file import decodes are objects of their own.
-    recordBodyMatchesHeader(second);
-    const directory = await mkdtemp(join(tmpdir(), "chain-node-body-check-"));
-    try {
-      const cases: [string, Block, string][] = [
-        ["other transactions", new Block(second.header, [], []), "transactionsRoot"],
-        ["a foreign uncle", new Block(second.header, second.transactions, [first.header]), "unclesHash"],
-      ];
-      for (const [name, tampered, rule] of cases) {
-        const file = join(directory, `${rule}.rlp`);
-        await writeFile(file, Buffer.concat([first.encode(), tampered.encode()]));
-        const report = await importChain({ network: findNetworkProfile(33)!, dataDir: join(directory, rule), genesisFile: undefined, file }, createLogger("silent"));
-        expect(report.imported, name).to.equal(1);
-        expect(report.stop?.kind, name).to.equal("invalid");
-        expect(report.stop?.reason, name).to.match(new RegExp(`\\(rule ${rule}\\)$`));
-      }
-    } finally {
-      await rm(directory, { recursive: true, force: true });
-    }
-  });
-});
