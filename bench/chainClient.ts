@@ -84,6 +84,15 @@ export function threadCpuMsOf(pid: number): number[] {
   return [main, ...others.sort((a, b) => b - a)];
 }
 
+/**
+ * A process's main thread as the scheduler saw it (Linux /proc schedstat): ms on a core and ms
+ * runnable but waiting for one. Wall time minus both is time it had nothing to do.
+ */
+export function mainThreadScheduleOf(pid: number): { runningMs: number; waitingForCoreMs: number } {
+  const [running, waiting] = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, "utf8").split(" ").map(Number);
+  return { runningMs: running! / 1e6, waitingForCoreMs: waiting! / 1e6 };
+}
+
 /** The threads' CPU as "main 9.2 s, others 2.1, 0.8, ... s" (threads under 50 ms left out). */
 export function threadCpuText(threadCpuMs: readonly number[]): string {
   const [main = 0, ...others] = threadCpuMs;

@@ -10,7 +10,7 @@ import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { cliPath, commandRuntimeFlags, startNodeProcess } from "../test/helpers/nodeProcess.js";
 import { compileFixture } from "../test/helpers/solidity.js";
-import { abiWord, cpuMsOf, threadCpuMsOf, deploy, developmentSigners, encodeTokenConstructor, minedReceipt, rpc, rpcBody, signedRaw } from "./chainClient.js";
+import { abiWord, cpuMsOf, mainThreadScheduleOf, threadCpuMsOf, deploy, developmentSigners, encodeTokenConstructor, minedReceipt, rpc, rpcBody, signedRaw } from "./chainClient.js";
 import { runSequences } from "./loadClient.js";
 import { recordResult, targetsOf } from "./results.js";
 
@@ -22,7 +22,7 @@ const deploymentEvery = 500;
  * Runs the built command to its end; answers its exit code, output, wall time and CPU time (all
  * threads, and the main thread's, read every 100 ms while it runs: the last moments are not counted).
  */
-export function runCommand(args: string[], nodeFlags: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string; seconds: number; cpuSeconds: number; mainThreadCpuSeconds: number; threadCpuMs: number[] }> {
+export function runCommand(args: string[], nodeFlags: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string; seconds: number; cpuSeconds: number; mainThreadCpuSeconds: number; threadCpuMs: number[]; mainThreadWaitingForCoreSeconds: number }> {
   const started = performance.now();
   const child = spawn(process.execPath, [...commandRuntimeFlags(), ...nodeFlags, cliPath, ...args], { stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
@@ -30,11 +30,13 @@ export function runCommand(args: string[], nodeFlags: readonly string[]): Promis
   let cpuMs = 0;
   let mainThreadCpuMs = 0;
   let threadCpuMs: number[] = [];
+  let waitingForCoreMs = 0;
   const sampler = setInterval(() => {
     try {
       cpuMs = cpuMsOf(child.pid!);
       mainThreadCpuMs = cpuMsOf(child.pid!, true);
       threadCpuMs = threadCpuMsOf(child.pid!);
+      waitingForCoreMs = mainThreadScheduleOf(child.pid!).waitingForCoreMs;
     } catch {
       // exited between the interval and the read
     }
@@ -44,7 +46,7 @@ export function runCommand(args: string[], nodeFlags: readonly string[]): Promis
   return new Promise((resolve) =>
     child.once("exit", (code) => {
       clearInterval(sampler);
-      resolve({ code, stdout, stderr, seconds: (performance.now() - started) / 1000, cpuSeconds: cpuMs / 1000, mainThreadCpuSeconds: mainThreadCpuMs / 1000, threadCpuMs });
+      resolve({ code, stdout, stderr, seconds: (performance.now() - started) / 1000, cpuSeconds: cpuMs / 1000, mainThreadCpuSeconds: mainThreadCpuMs / 1000, threadCpuMs, mainThreadWaitingForCoreSeconds: waitingForCoreMs / 1000 });
     }),
   );
 }
@@ -113,6 +115,8 @@ export interface ImportFigures {
   readonly mainThreadCpuSeconds: number;
   /** CPU by thread name (threadCpuMsOf), last read shortly before the command ended. */
   readonly threadCpuMs: readonly number[];
+  /** The main thread's time runnable but waiting for a core (mainThreadScheduleOf), read the same way. */
+  readonly mainThreadWaitingForCoreSeconds: number;
 }
 
 /** `chain-node import` of `file` into the data dir `dataDir` (fresh). */
@@ -122,7 +126,7 @@ export async function importChainFile(file: string, dataDir: string, nodeFlags: 
   // "...; 41.0 s (40.2 s importing, 249 blocks/s, 8.1 Mgas/s, 325.3 Mgas)"
   const figures = /([\d.]+) s importing, (\d+) blocks\/s, ([\d.]+) Mgas\/s, ([\d.]+) Mgas\)/.exec(imported.stdout);
   if (figures === null) throw new Error(`unexpected import summary: ${imported.stdout}`);
-  return { importingSeconds: Number(figures[1]), mgas: Number(figures[4]), commandSeconds: imported.seconds, cpuSeconds: imported.cpuSeconds, mainThreadCpuSeconds: imported.mainThreadCpuSeconds, threadCpuMs: imported.threadCpuMs };
+  return { importingSeconds: Number(figures[1]), mgas: Number(figures[4]), commandSeconds: imported.seconds, cpuSeconds: imported.cpuSeconds, mainThreadCpuSeconds: imported.mainThreadCpuSeconds, threadCpuMs: imported.threadCpuMs, mainThreadWaitingForCoreSeconds: imported.mainThreadWaitingForCoreSeconds };
 }
 
 export async function benchImport(workDir: string, nodeFlags: readonly string[]): Promise<void> {

@@ -32,7 +32,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { cliPath, commandRuntimeFlags, startListeningProcess, startNodeProcess, type NodeProcess } from "../test/helpers/nodeProcess.js";
-import { cpuMsOf, developmentSigners, threadCpuMsOf, threadCpuText, median, percentile, rpc, rpcBody, signedRaw, type Signer } from "./chainClient.js";
+import { cpuMsOf, developmentSigners, mainThreadScheduleOf, threadCpuMsOf, threadCpuText, median, percentile, rpc, rpcBody, signedRaw, type Signer } from "./chainClient.js";
 import { exportChain, importChainFile, mineMixedChain } from "./importChain.js";
 import { recordResult, targetsOf, writeResults } from "./results.js";
 import { openRawWebSocket, textFrame, type RawWebSocket } from "./webSocketClient.js";
@@ -134,7 +134,7 @@ async function benchSync(workDir: string): Promise<void> {
   const importRate = blocks / imported.commandSeconds;
   const mgas = imported.mgas;
   line("chain-node import of the same chain", `${importRate.toFixed(0)} blocks/s`, `${(mgas / imported.commandSeconds).toFixed(1)} Mgas/s (${imported.commandSeconds.toFixed(1)} s from spawn to exit; its own ${imported.importingSeconds.toFixed(1)} s importing, ${(blocks / imported.importingSeconds).toFixed(0)} blocks/s; CPU ${imported.cpuSeconds.toFixed(1)} s, main thread ${imported.mainThreadCpuSeconds.toFixed(1)} s)`, "-");
-  console.log(`  the import's threads: ${threadCpuText(imported.threadCpuMs)}`);
+  console.log(`  the import's threads: ${threadCpuText(imported.threadCpuMs)}; its main thread waited ${imported.mainThreadWaitingForCoreSeconds.toFixed(1)} s for a core, and had nothing to do for ${(imported.commandSeconds - imported.mainThreadCpuSeconds - imported.mainThreadWaitingForCoreSeconds).toFixed(1)} s`);
   recordResult("chain-node import (sync's chain)", importRate, "blocks/s", [], { mgasPerSecond: mgas / imported.commandSeconds, importingSeconds: imported.importingSeconds, commandSeconds: imported.commandSeconds, cpuSeconds: imported.cpuSeconds, mainThreadCpuSeconds: imported.mainThreadCpuSeconds, blocks, mgas });
 
   const server = await startPeer("127.0.0.2", ["--data-dir", source, "--no-mining"]);
@@ -165,6 +165,7 @@ async function benchSync(workDir: string): Promise<void> {
       const followerCpu = cpuMsOf(follower.child.pid!) / 1000;
       const followerMainThreadCpu = cpuMsOf(follower.child.pid!, true) / 1000;
       const followerThreads = threadCpuMsOf(follower.child.pid!);
+      const followerMainThread = mainThreadScheduleOf(follower.child.pid!);
       const serverCpu = (cpuMsOf(server.child.pid!) - serverCpuBefore) / 1000;
       const followerHead = await rpc<{ hash: string }>(follower.url, "eth_getBlockByNumber", [serverHead.number, false]);
       if (followerHead.hash !== serverHead.hash) throw new Error(`block ${blocks}: the follower has ${followerHead.hash}, the server ${serverHead.hash}`);
@@ -180,10 +181,11 @@ async function benchSync(workDir: string): Promise<void> {
         followerCpuSeconds: followerCpu,
         followerMainThreadCpuSeconds: followerMainThreadCpu,
         serverCpuSeconds: serverCpu,
+        followerMainThreadWaitingForCoreSeconds: followerMainThread.waitingForCoreMs / 1000,
       });
       line(`sync of ${blocks} mixed blocks`, `${rate.toFixed(0)} blocks/s`, `${(mgas / seconds).toFixed(1)} Mgas/s (${seconds.toFixed(1)} s from spawn; listening after ${listeningMs.toFixed(0)} ms, the long sync's own ${String(done?.seconds ?? "?")} s, ${done?.seconds === undefined ? "?" : (blocks / Number(done.seconds)).toFixed(0)} blocks/s)`, verdict);
       console.log(`  CPU (all threads) in those ${seconds.toFixed(1)} s: the fresh node ${followerCpu.toFixed(1)} s (main thread ${followerMainThreadCpu.toFixed(1)} s), the node it syncs from ${serverCpu.toFixed(1)} s`);
-      console.log(`  the fresh node's threads: ${threadCpuText(followerThreads)}`);
+      console.log(`  the fresh node's threads: ${threadCpuText(followerThreads)}; its main thread waited ${(followerMainThread.waitingForCoreMs / 1000).toFixed(1)} s for a core, and had nothing to do for ${(seconds - (followerMainThread.runningMs + followerMainThread.waitingForCoreMs) / 1000).toFixed(1)} s`);
     } finally {
       await follower.stop();
       writeLogs({ "sync-follower": follower });
