@@ -50,6 +50,7 @@ const maxDepth = 64;
 const maxGas = 2 ** 40;
 /** Memory ends beyond this cost more than maxGas: an out-of-gas halt, with no allocation. */
 const maxMemoryEnd = 2 ** 31;
+const maxMemoryEndWord = BigInt(maxMemoryEnd);
 
 const wordMask = (1n << 256n) - 1n;
 const addressMask = (1n << 160n) - 1n;
@@ -482,7 +483,7 @@ class SynchronousRun {
   private memoryCost(frame: { memoryWords: number }, offset: bigint, length: bigint): number {
     if (length === 0n) return 0;
     const end = offset + length;
-    if (end > BigInt(maxMemoryEnd)) throw halt;
+    if (end > maxMemoryEndWord) throw halt;
     const words = Math.ceil(Number(end) / 32);
     const current = frame.memoryWords;
     if (words <= current) return 0;
@@ -494,25 +495,12 @@ class SynchronousRun {
     const { code, jumps } = frame;
     const codeLength = code.length;
     const stack: bigint[] = [];
-    let memory = new Uint8Array(0);
+    let memory: Uint8Array = emptyBytes;
     const sizing = { memoryWords: 0 };
     let returnData: Uint8Array = emptyBytes;
     let gasLeft = frame.gasLeft;
     let pc = 0;
     const budget = this.budget;
-    const ensureMemory = () => {
-      const size = sizing.memoryWords * 32;
-      if (memory.length < size) {
-        const grown = new Uint8Array(Math.max(size, memory.length * 2, 1024));
-        grown.set(memory);
-        memory = grown;
-      }
-    };
-    const readMemory = (offset: bigint, length: bigint): Uint8Array => (length === 0n ? emptyBytes : memory.slice(Number(offset), Number(offset) + Number(length)));
-    const useGas = (amount: number) => {
-      gasLeft -= amount;
-      if (gasLeft < 0) throw halt;
-    };
     try {
       while (pc < codeLength) {
         const op = code[pc]!;
@@ -529,53 +517,53 @@ class SynchronousRun {
           case 0x00:
             return { status: 0, gasLeft, returnData: emptyBytes };
           case 0x01: {
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             const a = stack.pop()!;
             stack.push((a + stack.pop()!) & wordMask);
             break;
           }
           case 0x02: {
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             const a = stack.pop()!;
             stack.push((a * stack.pop()!) & wordMask);
             break;
           }
           case 0x03: {
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             const a = stack.pop()!;
             stack.push((a - stack.pop()!) & wordMask);
             break;
           }
           case 0x04: {
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             const a = stack.pop()!;
             const b = stack.pop()!;
             stack.push(b === 0n ? 0n : a / b);
             break;
           }
           case 0x05: {
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             const a = BigInt.asIntN(256, stack.pop()!);
             const b = BigInt.asIntN(256, stack.pop()!);
             stack.push(b === 0n ? 0n : BigInt.asUintN(256, a / b));
             break;
           }
           case 0x06: {
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             const a = stack.pop()!;
             const b = stack.pop()!;
             stack.push(b === 0n ? 0n : a % b);
             break;
           }
           case 0x07: {
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             const a = BigInt.asIntN(256, stack.pop()!);
             const b = BigInt.asIntN(256, stack.pop()!);
             stack.push(b === 0n ? 0n : BigInt.asUintN(256, a % b));
             break;
           }
           case 0x08: {
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             const a = stack.pop()!;
             const b = stack.pop()!;
             const n = stack.pop()!;
@@ -583,7 +571,7 @@ class SynchronousRun {
             break;
           }
           case 0x09: {
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             const a = stack.pop()!;
             const b = stack.pop()!;
             const n = stack.pop()!;
@@ -593,8 +581,8 @@ class SynchronousRun {
           case 0x0a: {
             const base = stack[length - 1]!;
             const exponent = stack[length - 2]!;
-            useGas(fee + (exponent === 0n ? 0 : Math.ceil(exponent.toString(2).length / 8) * g.expByte));
-            stack.length -= 2;
+            if ((gasLeft -= fee + (exponent === 0n ? 0 : Math.ceil(exponent.toString(2).length / 8) * g.expByte)) < 0) throw halt;
+            drop(stack, 2);
             let result = 1n;
             let power = base;
             for (let rest = exponent; rest > 0n; rest >>= 1n) {
@@ -605,7 +593,7 @@ class SynchronousRun {
             break;
           }
           case 0x0b: {
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             const k = stack.pop()!;
             let value = stack.pop()!;
             if (k < 31n) {
@@ -621,7 +609,7 @@ class SynchronousRun {
           case 0x12:
           case 0x13:
           case 0x14: {
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             const a = stack.pop()!;
             const b = stack.pop()!;
             let r: boolean;
@@ -634,54 +622,54 @@ class SynchronousRun {
             break;
           }
           case 0x15:
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(stack.pop()! === 0n ? 1n : 0n);
             break;
           case 0x16: {
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             const a = stack.pop()!;
             stack.push(a & stack.pop()!);
             break;
           }
           case 0x17: {
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             const a = stack.pop()!;
             stack.push(a | stack.pop()!);
             break;
           }
           case 0x18: {
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             const a = stack.pop()!;
             stack.push(a ^ stack.pop()!);
             break;
           }
           case 0x19:
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(wordMask ^ stack.pop()!);
             break;
           case 0x1a: {
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             const index = stack.pop()!;
             const value = stack.pop()!;
             stack.push(index >= 32n ? 0n : (value >> (248n - index * 8n)) & 0xffn);
             break;
           }
           case 0x1b: {
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             const shift = stack.pop()!;
             const value = stack.pop()!;
             stack.push(shift >= 256n ? 0n : (value << shift) & wordMask);
             break;
           }
           case 0x1c: {
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             const shift = stack.pop()!;
             const value = stack.pop()!;
             stack.push(shift >= 256n ? 0n : value >> shift);
             break;
           }
           case 0x1d: {
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             const shift = stack.pop()!;
             const value = BigInt.asIntN(256, stack.pop()!);
             stack.push(BigInt.asUintN(256, shift >= 256n ? (value < 0n ? -1n : 0n) : value >> shift));
@@ -690,36 +678,36 @@ class SynchronousRun {
           case 0x20: {
             const offset = stack[length - 1]!;
             const size = stack[length - 2]!;
-            useGas(fee + this.memoryCost(sizing, offset, size) + g.keccakWord * Number((size + 31n) / 32n));
-            ensureMemory();
-            stack.length -= 2;
-            stack.push(bytesToBigInt(keccak256(readMemory(offset, size))));
+            if ((gasLeft -= fee + this.memoryCost(sizing, offset, size) + g.keccakWord * Number((size + 31n) / 32n)) < 0) throw halt;
+            if (memory.length < sizing.memoryWords * 32) memory = grownMemory(memory, sizing.memoryWords * 32);
+            drop(stack, 2);
+            stack.push(bytesToBigInt(keccak256(copyOfMemory(memory, offset, size))));
             break;
           }
           case 0x30:
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(frame.address);
             break;
           case 0x31: {
             const addressHex = addressHexOf(stack[length - 1]!);
-            useGas(this.warmAccount(addressHex) ? g.coldAccount : g.warmRead);
+            if ((gasLeft -= this.warmAccount(addressHex) ? g.coldAccount : g.warmRead) < 0) throw halt;
             stack[length - 1] = this.balanceOf(addressHex);
             break;
           }
           case 0x32:
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(bytesToBigInt(this.call.from));
             break;
           case 0x33:
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(frame.caller);
             break;
           case 0x34:
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(frame.value);
             break;
           case 0x35: {
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             const offset = stack.pop()!;
             const data = frame.data;
             if (offset >= BigInt(data.length)) stack.push(0n);
@@ -732,7 +720,7 @@ class SynchronousRun {
             break;
           }
           case 0x36:
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(BigInt(frame.data.length));
             break;
           case 0x37:
@@ -743,24 +731,24 @@ class SynchronousRun {
             const size = stack[length - 3]!;
             const source = op === 0x37 ? frame.data : op === 0x39 ? code : returnData;
             if (op === 0x3e && dataOffset + size > BigInt(returnData.length)) throw halt;
-            useGas(fee + this.memoryCost(sizing, memoryOffset, size) + g.copy * Number((size + 31n) / 32n));
-            ensureMemory();
-            stack.length -= 3;
+            if ((gasLeft -= fee + this.memoryCost(sizing, memoryOffset, size) + g.copy * Number((size + 31n) / 32n)) < 0) throw halt;
+            if (memory.length < sizing.memoryWords * 32) memory = grownMemory(memory, sizing.memoryWords * 32);
+            drop(stack, 3);
             if (size !== 0n) copyPadded(memory, Number(memoryOffset), source, dataOffset, Number(size));
             break;
           }
           case 0x38:
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(BigInt(codeLength));
             break;
           case 0x3a:
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(this.call.gasPrice);
             break;
           case 0x3b:
           case 0x3f: {
             const addressHex = addressHexOf(stack[length - 1]!);
-            useGas(this.warmAccount(addressHex) ? g.coldAccount : g.warmRead);
+            if ((gasLeft -= this.warmAccount(addressHex) ? g.coldAccount : g.warmRead) < 0) throw halt;
             const extCode = this.codeOf(addressHex);
             if (extCode[0] === 0xef && extCode[1] === 0x00) throw notHandled;
             if (op === 0x3b) stack[length - 1] = BigInt(extCode.length);
@@ -774,9 +762,9 @@ class SynchronousRun {
             const size = stack[length - 4]!;
             const memoryGas = this.memoryCost(sizing, memoryOffset, size);
             const accessGas = this.warmAccount(addressHex) ? g.coldAccount : g.warmRead;
-            useGas(memoryGas + accessGas + g.copy * Number((size + 31n) / 32n));
-            ensureMemory();
-            stack.length -= 4;
+            if ((gasLeft -= memoryGas + accessGas + g.copy * Number((size + 31n) / 32n)) < 0) throw halt;
+            if (memory.length < sizing.memoryWords * 32) memory = grownMemory(memory, sizing.memoryWords * 32);
+            drop(stack, 4);
             if (size !== 0n) {
               const extCode = this.codeOf(addressHex);
               if (extCode[0] === 0xef && extCode[1] === 0x00) throw notHandled;
@@ -785,11 +773,11 @@ class SynchronousRun {
             break;
           }
           case 0x3d:
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(BigInt(returnData.length));
             break;
           case 0x40: {
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             const number = stack.pop()!;
             const distance = this.context.number - number;
             if (distance > 256n || distance <= 0n) stack.push(0n);
@@ -797,68 +785,68 @@ class SynchronousRun {
             break;
           }
           case 0x41:
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(this.coinbase);
             break;
           case 0x42:
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(this.context.timestamp);
             break;
           case 0x43:
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(this.context.number);
             break;
           case 0x44:
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(this.prevRandao);
             break;
           case 0x45:
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(this.context.gasLimit);
             break;
           case 0x46:
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(this.chainId);
             break;
           case 0x47:
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(this.balanceOf(frame.addressHex));
             break;
           case 0x48:
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(this.baseFee);
             break;
           case 0x50:
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             stack.pop();
             break;
           case 0x51: {
             const offset = stack[length - 1]!;
-            useGas(fee + this.memoryCost(sizing, offset, 32n));
-            ensureMemory();
+            if ((gasLeft -= fee + this.memoryCost(sizing, offset, 32n)) < 0) throw halt;
+            if (memory.length < sizing.memoryWords * 32) memory = grownMemory(memory, sizing.memoryWords * 32);
             const start = Number(offset);
             stack[length - 1] = bytesToBigInt(memory.subarray(start, start + 32));
             break;
           }
           case 0x52: {
             const offset = stack[length - 1]!;
-            useGas(fee + this.memoryCost(sizing, offset, 32n));
-            ensureMemory();
+            if ((gasLeft -= fee + this.memoryCost(sizing, offset, 32n)) < 0) throw halt;
+            if (memory.length < sizing.memoryWords * 32) memory = grownMemory(memory, sizing.memoryWords * 32);
             writeWord(memory, Number(offset), stack[length - 2]!);
-            stack.length -= 2;
+            drop(stack, 2);
             break;
           }
           case 0x53: {
             const offset = stack[length - 1]!;
-            useGas(fee + this.memoryCost(sizing, offset, 1n));
-            ensureMemory();
+            if ((gasLeft -= fee + this.memoryCost(sizing, offset, 1n)) < 0) throw halt;
+            if (memory.length < sizing.memoryWords * 32) memory = grownMemory(memory, sizing.memoryWords * 32);
             memory[Number(offset)] = Number(stack[length - 2]! & 0xffn);
-            stack.length -= 2;
+            drop(stack, 2);
             break;
           }
           case 0x54: {
             const slotHex = stack[length - 1]!.toString(16).padStart(64, "0");
-            useGas(this.warm(this.warmSlots, frame.addressHex + slotHex) ? g.coldSload : g.warmRead);
+            if ((gasLeft -= this.warm(this.warmSlots, frame.addressHex + slotHex) ? g.coldSload : g.warmRead) < 0) throw halt;
             stack[length - 1] = this.slotOf(frame.addressHex, slotHex);
             break;
           }
@@ -893,20 +881,20 @@ class SynchronousRun {
               gas = g.warmRead;
             }
             if (this.warm(this.warmSlots, slotKey)) gas += g.coldSload;
-            useGas(gas);
+            if ((gasLeft -= gas) < 0) throw halt;
             this.setSlot(frame.addressHex, slotHex, value);
-            stack.length -= 2;
+            drop(stack, 2);
             break;
           }
           case 0x56: {
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             const destination = stack.pop()!;
             if (destination >= BigInt(codeLength) || jumps[Number(destination)] !== 1) throw halt;
             pc = Number(destination);
             break;
           }
           case 0x57: {
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             const destination = stack.pop()!;
             if (stack.pop()! !== 0n) {
               if (destination >= BigInt(codeLength) || jumps[Number(destination)] !== 1) throw halt;
@@ -915,31 +903,31 @@ class SynchronousRun {
             break;
           }
           case 0x58:
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(BigInt(pc - 1));
             break;
           case 0x59:
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(BigInt(sizing.memoryWords * 32));
             break;
           case 0x5a:
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(BigInt(gasLeft));
             break;
           case 0x5b:
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             break;
           case 0x5c: {
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             const key = frame.addressHex + stack[length - 1]!.toString(16);
             stack[length - 1] = this.transient.get(key) ?? 0n;
             break;
           }
           case 0x5d: {
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             if (frame.isStatic) throw halt;
             this.setTransient(frame.addressHex + stack[length - 1]!.toString(16), stack[length - 2]!);
-            stack.length -= 2;
+            drop(stack, 2);
             break;
           }
           case 0x5e: {
@@ -947,23 +935,23 @@ class SynchronousRun {
             const source = stack[length - 2]!;
             const size = stack[length - 3]!;
             const sourceGas = this.memoryCost(sizing, source, size);
-            useGas(fee + g.copy * Number((size + 31n) / 32n) + sourceGas + this.memoryCost(sizing, destination, size));
-            ensureMemory();
-            stack.length -= 3;
+            if ((gasLeft -= fee + g.copy * Number((size + 31n) / 32n) + sourceGas + this.memoryCost(sizing, destination, size)) < 0) throw halt;
+            if (memory.length < sizing.memoryWords * 32) memory = grownMemory(memory, sizing.memoryWords * 32);
+            drop(stack, 3);
             if (size !== 0n) memory.copyWithin(Number(destination), Number(source), Number(source) + Number(size));
             break;
           }
           case 0x5f:
-            useGas(fee);
+            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(0n);
             break;
           case 0xf3:
           case 0xfd: {
             const offset = stack[length - 1]!;
             const size = stack[length - 2]!;
-            useGas(this.memoryCost(sizing, offset, size));
-            ensureMemory();
-            return { status: op === 0xf3 ? 0 : 1, gasLeft, returnData: readMemory(offset, size) };
+            if ((gasLeft -= this.memoryCost(sizing, offset, size)) < 0) throw halt;
+            if (memory.length < sizing.memoryWords * 32) memory = grownMemory(memory, sizing.memoryWords * 32);
+            return { status: op === 0xf3 ? 0 : 1, gasLeft, returnData: copyOfMemory(memory, offset, size) };
           }
           case 0xf1:
           case 0xf2:
@@ -989,8 +977,8 @@ class SynchronousRun {
             const allowed = available - Math.trunc(available / 64);
             let gasLimit = requested > BigInt(allowed) ? allowed : Number(requested);
             if (gasLimit > available || gas > gasLeft) throw halt;
-            useGas(gas);
-            ensureMemory();
+            if ((gasLeft -= gas) < 0) throw halt;
+            if (memory.length < sizing.memoryWords * 32) memory = grownMemory(memory, sizing.memoryWords * 32);
             const data = inSize === 0n ? emptyBytes : memory.slice(Number(inOffset), Number(inOffset) + Number(inSize));
             stack.length = at - 3;
             if (hasValue && value !== 0n) {
@@ -1019,14 +1007,14 @@ class SynchronousRun {
           }
           default: {
             if (op >= 0x60 && op <= 0x7f) {
-              useGas(fee);
+              if ((gasLeft -= fee) < 0) throw halt;
               stack.push(frame.pushes[pc - 1]!);
               pc += op - 0x5f;
             } else if (op >= 0x80 && op <= 0x8f) {
-              useGas(fee);
+              if ((gasLeft -= fee) < 0) throw halt;
               stack.push(stack[length - (op - 0x7f)]!);
             } else if (op >= 0x90 && op <= 0x9f) {
-              useGas(fee);
+              if ((gasLeft -= fee) < 0) throw halt;
               const other = length - 1 - (op - 0x8f);
               const top = stack[length - 1]!;
               stack[length - 1] = stack[other]!;
@@ -1038,10 +1026,10 @@ class SynchronousRun {
               const topics = op - 0xa0;
               const memoryGas = this.memoryCost(sizing, offset, size);
               if (size > BigInt(maxGas)) throw halt;
-              useGas(fee + memoryGas + g.logTopic * topics + Number(size) * g.logData);
-              ensureMemory();
+              if ((gasLeft -= fee + memoryGas + g.logTopic * topics + Number(size) * g.logData) < 0) throw halt;
+              if (memory.length < sizing.memoryWords * 32) memory = grownMemory(memory, sizing.memoryWords * 32);
               // The log itself is thrown away with the call.
-              stack.length -= 2 + topics;
+              drop(stack, 2 + topics);
             } else {
               // CREATE, CREATE2, SELFDESTRUCT.
               throw notHandled;
@@ -1055,6 +1043,23 @@ class SynchronousRun {
       throw error;
     }
   }
+}
+
+/** A frame's memory grown to at least `size` bytes (at least doubled, at least 1 KiB), its bytes kept. */
+function grownMemory(memory: Uint8Array, size: number): Uint8Array {
+  const grown = new Uint8Array(Math.max(size, memory.length * 2, 1024));
+  grown.set(memory);
+  return grown;
+}
+
+/** A copy of `length` bytes of memory at `offset` (checked and grown by the caller). */
+function copyOfMemory(memory: Uint8Array, offset: bigint, length: bigint): Uint8Array {
+  return length === 0n ? emptyBytes : memory.slice(Number(offset), Number(offset) + Number(length));
+}
+
+/** Takes `count` words off the stack (pops: V8 runs a write of an array's length in its runtime). */
+function drop(stack: bigint[], count: number): void {
+  for (let index = 0; index < count; index++) stack.pop();
 }
 
 /** Copies `size` bytes of `source` from `offset` (zeros past its end) into `memory` at `at`. */
