@@ -24,6 +24,7 @@
 import { Worker } from "node:worker_threads";
 import type { Block } from "../chain/block.js";
 import { bytesToUnprefixedHex } from "../common/hex.js";
+import type { CodeCacheUse } from "../common/codeCache.js";
 import type { Logger } from "../common/logger.js";
 import { EstimateRevertedError, GasEstimationError, OffloadLostError, type CallLimits, type CallOffload, type EstimateCall } from "../execution/callService.js";
 import { ExecutionTimeoutError } from "../execution/engine.js";
@@ -74,7 +75,8 @@ export interface CallWorkerFailure {
 }
 
 export type CallWorkerReply =
-  | { ready: true }
+  /** `codeCache`: how V8's code cache served the worker's bundle (common/codeCache.ts). */
+  | { ready: true; codeCache: CodeCacheUse | undefined }
   /** The warm-up is over: how many of its calls succeeded. */
   | { warmed: number }
   | { failed: string }
@@ -348,7 +350,7 @@ export class CallWorkers implements CallOffload, ReplayOffload {
     if ("ready" in reply) {
       if (this.status !== "starting") return;
       this.status = "ready";
-      this.log.info({ threadId: this.worker?.threadId }, "call worker ready: calls and trace replays on stored blocks run on it");
+      this.log.info({ threadId: this.worker?.threadId, codeCache: reply.codeCache }, "call worker ready: calls and trace replays on stored blocks run on it");
       this.settleReadiness(true);
       return;
     }
