@@ -1,10 +1,11 @@
 // eth_call and eth_estimateGas on a second thread. The node's main thread parses, dispatches and
 // answers every request and builds every block; on a machine with a core to spare, the execution
 // of calls on stored blocks moves to a worker thread (node/callWorker.ts) that reads the same
-// LevelDB. The worker is started at node start, once the server listens (startAndWarm), or else by
+// LevelDB. The worker is started at node start, once the chain is open (startAndWarm), or else by
 // the first call; it first runs a few hundred small calls of its own so that a burst of calls on a
 // fresh node does not find both threads compiling the same code. It takes work only when:
-//   - it is ready (until then, and if it cannot start, calls run on the main thread);
+//   - it is ready (if it cannot start, calls run on the main thread; while it starts, a call that
+//     comes alone runs there, and calls that come together wait for it, up to startWaitMs);
 //   - LevelDB holds every batch the store has acknowledged (the worker does not see the batches
 //     still on their way from the write-ahead log, so while blocks are being written calls stay
 //     on the main thread);
@@ -138,6 +139,15 @@ class RequestBatcher {
  * out, and keeps the main thread's quicker answer.
  */
 const burstWindowMs = 100;
+/**
+ * How long calls and estimates that come together (not alone, see callComesAlone) wait for a
+ * starting worker, from their arrival, before they run on the main thread after all. A fresh
+ * node's first burst of calls that ran on the main thread until the worker was ready had V8
+ * compile the call path there too (the synchronous interpreter's loop alone is some 150 ms of its
+ * optimizing compiler), on the core the worker was starting on: the burst's CPU a call was 220-300
+ * µs against 76 warm. The worker is ready some 150-300 ms after the node starts it.
+ */
+const startWaitMs = 500;
 /** Calls the worker may hold at once; past that the main thread runs calls too. */
 const maxOutstanding = 256;
 /**
@@ -147,8 +157,6 @@ const maxOutstanding = 256;
  * memory in all (bench-long, 3 minutes: 240 MiB without it, 289 MiB with it).
  */
 const workerYoungGenerationMiB = 8;
-/** From the server listening to the worker's start (startAndWarm). */
-const warmStartDelayMs = 50;
 /** How long a closing worker gets to close its database before it is terminated. */
 const closeGraceMs = 2_000;
 
@@ -205,6 +213,8 @@ export class CallWorkers implements CallOffload, ReplayOffload {
   private settleReadiness!: (ready: boolean) => void;
   /** Calls offered in the current turn of the event loop. */
   private callsThisTurn = 0;
+  /** Calls and estimates waiting for the starting worker (see startWaitMs). */
+  private waitingForStart = 0;
   /** When the worker last took a call while holding others, or answered one of such a burst (performance.now(); see burstWindowMs). */
   private concurrentAt = Number.NEGATIVE_INFINITY;
   /** Whether the calls the worker holds came in a burst (two or more at once since it was last idle). */
@@ -223,16 +233,16 @@ export class CallWorkers implements CallOffload, ReplayOffload {
   }
 
   /**
-   * Starts the worker shortly (`delayMs`: the node's first answers do not share the machine with
-   * the thread's start), and once it is ready has it warm its call path up on the head then.
+   * Starts the worker unless it was started, and once it is ready has it warm its call path up on
+   * the head then. The node starts it as soon as its chain is open, before its server listens (see
+   * startNode): a fresh node's first burst of calls came 170-320 ms after it listened, and a worker
+   * started once it listened was ready 240-500 ms after that, so the burst's first calls ran on the
+   * main thread, and both threads had V8 compile the same call path.
    */
-  startAndWarm(head: () => Block, delayMs = warmStartDelayMs): void {
-    const timer = setTimeout(() => {
-      void this.whenReady().then((ready) => {
-        if (ready && this.worker !== undefined) this.worker.postMessage([{ kind: "warm", block: referenceTo(head()) }] satisfies CallWorkerRequest[]);
-      });
-    }, delayMs);
-    timer.unref();
+  startAndWarm(head: () => Block): void {
+    void this.whenReady().then((ready) => {
+      if (ready && this.worker !== undefined) this.worker.postMessage([{ kind: "warm", block: referenceTo(head()) }] satisfies CallWorkerRequest[]);
+    });
   }
 
   /** Starts the worker unless it was started; answers whether it became ready to take work. */
@@ -299,6 +309,8 @@ export class CallWorkers implements CallOffload, ReplayOffload {
   private submit<T>(request: (id: number) => CallWorkerRequest): Promise<T> | undefined {
     if (this.status !== "ready") {
       if (this.status === "idle") this.start();
+      // A call alone runs on the main thread at once; calls that come together wait for the worker.
+      if (this.status === "starting" && (this.callsThisTurn > 1 || this.waitingForStart > 0)) return this.submitOnceStarted(request);
       return undefined;
     }
     if (this.outstanding.size >= maxOutstanding) return undefined;
@@ -318,6 +330,22 @@ export class CallWorkers implements CallOffload, ReplayOffload {
       this.outstanding.set(id, { resolve: resolve as (value: unknown) => void, reject });
       requests.push(request(id));
     });
+  }
+
+  /** `request` once the worker is ready; OffloadLostError (the main thread runs it) if it is not within startWaitMs. */
+  private async submitOnceStarted<T>(request: (id: number) => CallWorkerRequest): Promise<T> {
+    this.waitingForStart++;
+    let timer: NodeJS.Timeout | undefined;
+    let ready: boolean;
+    try {
+      ready = await Promise.race([this.readiness, new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), startWaitMs)))]);
+    } finally {
+      this.waitingForStart--;
+      clearTimeout(timer);
+    }
+    const sent = ready ? this.submit<T>(request) : undefined;
+    if (sent === undefined) throw new OffloadLostError(ready ? "the call worker cannot take the call now" : "the call worker is not ready yet");
+    return sent;
   }
 
   private start(): void {
