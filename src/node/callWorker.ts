@@ -232,6 +232,8 @@ async function serve(port: NonNullable<typeof parentPort>, data: CallWorkerData)
     }
   });
   port.postMessage([{ ready: true, codeCache: codeCacheUse() }] satisfies CallWorkerReply[]);
+  // A failure here is the next real call's to report.
+  if (data.warmOn !== undefined) warmUp(data.warmOn).catch(() => undefined);
 }
 
 if (parentPort !== null) {

@@ -42,6 +42,8 @@ export interface CallWorkerData {
   limits: CallLimits;
   /** Whether the worker first tries plain calls synchronously (execution/synchronousCalls.ts). */
   synchronousCalls: boolean;
+  /** The block the worker warms its call path up on as soon as it is ready (see startAndWarm). */
+  warmOn?: BlockReference;
 }
 
 /** The block a call runs on: its hash (hex, what the worker keeps decoded headers by) and its header. */
@@ -240,6 +242,12 @@ export class CallWorkers implements CallOffload, ReplayOffload {
    * main thread, and both threads had V8 compile the same call path.
    */
   startAndWarm(head: () => Block): void {
+    if (this.status === "idle") {
+      // The worker begins its warm-up by itself once ready, without waiting for this thread (busy
+      // with the node's start, or the first transactions' execution) to read its ready message.
+      this.start(referenceTo(head()));
+      return;
+    }
     void this.whenReady().then((ready) => {
       if (ready && this.worker !== undefined) this.worker.postMessage([{ kind: "warm", block: referenceTo(head()) }] satisfies CallWorkerRequest[]);
     });
@@ -348,11 +356,12 @@ export class CallWorkers implements CallOffload, ReplayOffload {
     return sent;
   }
 
-  private start(): void {
+  private start(warmOn?: BlockReference): void {
     this.status = "starting";
     let worker: Worker;
     try {
-      worker = new Worker(new URL("./callWorker.js", import.meta.url), { workerData: this.data, resourceLimits: { maxYoungGenerationSizeMb: workerYoungGenerationMiB } });
+      const workerData: CallWorkerData = { ...this.data, warmOn };
+      worker = new Worker(new URL("./callWorker.js", import.meta.url), { workerData, resourceLimits: { maxYoungGenerationSizeMb: workerYoungGenerationMiB } });
     } catch (error) {
       this.log.warn({ err: error }, "the call worker cannot start; calls run on the main thread");
       this.stop();
