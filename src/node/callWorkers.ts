@@ -5,7 +5,7 @@
 // the first call; it first runs a few hundred small calls of its own so that a burst of calls on a
 // fresh node does not find both threads compiling the same code. It takes work only when:
 //   - it is ready (if it cannot start, calls run on the main thread; while it starts, a call that
-//     comes alone runs there, and calls that come together wait for it, up to startWaitMs);
+//     comes alone runs there, and calls that come together wait for it, up to defaultStartWaitMs);
 //   - LevelDB holds every batch the store has acknowledged (the worker does not see the batches
 //     still on their way from the write-ahead log, so while blocks are being written calls stay
 //     on the main thread);
@@ -149,7 +149,7 @@ const burstWindowMs = 100;
  * optimizing compiler), on the core the worker was starting on: the burst's CPU a call was 220-300
  * µs against 76 warm. The worker is ready some 150-300 ms after the node starts it.
  */
-const startWaitMs = 500;
+const defaultStartWaitMs = 500;
 /** Calls the worker may hold at once; past that the main thread runs calls too. */
 const maxOutstanding = 256;
 /**
@@ -215,7 +215,7 @@ export class CallWorkers implements CallOffload, ReplayOffload {
   private settleReadiness!: (ready: boolean) => void;
   /** Calls offered in the current turn of the event loop. */
   private callsThisTurn = 0;
-  /** Calls and estimates waiting for the starting worker (see startWaitMs). */
+  /** Calls and estimates waiting for the starting worker (see defaultStartWaitMs). */
   private waitingForStart = 0;
   /** When the worker last took a call while holding others, or answered one of such a burst (performance.now(); see burstWindowMs). */
   private concurrentAt = Number.NEGATIVE_INFINITY;
@@ -230,6 +230,8 @@ export class CallWorkers implements CallOffload, ReplayOffload {
     private readonly data: CallWorkerData,
     private readonly store: LevelStore,
     private readonly log: Logger,
+    /** See defaultStartWaitMs. */
+    private readonly startWaitMs = defaultStartWaitMs,
   ) {
     this.readiness = new Promise((resolve) => (this.settleReadiness = resolve));
   }
@@ -346,7 +348,7 @@ export class CallWorkers implements CallOffload, ReplayOffload {
     let timer: NodeJS.Timeout | undefined;
     let ready: boolean;
     try {
-      ready = await Promise.race([this.readiness, new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), startWaitMs)))]);
+      ready = await Promise.race([this.readiness, new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), this.startWaitMs)))]);
     } finally {
       this.waitingForStart--;
       clearTimeout(timer);
