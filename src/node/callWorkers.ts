@@ -1,7 +1,7 @@
 // eth_call and eth_estimateGas on a second thread. The node's main thread parses, dispatches and
 // answers every request and builds every block; on a machine with a core to spare, the execution
 // of calls on stored blocks moves to a worker thread (node/callWorker.ts) that reads the same
-// LevelDB. The worker is started at node start, once the chain is open (startAndWarm), or else by
+// LevelDB. The worker is started at node start, once the server listens (startAndWarm), or else by
 // the first call; it first runs a few hundred small calls of its own so that a burst of calls on a
 // fresh node does not find both threads compiling the same code. It takes work only when:
 //   - it is ready (if it cannot start, calls run on the main thread; while it starts, a call that
@@ -150,6 +150,13 @@ const burstWindowMs = 100;
  * µs against 76 warm. The worker is ready some 150-300 ms after the node starts it.
  */
 const defaultStartWaitMs = 500;
+/**
+ * From the server listening to the worker's start (startAndWarm). Started as soon as the chain was
+ * open instead (before the server listened), the worker's start shared the machine with the rest
+ * of the node's: spawn to first answer 240-328 ms against 214-285 (make bench-anvil, start-up, 3
+ * alternating runs of 15 rounds, on a loaded 2-core machine).
+ */
+const warmStartDelayMs = 50;
 /** Calls the worker may hold at once; past that the main thread runs calls too. */
 const maxOutstanding = 256;
 /**
@@ -237,22 +244,22 @@ export class CallWorkers implements CallOffload, ReplayOffload {
   }
 
   /**
-   * Starts the worker unless it was started, and once it is ready has it warm its call path up on
-   * the head then. The node starts it as soon as its chain is open, before its server listens (see
-   * startNode): a fresh node's first burst of calls came 170-320 ms after it listened, and a worker
-   * started once it listened was ready 240-500 ms after that, so the burst's first calls ran on the
-   * main thread, and both threads had V8 compile the same call path.
+   * Starts the worker shortly (`delayMs`: the node's first answers do not share the machine with
+   * the thread's start), and once it is ready has it warm its call path up on the head then.
    */
-  startAndWarm(head: () => Block): void {
-    if (this.status === "idle") {
-      // The worker begins its warm-up by itself once ready, without waiting for this thread (busy
-      // with the node's start, or the first transactions' execution) to read its ready message.
-      this.start(referenceTo(head()));
-      return;
-    }
-    void this.whenReady().then((ready) => {
-      if (ready && this.worker !== undefined) this.worker.postMessage([{ kind: "warm", block: referenceTo(head()) }] satisfies CallWorkerRequest[]);
-    });
+  startAndWarm(head: () => Block, delayMs = warmStartDelayMs): void {
+    const timer = setTimeout(() => {
+      if (this.status === "idle") {
+        // The worker begins its warm-up by itself once ready, without waiting for this thread (busy
+        // with the first requests, or the first transactions' execution) to read its ready message.
+        this.start(referenceTo(head()));
+        return;
+      }
+      void this.whenReady().then((ready) => {
+        if (ready && this.worker !== undefined) this.worker.postMessage([{ kind: "warm", block: referenceTo(head()) }] satisfies CallWorkerRequest[]);
+      });
+    }, delayMs);
+    timer.unref();
   }
 
   /** Starts the worker unless it was started; answers whether it became ready to take work. */

@@ -133,9 +133,6 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
     if (error instanceof ChainOpeningError) throw new NodeConfigurationError(error.message);
     throw error;
   }
-  // The call worker starts now, on the second core while this thread sets up the server, rather than
-  // with the first call's burst, and warms its call path up (CallWorkers.startAndWarm).
-  services.callWorkers?.startAndWarm(() => services.chain.head);
   let peerToPeer: PeerToPeer | undefined;
   if (options.p2p !== undefined) {
     try {
@@ -201,6 +198,8 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
   const url = `http://${host}:${address.port}`;
   log.info({ url, network: network.name, chainId: Number(network.chainId), modules: [...enabledModules], codeCache: codeCacheUse() }, "JSON-RPC server listening");
   reportKeyExposure(options.rpc, address.port, services.wallet, log);
+  // The call worker starts now rather than with the first call's burst, and warms its call path up.
+  services.callWorkers?.startAndWarm(() => services.chain.head);
 
   return {
     url,

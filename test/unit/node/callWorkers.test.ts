@@ -228,7 +228,7 @@ describe("node/callWorkers: calls on a second thread", function () {
   it("starts and warms up at the node's start: its own calls all succeed, and calls meanwhile answer as on the main thread", async () => {
     const workers = new CallWorkers({ directory, chainId: 33n, limits, synchronousCalls: false }, { settled: true } as LevelStore, createLogger("silent"));
     try {
-      workers.startAndWarm(() => services.chain.head);
+      workers.startAndWarm(() => services.chain.head, 0);
       expect(await workers.whenReady()).to.equal(true);
       const during = call(probe.encodeFunctionData("divide", [10n, 3n]));
       const expected = await outcomeOf(() => local.call(target, during));
