@@ -38,6 +38,9 @@ async function warmUp(command: string, cacheFiles: readonly string[]): Promise<v
       });
     const warmed = logged("call worker warmed up");
     warmed.catch(() => undefined); // awaited below, after the first answer
+    for (const failure of ["the call worker cannot start; calls run on the main thread", "the call worker failed; calls run on the main thread"]) {
+      waiting.set(failure, (record) => child.kill("SIGKILL") && process.stderr.write(`code cache warm-up: ${failure}: ${JSON.stringify(record)}\n`));
+    }
     const { url } = (await logged("JSON-RPC server listening")) as { url: string };
     const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber","params":[]}' });
     const answer = (await response.json()) as { result?: string };
