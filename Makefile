@@ -15,8 +15,13 @@ TSC := node_modules/.bin/tsc
 # (cli/codeCacheWarmUp.ts; V8 refuses a cache made under other V8 flags, and the first line gives
 # some); import.meta.url becomes the launcher's parameter. What the CLI imports only when first needed (Koa for browsers' requests, ws for
 # WebSocket upgrades) is compiled but not run at start.
+# The call worker's thread (node/callWorker.ts) is bundled the same way (callWorker.main.cjs) and
+# loaded by its own launcher (cli/callWorkerLaunch.ts, written as callWorker.js, the file the CLI
+# starts) through its own cache, which the same start writes as the node stops, once the worker
+# has warmed its call path up.
 BUNDLE := dist/bundle/cli/chain-node.mjs
 BUNDLE_MAIN := $(dir $(BUNDLE))chain-node.main.cjs
+CALL_WORKER_MAIN := $(dir $(BUNDLE))callWorker.main.cjs
 # classic-level's JavaScript (and abstract-level's, some 30 modules) is bundled: loaded one file at
 # a time through node's module loader it took some 15 ms of each start. Only its binding.js, which
 # finds the prebuilt binary beside itself, stays in the package: esbuild writes its require as a
@@ -28,7 +33,7 @@ NATIVE_PACKAGES := secp256k1 node-gyp-build ./node_modules/classic-level/binding
 ON_REQUEST_PACKAGES := prom-client
 ESBUILD_COMMON := node_modules/.bin/esbuild --bundle --platform=node --target=node20 --log-level=warning \
   --minify-whitespace --minify-syntax --sourcemap $(addprefix --external:,$(NATIVE_PACKAGES) $(ON_REQUEST_PACKAGES))
-# The launcher and the CLI's worker threads (node/callWorker.ts, node/recoveryWorker.ts,
+# The launchers and the CLI's other worker threads (node/recoveryWorker.ts,
 # node/batchChecksWorker.ts), which the CLI finds beside itself.
 ESBUILD := $(ESBUILD_COMMON) --format=esm \
   --banner:js="import { createRequire as createRequireForBundle } from 'node:module'; const require = createRequireForBundle(import.meta.url);"
@@ -73,18 +78,19 @@ gen-check: build
 build: install
 	$(TSC) -p .
 	@mkdir -p dist/generated && cp generated/*.js dist/generated/
-	@rm -rf $(dir $(BUNDLE))chunks $(BUNDLE_MAIN).cache $(dir $(P2P_BUNDLE))
+	@rm -rf $(dir $(BUNDLE))chunks $(BUNDLE_MAIN).cache $(CALL_WORKER_MAIN).cache $(dir $(P2P_BUNDLE))
 	node dist/src/cli/bundleCli.js dist/src/cli/main.js $(BUNDLE_MAIN) $(NATIVE_PACKAGES) $(ON_REQUEST_PACKAGES) '$(P2P_ENTRY)'
+	node dist/src/cli/bundleCli.js dist/src/node/callWorker.js $(CALL_WORKER_MAIN) $(NATIVE_PACKAGES) $(ON_REQUEST_PACKAGES)
 	$(ESBUILD_COMMON) --format=cjs --define:import.meta.url=__importMetaUrl --banner:js="const __importMetaUrl = require('node:url').pathToFileURL(__filename).href;" dist/src/p2p/network.js --outfile=$(P2P_BUNDLE)
 	@echo '{ "type": "commonjs" }' > $(dir $(P2P_BUNDLE))package.json
 	$(ESBUILD) dist/src/cli/launch.js --outfile=$(BUNDLE)
-	$(ESBUILD) dist/src/node/callWorker.js --outfile=$(dir $(BUNDLE))callWorker.js
+	$(ESBUILD) dist/src/cli/callWorkerLaunch.js --outfile=$(dir $(BUNDLE))callWorker.js
 	$(ESBUILD) dist/src/node/recoveryWorker.js --outfile=$(dir $(BUNDLE))recoveryWorker.js
 	$(ESBUILD) dist/src/node/batchChecksWorker.js --outfile=$(dir $(BUNDLE))batchChecksWorker.js
 	@chmod +x $(BUNDLE)
-	@if LC_ALL=C grep -q -P '[^\x00-\x7F]' $(BUNDLE_MAIN); then echo "$(BUNDLE_MAIN) is not ASCII: cli/launch.ts reads it as latin1"; exit 1; fi
+	@for bundle in $(BUNDLE_MAIN) $(CALL_WORKER_MAIN); do if LC_ALL=C grep -q -P '[^\x00-\x7F]' $$bundle; then echo "$$bundle is not ASCII: cli/cachedBundle.ts reads it as latin1"; exit 1; fi; done
 	@./$(BUNDLE) --version >/dev/null
-	@node dist/src/cli/codeCacheWarmUp.js ./$(BUNDLE) $(BUNDLE_MAIN).cache
+	@node dist/src/cli/codeCacheWarmUp.js ./$(BUNDLE) $(BUNDLE_MAIN).cache $(CALL_WORKER_MAIN).cache
 
 # Fails on an import that breaks the dependency direction of src/ (.dependency-cruiser.cjs).
 check-deps: install

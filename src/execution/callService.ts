@@ -203,16 +203,17 @@ export class CallService {
     if (target.kind !== "block" || this.offload === undefined) return runHere(fullTime);
     const block = target.block;
     let triedFirst = false;
+    // The offload cannot take it (not started yet, LevelDB behind, full), or lost it: the
+    // synchronous path first here too, rather than this thread's engine.
+    const runHereAfterAll = () => {
+      const quick = triedFirst ? undefined : firstAlone?.(block);
+      return quick !== undefined ? Promise.resolve(quick) : runHere(fullTime);
+    };
     const sendOrRunHere = () => {
       const sent = send(block);
-      if (sent === undefined) {
-        // The offload cannot take it now (not started yet, LevelDB behind, full): the synchronous
-        // path first here too, rather than this thread's engine.
-        const quick = triedFirst ? undefined : firstAlone?.(block);
-        return quick !== undefined ? Promise.resolve(quick) : runHere(fullTime);
-      }
+      if (sent === undefined) return runHereAfterAll();
       return sent.catch((error: unknown) => {
-        if (error instanceof OffloadLostError) return runHere(fullTime);
+        if (error instanceof OffloadLostError) return runHereAfterAll();
         throw error;
       });
     };

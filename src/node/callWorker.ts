@@ -7,6 +7,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import { BlockHeader } from "../chain/header.js";
 import { bytesToUnprefixedHex } from "../common/hex.js";
 import { Block } from "../chain/block.js";
+import { codeCacheUse } from "../common/codeCache.js";
 import { installFastRlp } from "../common/rlp.js";
 import { CallService, EstimateRevertedError, GasEstimationError } from "../execution/callService.js";
 import { ExecutionTimeoutError } from "../execution/engine.js";
@@ -230,7 +231,9 @@ async function serve(port: NonNullable<typeof parentPort>, data: CallWorkerData)
       return;
     }
   });
-  port.postMessage([{ ready: true }] satisfies CallWorkerReply[]);
+  port.postMessage([{ ready: true, codeCache: codeCacheUse() }] satisfies CallWorkerReply[]);
+  // A failure here is the next real call's to report.
+  if (data.warmOn !== undefined) warmUp(data.warmOn).catch(() => undefined);
 }
 
 if (parentPort !== null) {

@@ -4,7 +4,8 @@
 // LevelDB. The worker is started at node start, once the server listens (startAndWarm), or else by
 // the first call; it first runs a few hundred small calls of its own so that a burst of calls on a
 // fresh node does not find both threads compiling the same code. It takes work only when:
-//   - it is ready (until then, and if it cannot start, calls run on the main thread);
+//   - it is ready (if it cannot start, calls run on the main thread; while it starts, a call that
+//     comes alone runs there, and calls that come together wait for it, up to defaultStartWaitMs);
 //   - LevelDB holds every batch the store has acknowledged (the worker does not see the batches
 //     still on their way from the write-ahead log, so while blocks are being written calls stay
 //     on the main thread);
@@ -24,6 +25,7 @@
 import { Worker } from "node:worker_threads";
 import type { Block } from "../chain/block.js";
 import { bytesToUnprefixedHex } from "../common/hex.js";
+import type { CodeCacheUse } from "../common/codeCache.js";
 import type { Logger } from "../common/logger.js";
 import { EstimateRevertedError, GasEstimationError, OffloadLostError, type CallLimits, type CallOffload, type EstimateCall } from "../execution/callService.js";
 import { ExecutionTimeoutError } from "../execution/engine.js";
@@ -40,6 +42,8 @@ export interface CallWorkerData {
   limits: CallLimits;
   /** Whether the worker first tries plain calls synchronously (execution/synchronousCalls.ts). */
   synchronousCalls: boolean;
+  /** The block the worker warms its call path up on as soon as it is ready (see startAndWarm). */
+  warmOn?: BlockReference;
 }
 
 /** The block a call runs on: its hash (hex, what the worker keeps decoded headers by) and its header. */
@@ -74,7 +78,8 @@ export interface CallWorkerFailure {
 }
 
 export type CallWorkerReply =
-  | { ready: true }
+  /** `codeCache`: how V8's code cache served the worker's bundle (common/codeCache.ts). */
+  | { ready: true; codeCache: CodeCacheUse | undefined }
   /** The warm-up is over: how many of its calls succeeded. */
   | { warmed: number }
   | { failed: string }
@@ -136,6 +141,22 @@ class RequestBatcher {
  * out, and keeps the main thread's quicker answer.
  */
 const burstWindowMs = 100;
+/**
+ * How long calls and estimates that come together (not alone, see callComesAlone) wait for a
+ * starting worker, from their arrival, before they run on the main thread after all. A fresh
+ * node's first burst of calls that ran on the main thread until the worker was ready had V8
+ * compile the call path there too (the synchronous interpreter's loop alone is some 150 ms of its
+ * optimizing compiler), on the core the worker was starting on: the burst's CPU a call was 220-300
+ * µs against 76 warm. The worker is ready some 150-300 ms after the node starts it.
+ */
+const defaultStartWaitMs = 500;
+/**
+ * From the server listening to the worker's start (startAndWarm). Started as soon as the chain was
+ * open instead (before the server listened), the worker's start shared the machine with the rest
+ * of the node's: spawn to first answer 240-328 ms against 214-285 (make bench-anvil, start-up, 3
+ * alternating runs of 15 rounds, on a loaded 2-core machine).
+ */
+const warmStartDelayMs = 50;
 /** Calls the worker may hold at once; past that the main thread runs calls too. */
 const maxOutstanding = 256;
 /**
@@ -145,8 +166,6 @@ const maxOutstanding = 256;
  * memory in all (bench-long, 3 minutes: 240 MiB without it, 289 MiB with it).
  */
 const workerYoungGenerationMiB = 8;
-/** From the server listening to the worker's start (startAndWarm). */
-const warmStartDelayMs = 50;
 /** How long a closing worker gets to close its database before it is terminated. */
 const closeGraceMs = 2_000;
 
@@ -203,6 +222,8 @@ export class CallWorkers implements CallOffload, ReplayOffload {
   private settleReadiness!: (ready: boolean) => void;
   /** Calls offered in the current turn of the event loop. */
   private callsThisTurn = 0;
+  /** Calls and estimates waiting for the starting worker (see defaultStartWaitMs). */
+  private waitingForStart = 0;
   /** When the worker last took a call while holding others, or answered one of such a burst (performance.now(); see burstWindowMs). */
   private concurrentAt = Number.NEGATIVE_INFINITY;
   /** Whether the calls the worker holds came in a burst (two or more at once since it was last idle). */
@@ -216,6 +237,8 @@ export class CallWorkers implements CallOffload, ReplayOffload {
     private readonly data: CallWorkerData,
     private readonly store: LevelStore,
     private readonly log: Logger,
+    /** See defaultStartWaitMs. */
+    private readonly startWaitMs = defaultStartWaitMs,
   ) {
     this.readiness = new Promise((resolve) => (this.settleReadiness = resolve));
   }
@@ -226,6 +249,12 @@ export class CallWorkers implements CallOffload, ReplayOffload {
    */
   startAndWarm(head: () => Block, delayMs = warmStartDelayMs): void {
     const timer = setTimeout(() => {
+      if (this.status === "idle") {
+        // The worker begins its warm-up by itself once ready, without waiting for this thread (busy
+        // with the first requests, or the first transactions' execution) to read its ready message.
+        this.start(referenceTo(head()));
+        return;
+      }
       void this.whenReady().then((ready) => {
         if (ready && this.worker !== undefined) this.worker.postMessage([{ kind: "warm", block: referenceTo(head()) }] satisfies CallWorkerRequest[]);
       });
@@ -297,6 +326,8 @@ export class CallWorkers implements CallOffload, ReplayOffload {
   private submit<T>(request: (id: number) => CallWorkerRequest): Promise<T> | undefined {
     if (this.status !== "ready") {
       if (this.status === "idle") this.start();
+      // A call alone runs on the main thread at once; calls that come together wait for the worker.
+      if (this.status === "starting" && (this.callsThisTurn > 1 || this.waitingForStart > 0)) return this.submitOnceStarted(request);
       return undefined;
     }
     if (this.outstanding.size >= maxOutstanding) return undefined;
@@ -318,11 +349,28 @@ export class CallWorkers implements CallOffload, ReplayOffload {
     });
   }
 
-  private start(): void {
+  /** `request` once the worker is ready; OffloadLostError (the main thread runs it) if it is not within startWaitMs. */
+  private async submitOnceStarted<T>(request: (id: number) => CallWorkerRequest): Promise<T> {
+    this.waitingForStart++;
+    let timer: NodeJS.Timeout | undefined;
+    let ready: boolean;
+    try {
+      ready = await Promise.race([this.readiness, new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), this.startWaitMs)))]);
+    } finally {
+      this.waitingForStart--;
+      clearTimeout(timer);
+    }
+    const sent = ready ? this.submit<T>(request) : undefined;
+    if (sent === undefined) throw new OffloadLostError(ready ? "the call worker cannot take the call now" : "the call worker is not ready yet");
+    return sent;
+  }
+
+  private start(warmOn?: BlockReference): void {
     this.status = "starting";
     let worker: Worker;
     try {
-      worker = new Worker(new URL("./callWorker.js", import.meta.url), { workerData: this.data, resourceLimits: { maxYoungGenerationSizeMb: workerYoungGenerationMiB } });
+      const workerData: CallWorkerData = { ...this.data, warmOn };
+      worker = new Worker(new URL("./callWorker.js", import.meta.url), { workerData, resourceLimits: { maxYoungGenerationSizeMb: workerYoungGenerationMiB } });
     } catch (error) {
       this.log.warn({ err: error }, "the call worker cannot start; calls run on the main thread");
       this.stop();
@@ -348,7 +396,7 @@ export class CallWorkers implements CallOffload, ReplayOffload {
     if ("ready" in reply) {
       if (this.status !== "starting") return;
       this.status = "ready";
-      this.log.info({ threadId: this.worker?.threadId }, "call worker ready: calls and trace replays on stored blocks run on it");
+      this.log.info({ threadId: this.worker?.threadId, codeCache: reply.codeCache }, "call worker ready: calls and trace replays on stored blocks run on it");
       this.settleReadiness(true);
       return;
     }

@@ -3,6 +3,7 @@
 import { randomBytes } from "node:crypto";
 import { openRpcDocumentJson } from "../../generated/discover.js";
 import { findNetworkProfile, type NetworkProfile } from "../chain/networks.js";
+import { codeCacheUse } from "../common/codeCache.js";
 import { keccak256 } from "../common/crypto.js";
 import { bytesToHex, hexToBytes } from "../common/hex.js";
 import type { Logger } from "../common/logger.js";
@@ -195,7 +196,7 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
   }
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
-  log.info({ url, network: network.name, chainId: Number(network.chainId), modules: [...enabledModules] }, "JSON-RPC server listening");
+  log.info({ url, network: network.name, chainId: Number(network.chainId), modules: [...enabledModules], codeCache: codeCacheUse() }, "JSON-RPC server listening");
   reportKeyExposure(options.rpc, address.port, services.wallet, log);
   // The call worker starts now rather than with the first call's burst, and warms its call path up.
   services.callWorkers?.startAndWarm(() => services.chain.head);

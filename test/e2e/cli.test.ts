@@ -47,7 +47,7 @@ describe("chain-node command", () => {
     }
   });
 
-  it("runs calls on its call worker when the chain is on disk (the bundled worker loads)", async () => {
+  it("runs calls on its call worker when the chain is on disk (the bundled worker loads, each bundle through make build's code cache)", async () => {
     const directory = await mkdtemp(join(tmpdir(), "chain-node-cli-"));
     const node = await startNodeProcess(["--port", "0", "--data-dir", directory]);
     try {
@@ -60,6 +60,9 @@ describe("chain-node command", () => {
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
       expect(node.lines.some((line) => line.includes("call worker ready")), "the worker started").to.equal(true);
+      const logged = (message: string) => JSON.parse(node.lines.find((line) => line.includes(message))!) as { codeCache?: string };
+      expect(logged('"msg":"JSON-RPC server listening"').codeCache, "the command's code cache").to.equal("accepted");
+      expect(logged("call worker ready").codeCache, "the worker's code cache").to.equal("accepted");
       const response = await fetch(node.url, { method: "POST", headers: { "content-type": "application/json" }, body });
       expect(await response.json()).to.deep.equal({ jsonrpc: "2.0", id: 1, result: "0x" });
     } finally {

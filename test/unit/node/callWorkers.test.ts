@@ -242,6 +242,41 @@ describe("node/callWorkers: calls on a second thread", function () {
     }
   });
 
+  it("while it starts, runs a call that comes alone on the main thread and has calls that come together wait for it", async () => {
+    const workers = new CallWorkers({ directory, chainId: 33n, limits, synchronousCalls: false }, { settled: true } as LevelStore, createLogger("silent"), 30_000);
+    try {
+      const each = call(probe.encodeFunctionData("divide", [10n, 3n]));
+      const expected = await outcomeOf(() => local.call(target, each));
+      // One turn of the event loop, as CallService offers them: the first comes alone.
+      expect(workers.callComesAlone()).to.equal(false);
+      expect(workers.call(services.chain.head, each, undefined), "the first: the main thread's").to.equal(undefined);
+      const together = [1, 2, 3].map(() => {
+        workers.callComesAlone();
+        return workers.call(services.chain.head, each, undefined);
+      });
+      for (const sent of together) expect(sent, "waits for the worker").to.be.instanceOf(Promise);
+      expect(await Promise.all(together.map((sent) => outcomeOf(() => sent!)))).to.deep.equal([expected, expected, expected]);
+      expect(workers.answered, "answered by the worker").to.equal(3);
+    } finally {
+      await workers.close();
+    }
+  });
+
+  it("gives calls that wait for a starting worker back to the main thread when it is not ready in time", async () => {
+    const workers = new CallWorkers({ directory, chainId: 33n, limits, synchronousCalls: false }, { settled: true } as LevelStore, createLogger("silent"), 1);
+    try {
+      const each = call(probe.encodeFunctionData("divide", [10n, 3n]));
+      workers.callComesAlone();
+      expect(workers.call(services.chain.head, each, undefined)).to.equal(undefined);
+      workers.callComesAlone();
+      const waiting = workers.call(services.chain.head, each, undefined);
+      expect(await outcomeOf(() => waiting!)).to.deep.equal({ refused: "OffloadLostError", message: "the call worker is not ready yet", payload: undefined });
+      expect(workers.answered).to.equal(0);
+    } finally {
+      await workers.close();
+    }
+  });
+
   it("fails the calls it holds when the node closes it, without waiting for them", async () => {
     const workers = new CallWorkers({ directory, chainId: 33n, limits, synchronousCalls: false }, { settled: true } as LevelStore, createLogger("silent"));
     expect(await workers.whenReady()).to.equal(true);
