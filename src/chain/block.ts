@@ -108,15 +108,9 @@ export class Block {
     return encodeRlpListOfEncoded([encodeRlpListOfEncoded(transactionItems), uncleList]);
   }
 
-  /**
-   * What of the body does not match the header, or undefined: the uncles hash, then the
-   * transactions root (as chain/integrity.ts names them). The importer's rules check the same on a
-   * block from outside; this is for a stored block read back before it is served.
-   */
+  /** What of the body does not match the header, or undefined (bodyMismatchOf): for a stored block read back before it is served. */
   bodyMismatch(): string | undefined {
-    if (Buffer.compare(unclesHashOf(this.uncles), this.header.fields.unclesHash) !== 0) return unclesMismatch;
-    if (Buffer.compare(indexedTrieRoot(this.transactions.map((transaction) => transaction.raw)), this.header.fields.transactionsRoot) !== 0) return transactionsMismatch;
-    return undefined;
+    return bodyMismatchOf(this.header, this);
   }
 
   static decodeBody(header: BlockHeader, encodedBody: Uint8Array, common: Common): Block {
@@ -128,6 +122,18 @@ export class Block {
 
 const unclesMismatch = "its uncles do not match the header's uncles hash";
 const transactionsMismatch = "its transactions do not match the header's transactions root";
+
+/**
+ * What of a body does not match `header`, or undefined: the uncles hash, then the transactions
+ * root (as chain/integrity.ts names them). For a peer's body in a long sync (sync/longSync.ts) and
+ * a stored block read back before it is served (Block.bodyMismatch); the importer's rules check
+ * the same on a block from outside.
+ */
+export function bodyMismatchOf(header: BlockHeader, body: { readonly transactions: readonly { readonly raw: Uint8Array }[]; readonly uncles: readonly BlockHeader[] }): string | undefined {
+  if (Buffer.compare(unclesHashOf(body.uncles), header.fields.unclesHash) !== 0) return unclesMismatch;
+  if (Buffer.compare(indexedTrieRoot(body.transactions.map((transaction) => transaction.raw)), header.fields.transactionsRoot) !== 0) return transactionsMismatch;
+  return undefined;
+}
 
 /**
  * The transactions of a block's wire body from their decoded RLP items (a block from outside, or a

@@ -11,7 +11,6 @@ import type { Common } from "@ethereumjs/common";
 import { RLP } from "@ethereumjs/rlp";
 import { bytesToBigInt } from "@ethereumjs/util";
 import { bigIntToMinimalBytes, bytesToUnprefixedHex } from "../common/hex.js";
-import { rlpByteStringPayload } from "../common/rlp.js";
 import type { StateDatabase } from "../state/stateDatabase.js";
 import type { TrieNodeBatch } from "../storage/trieNodeStore.js";
 import type { KeyValueStore, StoreOperation } from "../storage/keyValueStore.js";
@@ -21,7 +20,7 @@ import { Block } from "./block.js";
 import { ChainHeadListeners, type BlockWithReceipts, type ChainHeadListener, type ListenerErrorReporter, type Reorganisation } from "./events.js";
 import { buildGenesisBlock, type GenesisSpec } from "./genesis.js";
 import { findCanonicalDamage, startupCheckedBlocks, startupCheckedBytes } from "./integrity.js";
-import { BlockHeader, blockHashOfHeaderItems, splitStoredHeader, type HeaderFields } from "./header.js";
+import { BlockHeader, summarizeStoredHeader, type HeaderFields, type StoredHeaderSummary } from "./header.js";
 import { decodeBlockReceipts, encodeBlockReceipts, type ChainReceipt } from "./receipts.js";
 
 /**
@@ -29,11 +28,13 @@ import { decodeBlockReceipts, encodeBlockReceipts, type ChainReceipt } from "./r
  * reference's (RSKIP92, chain/header.ts); 1 hashed the full header.
  */
 const storeFormatVersion = 2;
-/** Positions in a header's RLP list (chain/header.ts). */
-const headerUnclesHashField = 1;
-const headerTransactionsRootField = 4;
 /** Blocks (and their receipts) kept decoded in memory. */
 const recentBlockCacheSize = 512;
+/**
+ * Stored headers served lately whose body commitments are kept (BodyCommitments): ten chunks of a
+ * long sync's 192 headers, whose bodies a peer asks for next.
+ */
+const servedCommitmentsCacheSize = 2048;
 
 /** An appended block on its way to disk. */
 interface StagedBlock {
@@ -43,6 +44,17 @@ interface StagedBlock {
   readonly operations: StoreOperation[];
   readonly trieNodes: TrieNodeBatch;
   readonly written: { resolve: () => void; reject: (error: unknown) => void };
+}
+
+/** What a header commits its block's body to: the uncles hash and the transactions root. */
+export type BodyCommitments = Pick<HeaderFields, "unclesHash" | "transactionsRoot">;
+
+/** A stored header as it is on disk, checked against its hash: what a headers answer sends a peer. */
+export interface StoredHeader {
+  /** The full encoding (19 fields) as stored. */
+  readonly encoded: Uint8Array;
+  readonly number: bigint;
+  readonly parentHash: Uint8Array;
 }
 
 export interface TransactionLocation {
@@ -72,6 +84,25 @@ class RecentCache<V> {
   }
   delete(key: string): void {
     this.entries.delete(key);
+  }
+}
+
+/**
+ * A map that holds at least the last `capacity / 2` entries set and at most `capacity`: entries
+ * go into the newer of two maps, and once it is full the older is dropped whole. No entry is
+ * deleted one by one: evicting the oldest entry of a Map (RecentCache) walks past the holes every
+ * earlier eviction left at its start, a cost that grew with the entries set.
+ */
+class TwoGenerationCache<V> {
+  private newer = new Map<string, V>();
+  private older = new Map<string, V>();
+  constructor(private readonly capacity: number) {}
+  get(key: string): V | undefined {
+    return this.newer.get(key) ?? this.older.get(key);
+  }
+  set(key: string, value: V): void {
+    if (this.newer.size >= this.capacity / 2) [this.older, this.newer] = [this.newer, new Map()];
+    this.newer.set(key, value);
   }
 }
 
@@ -114,6 +145,13 @@ export class Chain {
    */
   private readonly bodiesUnchecked = new WeakSet<Block>();
   private readonly receipts = new RecentCache<ChainReceipt[]>(recentBlockCacheSize);
+  /**
+   * The body commitments of stored headers read lately (checked against their hashes, which are
+   * the keys): a peer syncing asks for a chunk's headers, then for the same blocks' bodies, which
+   * are checked against these without reading and hashing each header again. A hash names one
+   * header, so an entry never goes stale.
+   */
+  private readonly servedCommitments = new TwoGenerationCache<BodyCommitments>(servedCommitmentsCacheSize);
   private readonly headListeners = new ChainHeadListeners();
   /** The highest number with a side block stored (the miner looks for uncles only near it). */
   private highestSideBlock: bigint | undefined;
@@ -278,6 +316,39 @@ export class Chain {
   }
 
   /**
+   * A stored header to send a peer, as it is on disk: split into its fields, not decoded, and
+   * checked as getHeaderByHash's (every field a byte string, the bytes hashing to `hash`). A headers
+   * answer sends the stored bytes, with no header object made and encoded again.
+   */
+  servedHeader(hash: Uint8Array): StoredHeader | undefined {
+    const key = bytesToUnprefixedHex(hash);
+    const cached = this.blocks.get(key);
+    if (cached !== undefined) return { encoded: cached.header.encoded, number: cached.number, parentHash: cached.header.fields.parentHash };
+    const encoded = this.store.getSync(storeKeys.header(hash));
+    if (encoded === undefined) return undefined;
+    const { number, parentHash } = this.checkedStoredHeader(hash, key, encoded);
+    return { encoded, number, parentHash };
+  }
+
+  /**
+   * A stored header read in one pass (summarizeStoredHeader), checked against its hash, its body
+   * commitments kept for the bodies a peer asks for next (servedCommitments). Throws
+   * StoredDataDamagedError, in getHeaderByHash's words.
+   */
+  private checkedStoredHeader(hash: Uint8Array, key: string, encoded: Uint8Array): StoredHeaderSummary {
+    let summary: StoredHeaderSummary;
+    try {
+      summary = summarizeStoredHeader(encoded);
+    } catch (error) {
+      throw new StoredDataDamagedError(`the stored header 0x${key} is damaged: ${(error as Error).message}`);
+    }
+    if (Buffer.compare(summary.hash, hash) !== 0) throw new StoredDataDamagedError(`the stored header 0x${key} is damaged: it hashes to 0x${bytesToUnprefixedHex(summary.hash)}`);
+    // Copies (a Buffer's slice is a view): views would keep the whole stored header alive.
+    this.servedCommitments.set(key, { unclesHash: new Uint8Array(summary.unclesHash), transactionsRoot: new Uint8Array(summary.transactionsRoot) });
+    return summary;
+  }
+
+  /**
    * A stored block's body in its wire form (Block.encodeWireBody), its transactions not decoded,
    * checked against the stored header (which must hash to `hash`): a body that is not its header's
    * is refused (StoredDataDamagedError), never served.
@@ -288,7 +359,7 @@ export class Chain {
     if (cached !== undefined) return this.bodyChecked(cached).encodeWireBody();
     const encodedBody = this.store.getSync(storeKeys.body(hash));
     if (encodedBody === undefined) return undefined;
-    const commitments = this.storedBodyCommitments(hash, key);
+    const commitments = this.servedCommitments.get(key) ?? this.storedBodyCommitments(hash, key);
     try {
       return Block.wireBodyFromStored(encodedBody, commitments);
     } catch (error) {
@@ -297,23 +368,13 @@ export class Chain {
   }
 
   /**
-   * What a stored header commits its body to, read without decoding the header (as the integrity
-   * walk reads headers): a bodies answer reads as many headers as bodies. The header must hash to
-   * `hash`, as getHeaderByHash's.
+   * What a stored header commits its body to, for a body whose header was not served lately: read
+   * and checked without decoding the header (checkedStoredHeader).
    */
-  private storedBodyCommitments(hash: Uint8Array, key: string): Pick<HeaderFields, "unclesHash" | "transactionsRoot"> {
+  private storedBodyCommitments(hash: Uint8Array, key: string): BodyCommitments {
     const encoded = this.store.getSync(storeKeys.header(hash));
     if (encoded === undefined) throw new StoredDataDamagedError(`the stored body of 0x${key} is damaged: it has no header`);
-    let items: Uint8Array[];
-    let headerHash: Uint8Array;
-    try {
-      items = splitStoredHeader(encoded);
-      headerHash = blockHashOfHeaderItems(items);
-    } catch (error) {
-      throw new StoredDataDamagedError(`the stored header 0x${key} is damaged: ${(error as Error).message}`);
-    }
-    if (Buffer.compare(headerHash, hash) !== 0) throw new StoredDataDamagedError(`the stored header 0x${key} is damaged: it hashes to 0x${bytesToUnprefixedHex(headerHash)}`);
-    return { unclesHash: rlpByteStringPayload(items[headerUnclesHashField]!), transactionsRoot: rlpByteStringPayload(items[headerTransactionsRootField]!) };
+    return this.checkedStoredHeader(hash, key, encoded);
   }
 
   async getCanonicalHash(blockNumber: bigint): Promise<Uint8Array | undefined> {

@@ -4,7 +4,19 @@ import { RLP } from "@ethereumjs/rlp";
 import { bytesToBigInt } from "@ethereumjs/util";
 import { keccak256, keccak256OfTwo } from "../common/crypto.js";
 import { bigIntToMinimalBytes } from "../common/hex.js";
-import { appendBytesToRlpList, appendToRlpList, encodeRlpListOfEncoded, rlpBytesLength, rlpListItems, rlpListPayloadStart, rlpListPrefix, rlpPrefixLength, writeRlpPrefix } from "../common/rlp.js";
+import {
+  appendBytesToRlpList,
+  appendToRlpList,
+  encodeRlpListOfEncoded,
+  forEachRlpListItem,
+  rlpByteStringPayload,
+  rlpBytesLength,
+  rlpListItems,
+  rlpListPayloadStart,
+  rlpListPrefix,
+  rlpPrefixLength,
+  writeRlpPrefix,
+} from "../common/rlp.js";
 
 export interface HeaderFields {
   parentHash: Uint8Array;
@@ -96,6 +108,53 @@ export function splitStoredHeader(encoded: Uint8Array): Uint8Array[] {
 export function blockHashOfHeaderItems(items: readonly Uint8Array[]): Uint8Array {
   const merged = items.slice(baseFieldCount).some((item) => item.length !== 1 || item[0] !== emptyStringItem);
   return keccak256(encodeRlpListOfEncoded(items.slice(0, merged ? baseFieldCount + 1 : baseFieldCount)));
+}
+
+/** What serving a stored header needs of it (summarizeStoredHeader). */
+export interface StoredHeaderSummary {
+  /** The block hash of the bytes: the key they are stored under, unless they are damaged. */
+  readonly hash: Uint8Array;
+  readonly parentHash: Uint8Array;
+  readonly number: bigint;
+  readonly unclesHash: Uint8Array;
+  readonly transactionsRoot: Uint8Array;
+}
+
+/** Positions of the fields summarizeStoredHeader reads in the header's RLP list. */
+const parentHashField = 0;
+const unclesHashField = 1;
+const transactionsRootField = 4;
+const numberField = 8;
+
+/**
+ * A stored header's block hash and the fields a peer's requests are served by, in one pass over
+ * its bytes, nothing decoded that is not read: the hashed items (blockHashOfHeaderItems) are
+ * hashed where they lie in the encoding. A headers answer reads thousands. Throws on bytes that
+ * are not a list of 19 byte strings (as BlockHeader.decode).
+ */
+export function summarizeStoredHeader(encoded: Uint8Array): StoredHeaderSummary {
+  // Where each item starts, then where the last ends.
+  const bounds: number[] = [];
+  let end = 0;
+  forEachRlpListItem(encoded, (start, itemEnd) => {
+    if (encoded[start]! >= 0xc0) throw new Error("malformed block header");
+    bounds.push(start);
+    end = itemEnd;
+  });
+  if (bounds.length !== headerFieldCount) throw new Error("malformed block header");
+  bounds.push(end);
+  const payload = (index: number) => rlpByteStringPayload(encoded.subarray(bounds[index]!, bounds[index + 1]!));
+  let merged = false;
+  for (let index = baseFieldCount; index < headerFieldCount; index++) if (bounds[index + 1]! - bounds[index]! !== 1 || encoded[bounds[index]!] !== emptyStringItem) merged = true;
+  const hashedEnd = bounds[merged ? baseFieldCount + 1 : baseFieldCount]!;
+  const number = payload(numberField);
+  return {
+    hash: keccak256OfTwo(rlpListPrefix(hashedEnd - bounds[0]!), encoded.subarray(bounds[0]!, hashedEnd)),
+    parentHash: payload(parentHashField),
+    number: number.length <= 6 ? BigInt(number.reduce((value, byte) => value * 256 + byte, 0)) : bytesToBigInt(number),
+    unclesHash: payload(unclesHashField),
+    transactionsRoot: payload(transactionsRootField),
+  };
 }
 
 /** Whether any of the three merged-mining fields is set (the reference's hasMiningFields). */

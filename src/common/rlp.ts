@@ -249,7 +249,8 @@ export function rlpListLength(encoded: Uint8Array): number {
   return count;
 }
 
-function forEachRlpListItem(encoded: Uint8Array, visit: (start: number, end: number) => void): void {
+/** Calls `visit` with where each item of the RLP list `encoded` starts and ends (throws as rlpListItems). */
+export function forEachRlpListItem(encoded: Uint8Array, visit: (start: number, end: number) => void): void {
   const list = rlpItemAt(encoded, 0);
   if (!list.list || list.end !== encoded.length) throw new Error("RLP: not one list");
   for (let offset = list.payload; offset < list.end; ) {

@@ -5,7 +5,8 @@
 //     speaks the protocol, the other answers with its own; each side sends it again after new
 //     heads (at most every second, one round at a time with each peer) and every statusRefreshMs.
 //     A peer of another network, chain or genesis is recorded and hung up on; so is one whose
-//     bytes do not decode or that stays silent.
+//     bytes do not decode or that stays silent in the handshake. A refresh answered late is
+//     recorded as a timeout, the peer kept.
 //   - A peer counts (net_peerCount) once its status fits. Past maxPeers, libp2p refuses inbound
 //     connections and a further peer that completes the handshake is hung up on.
 //   - Every frame is length-prefixed and bounded (statusMaxBytes), every read and dial timed.
@@ -436,7 +437,8 @@ class Libp2pPeerNetwork implements PeerToPeerNetwork {
         const request = await frames.read({ signal: AbortSignal.timeout(this.timings.statusMs) });
         status = decodeStatus(request.subarray());
       } catch (error) {
-        this.refuseBadStatus(peerId, error);
+        // A peer past the handshake is refreshing its status.
+        this.badStatus(peerId, error, !this.ready.has(peerId.toString()));
         stream.abort(error as Error);
         return;
       }
@@ -451,11 +453,18 @@ class Libp2pPeerNetwork implements PeerToPeerNetwork {
     }
   }
 
-  /** A status that did not arrive in time or does not decode: recorded, and the peer hung up on. */
-  private refuseBadStatus(peerId: PeerId, error: unknown): void {
-    const event: PeerEvent = error instanceof StatusDecodingError || (error as Error).name === "InvalidDataLengthError" || (error as Error).name === "InvalidDataLengthLengthError" ? "invalidMessage" : (error as Error).name === "TimeoutError" ? "timeout" : "failedHandshake";
+  /**
+   * A status that does not decode, or that did not come: recorded for the peer's reputation. One
+   * that does not decode ends the connection, and so does one missing in the `handshake`; a
+   * refresh that comes late (or not at all) from a peer past it is a timeout only: on a loaded
+   * host a peer in the middle of serving a sync may answer late, and it may be the only peer.
+   */
+  private badStatus(peerId: PeerId, error: unknown, handshake: boolean): void {
+    const name = (error as Error).name;
+    const undecodable = error instanceof StatusDecodingError || name === "InvalidDataLengthError" || name === "InvalidDataLengthLengthError";
+    const event: PeerEvent = undecodable ? "invalidMessage" : name === "TimeoutError" || !handshake ? "timeout" : "failedHandshake";
     this.note(peerId, event, { reason: (error as Error).message });
-    this.hangUp(peerId);
+    if (undecodable || handshake) this.hangUp(peerId);
   }
 
   /** The status protocol's client side. `handshake`: the first exchange, whose failure ends the connection. */
@@ -470,7 +479,7 @@ class Libp2pPeerNetwork implements PeerToPeerNetwork {
         const response = await frames.read({ signal: AbortSignal.timeout(this.timings.statusMs) });
         status = decodeStatusResponse(response.subarray());
       } catch (error) {
-        if (!this.stopped) this.refuseBadStatus(peerId, error);
+        if (!this.stopped) this.badStatus(peerId, error, handshake);
         stream.abort(error as Error);
         return;
       }

@@ -15,14 +15,13 @@
 // A peer whose answer is wrong, short or late is reported (PeerFault) and its work goes to
 // another; a block the importer refuses ends the sync, reported against the peer that sent its body.
 // The next round starts from what was imported, until the peer's best is reached.
-import { Block, MalformedBlockError, withSigners } from "../chain/block.js";
-import { unclesHashOf, type BlockHeader } from "../chain/header.js";
+import { Block, bodyMismatchOf, MalformedBlockError, withSigners } from "../chain/block.js";
+import type { BlockHeader } from "../chain/header.js";
 import { bytesToHex } from "../common/hex.js";
 import { checkProofOfWork, mergedMiningProofOf, recordBodyMatchesHeader, recordProofOfWorkCheck } from "../consensus/blockImporter.js";
 import type { MergedMiningProofBatchCheck } from "../consensus/mergedMiningProof.js";
 import { maxStreamsPerProtocolPerPeer } from "../p2p/interface.js";
 import { recoverSignerKeyIfAny, type SignatureBatchRecovery } from "../common/signatures.js";
-import { checkTransactionsRoot } from "../consensus/rules/block.js";
 import { findConnectionPoint } from "./connectionPoint.js";
 import type { BlockBody, PeerFault, SkeletonPoint, SyncChain, SyncPeer } from "./syncPeer.js";
 
@@ -363,9 +362,8 @@ export class LongSync {
   /** A body that is its header's: the uncles hash and the transactions root (checked before any sender is recovered). */
   private checkBody(peer: SyncPeer, header: BlockHeader, body: BlockBody | undefined): asserts body is BlockBody {
     if (body === undefined) throw new PeerAnswerError(peer, "badAnswer", `no body for block ${header.number}`);
-    if (Buffer.compare(unclesHashOf(body.uncles), header.fields.unclesHash) !== 0) throw new PeerAnswerError(peer, "invalidBody", `block ${header.number}'s uncles do not hash to its header's`);
-    const root = checkTransactionsRoot({ header, transactions: body.transactions });
-    if (!root.ok) throw new PeerAnswerError(peer, "invalidBody", `block ${header.number}: ${root.reason}`);
+    const mismatch = bodyMismatchOf(header, body);
+    if (mismatch !== undefined) throw new PeerAnswerError(peer, "invalidBody", `block ${header.number}: ${mismatch}`);
   }
 
   /**

@@ -114,8 +114,9 @@ export function decodeHeadersRequest(bytes: Uint8Array): { startHash: Uint8Array
   return { startHash: hash(start, "headers start hash"), count: Number(value) };
 }
 
-export function encodeHeadersAnswer(headers: readonly BlockHeader[]): Uint8Array {
-  return encodeRlpListOfEncoded(headers.map((each) => each.encoded));
+/** The answer of headers given by their full encodings (BlockHeader.encoded, or a stored header's bytes as they are). */
+export function encodeHeadersAnswer(encodedHeaders: readonly Uint8Array[]): Uint8Array {
+  return encodeRlpListOfEncoded(encodedHeaders);
 }
 
 export function decodeHeadersAnswer(bytes: Uint8Array, asked: number): BlockHeader[] {

@@ -5,8 +5,7 @@
 // stored block found damaged (a header that does not hash to its key, a body that is not its
 // header's) is left out like an unknown one, and reported: the rest of the answer still goes.
 import type { Block } from "../chain/block.js";
-import { StoredDataDamagedError } from "../chain/chain.js";
-import type { BlockHeader } from "../chain/header.js";
+import { StoredDataDamagedError, type StoredHeader } from "../chain/chain.js";
 import type { PeerToPeerNetwork } from "../p2p/interface.js";
 import {
   decodeBlocksRequest,
@@ -31,8 +30,8 @@ export interface ServedChain {
   readonly head: Block;
   /** A stored block, its header checked against its hash and its body against its header. */
   servedBlock(hash: Uint8Array): Promise<Block | undefined>;
-  /** A stored header, checked against its hash, without its body. */
-  getHeaderByHash(hash: Uint8Array): BlockHeader | undefined;
+  /** A stored header as stored, checked against its hash, not decoded. */
+  servedHeader(hash: Uint8Array): StoredHeader | undefined;
   /** A stored body in its wire form, its transactions not decoded, checked against its header. */
   wireBody(hash: Uint8Array): Uint8Array | undefined;
   getCanonicalHash(blockNumber: bigint): Promise<Uint8Array | undefined>;
@@ -66,12 +65,12 @@ export class RequestServer {
    */
   async headers(request: Uint8Array): Promise<Uint8Array> {
     const { startHash, count } = decodeHeadersRequest(request);
-    const headers: BlockHeader[] = [];
-    let cursor = this.undamaged(() => this.chain.getHeaderByHash(startHash));
+    const headers: Uint8Array[] = [];
+    let cursor = this.undamaged(() => this.chain.servedHeader(startHash));
     while (cursor !== undefined && headers.length < count) {
-      headers.push(cursor);
-      const parentHash = cursor.fields.parentHash;
-      cursor = cursor.number === 0n ? undefined : this.undamaged(() => this.chain.getHeaderByHash(parentHash));
+      headers.push(cursor.encoded);
+      const parentHash = cursor.parentHash;
+      cursor = cursor.number === 0n ? undefined : this.undamaged(() => this.chain.servedHeader(parentHash));
     }
     return encodeHeadersAnswer(headers);
   }

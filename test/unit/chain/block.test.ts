@@ -4,7 +4,7 @@ import { createFeeMarket1559Tx, createLegacyTx } from "@ethereumjs/tx";
 import { Address } from "@ethereumjs/util";
 import { keccak_256 } from "@noble/hashes/sha3.js";
 import { Block } from "../../../src/chain/block.js";
-import { BlockHeader, blockHashOfStoredHeader, emptyBloom, emptyBytes, emptyListHash, emptyTrieRoot, unclesHashOf, zeroHash } from "../../../src/chain/header.js";
+import { BlockHeader, blockHashOfStoredHeader, emptyBloom, emptyBytes, emptyListHash, emptyTrieRoot, summarizeStoredHeader, unclesHashOf, zeroHash } from "../../../src/chain/header.js";
 import { indexedTrieRoot } from "../../../src/chain/indexedTrie.js";
 import { decodeRawTransaction, type ChainTransaction } from "../../../src/chain/transactions.js";
 import { createExecutionRules } from "../../../src/execution/rules.js";
@@ -100,6 +100,32 @@ describe("chain/block", () => {
     expect(mined(emptyBytes, new Uint8Array(90)).hash).to.deep.equal(withProof.hash);
     expect(mined(withProof.fields.mergedMiningMerkleProof, withProof.fields.mergedMiningCoinbaseTransaction, new Uint8Array(80).fill(4)).hash).to.not.deep.equal(withProof.hash);
     expect(mined(new Uint8Array(32), emptyBytes, emptyBytes).hash).to.deep.equal(keccak_256(RLP.encode([...base, emptyBytes])));
+  });
+
+  it("a stored header's summary, read in one pass, has the hash and fields of the decoded header; a field that is a list is refused", () => {
+    const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex");
+    const summaryOf = (encoded: Uint8Array) => {
+      const { hash, parentHash, number, unclesHash, transactionsRoot } = summarizeStoredHeader(encoded);
+      return { hash: hex(hash), parentHash: hex(parentHash), number, unclesHash: hex(unclesHash), transactionsRoot: hex(transactionsRoot) };
+    };
+    const plain = new BlockHeader({ ...header(0n, 1n, emptyBytes).fields, parentHash: new Uint8Array(32).fill(0xa1), transactionsRoot: new Uint8Array(32).fill(0xb2) });
+    const merged = (parent: Uint8Array, proof: Uint8Array, coinbase: Uint8Array) => plain.withMergedMining({ mergedMiningHeader: parent, mergedMiningMerkleProof: proof, mergedMiningCoinbaseTransaction: coinbase });
+    // Numbers of every length up to 8 bytes; merged-mining fields set or not, the parent-chain header empty while the others are set.
+    for (const number of [0n, 1n, 0x7fn, 0x80n, 0x1_0000_0000_0000n, 2n ** 64n - 1n]) {
+      const numbered = new BlockHeader({ ...plain.fields, number, extraData: new Uint8Array(40).fill(7) });
+      for (const each of [numbered, numbered.withMergedMining({ mergedMiningHeader: new Uint8Array(80).fill(3), mergedMiningMerkleProof: emptyBytes, mergedMiningCoinbaseTransaction: new Uint8Array(300).fill(4) }), merged(emptyBytes, Uint8Array.of(1), emptyBytes)]) {
+        const decoded = BlockHeader.decode(each.encoded);
+        expect(summaryOf(each.encoded)).to.deep.equal({ hash: hex(decoded.hash), parentHash: hex(decoded.fields.parentHash), number: decoded.number, unclesHash: hex(decoded.fields.unclesHash), transactionsRoot: hex(decoded.fields.transactionsRoot) });
+        expect(hex(summarizeStoredHeader(each.encoded).hash)).to.equal(hex(blockHashOfStoredHeader(each.encoded)));
+      }
+    }
+    // The merkle proof (not hashed when the parent-chain header is set) as a list: BlockHeader.decode refuses it, and so does the summary.
+    const items = RLP.decode(merged(new Uint8Array(80).fill(3), Uint8Array.of(1), Uint8Array.of(2)).encoded) as Uint8Array[];
+    const listProof = RLP.encode([...items.slice(0, 17), [Uint8Array.of(1)], items[18]!]);
+    expect(() => BlockHeader.decode(listProof)).to.throw("malformed block header");
+    expect(() => summarizeStoredHeader(listProof)).to.throw("malformed block header");
+    expect(() => summarizeStoredHeader(RLP.encode(items.slice(0, 18)))).to.throw("malformed block header");
+    expect(() => summarizeStoredHeader(plain.encoded.subarray(0, plain.encoded.length - 1))).to.throw();
   });
 
   it("withMergedMining gives the header the fields give: the same encodings and hashes, for fields of every encoded length", () => {

@@ -66,12 +66,16 @@ describe("chain: headers and wire bodies served from the store", function () {
       const header = services.chain.getHeaderByHash(block.hash);
       expect(hex(header?.hash)).to.equal(hex(block.hash));
       expect(hex(header?.encoded)).to.equal(hex(block.header.encoded));
+      // What a headers answer sends: the stored bytes, with the parent link and number its walk follows.
+      const served = services.chain.servedHeader(block.hash);
+      expect([hex(served?.encoded), hex(served?.parentHash), served?.number]).to.deep.equal([hex(block.header.encoded), hex(block.header.fields.parentHash), block.number]);
       expect(hex(services.chain.wireBody(block.hash))).to.equal(hex(block.encodeWireBody()));
       expect(cached[index]).to.deep.equal([hex(block.header.encoded), hex(block.encodeWireBody())]);
     }
     expect(mined.at(-1)!.transactions).to.have.length(3);
     const unknown = new Uint8Array(32).fill(7);
     expect(services.chain.getHeaderByHash(unknown)).to.equal(undefined);
+    expect(services.chain.servedHeader(unknown)).to.equal(undefined);
     expect(services.chain.wireBody(unknown)).to.equal(undefined);
   });
 
@@ -107,6 +111,7 @@ describe("chain: headers and wire bodies served from the store", function () {
     const { chain } = services;
 
     expect(damagedRead(() => chain.getHeaderByHash(side2.hash))).to.match(/^the stored header 0x[0-9a-f]{64} is damaged: it hashes to 0x/);
+    expect(damagedRead(() => chain.servedHeader(side2.hash))).to.equal(damagedRead(() => chain.getHeaderByHash(side2.hash)));
     expect(damagedRead(() => chain.wireBody(side2.hash))).to.match(/is damaged: it hashes to 0x/);
     expect(damagedRead(() => chain.wireBody(block3.hash))).to.equal(`the stored body of 0x${hex(block3.hash)} is damaged: its transactions do not match the header's transactions root`);
     expect(damagedRead(() => chain.wireBody(block4.hash))).to.equal(`the stored body of 0x${hex(block4.hash)} is damaged: its uncles do not match the header's uncles hash`);
@@ -130,7 +135,8 @@ describe("chain: headers and wire bodies served from the store", function () {
     expect(reported[0]).to.match(/^the stored header 0x[0-9a-f]{64} is damaged/);
     // The canonical headers are whole.
     expect(decodeHeadersAnswer(await server.headers(encodeHeadersRequest(block5.hash, 6)), 6).map((header) => Number(header.number))).to.deep.equal([5, 4, 3, 2, 1, 0]);
-    // Bodies: the damaged ones are empty entries, as for a block not held; the others are their blocks'.
+    // Bodies: the damaged ones are empty entries, as for a block not held; the others are their blocks'. The canonical
+    // ones are checked against the commitments of the headers just served (not read again), as a syncing peer asks.
     const bodies = await server.bodies(encodeHashesRequest([block1.hash, block2.hash, block3.hash, block4.hash, side2.hash, side3.hash]));
     expect(hex(bodies)).to.equal(hex(encodeItemsAnswer([block1.encodeWireBody(), block2.encodeWireBody(), undefined, undefined, undefined, side3.encodeWireBody()])));
     const blocks = await server.blocks(encodeHashesRequest([block2.hash, block3.hash, block4.hash, side3.hash]));
@@ -142,6 +148,32 @@ describe("chain: headers and wire bodies served from the store", function () {
       `the stored header 0x${hex(side2.hash)} is damaged: it hashes to 0x${hex(block2.hash)}`,
       `the stored block 0x${hex(block3.hash)} is damaged: its transactions do not match the header's transactions root`,
       `the stored block 0x${hex(block4.hash)} is damaged: its uncles do not match the header's uncles hash`,
+    ]);
+  });
+
+  it("a body asked for after its header was served (a syncing peer's order) is checked against that header's commitments: a damaged one is still left out", async () => {
+    services = await open();
+    let nonce = 0;
+    // Blocks 1-4 hold one transfer each; block 5 is the head (read into the cache at the start).
+    const mined = await mineBlocks(services, 5, async (index) => (index < 4 ? [await signedTransfer(services!, "cow", nonce++, "0x00000000000000000000000000000000000000aa")] : []));
+    const [block1, block2, block3, block4, block5] = mined as [Block, Block, Block, Block, Block];
+    await services.close();
+    services = undefined;
+    await damage(directory, async (db) => {
+      // Block 3 holds block 2's body; block 4 an uncle its header does not commit to.
+      await db.put(storeKeys.body(block3.hash), block2.encodeBody());
+      const [raws, senders] = RLP.decode((await db.get(storeKeys.body(block4.hash)))!) as [Uint8Array[], Uint8Array[]];
+      await db.put(storeKeys.body(block4.hash), RLP.encode([raws, senders, [block1.header.encoded]]));
+    });
+    services = await open();
+    const reported: string[] = [];
+    const server = new RequestServer(services.chain, 16, (reason) => new Error(reason), (error) => reported.push(error.message));
+    expect(decodeHeadersAnswer(await server.headers(encodeHeadersRequest(block5.hash, 6)), 6).map((header) => hex(header.hash))).to.deep.equal([...mined].reverse().map((block) => hex(block.hash)).concat(hex(services.chain.genesis.hash)));
+    const bodies = await server.bodies(encodeHashesRequest(mined.map((block) => block.hash)));
+    expect(hex(bodies)).to.equal(hex(encodeItemsAnswer([block1.encodeWireBody(), block2.encodeWireBody(), undefined, undefined, block5.encodeWireBody()])));
+    expect(reported).to.deep.equal([
+      `the stored body of 0x${hex(block3.hash)} is damaged: its transactions do not match the header's transactions root`,
+      `the stored body of 0x${hex(block4.hash)} is damaged: its uncles do not match the header's uncles hash`,
     ]);
   });
 

@@ -3,6 +3,7 @@
 import { expect } from "chai";
 import { lpStream } from "@libp2p/utils";
 import { multiaddr } from "@multiformats/multiaddr";
+import type { Stream } from "@libp2p/interface";
 import type { Host } from "../../../src/p2p/libp2p.js";
 import { statusProtocolId, encodeStatus } from "../../../src/p2p/status.js";
 import { encodeRlp } from "../../../src/common/rlp.js";
@@ -150,6 +151,87 @@ describe("p2p network (memory transport)", function () {
       await rogue.dial(multiaddr(target.address));
       await waitUntil(() => target.network.peerRecord(rogue.peerId.toString())?.events.failedHandshake === 1, "failedHandshake recorded", 5_000);
       await waitUntil(() => rogue.getConnections().length === 0, "the silent peer disconnected");
+    });
+
+    /**
+     * A bare host past the handshake with `target` (it dials, sends a good status and reads the
+     * answer), answering the target's status requests with `answer`; `silent` streams it opens
+     * are kept open, unwritten, until the test ends.
+     */
+    async function peerPastHandshake(target: MemoryNode, answer: (stream: Stream) => Promise<void>): Promise<Host> {
+      const rogue = await rogueHost();
+      await rogue.handle(statusProtocolId, (stream) => answer(stream).catch(() => undefined));
+      await rogue.dial(multiaddr(target.address));
+      const stream = await rogue.dialProtocol(multiaddr(target.address), statusProtocolId, { signal: AbortSignal.timeout(3_000) });
+      const frames = lpStream(stream);
+      await frames.write(encodeStatus(regtestLikeStatus()));
+      expect((await frames.read({ signal: AbortSignal.timeout(3_000) })).subarray()[0]).to.equal(0);
+      await waitUntil(() => target.network.connectedPeers().length === 1, "the bare host past the handshake");
+      return rogue;
+    }
+    /** Reads the status request and never answers (the stream stays open until the test ends). */
+    const neverAnswer = async (stream: Stream) => void (await lpStream(stream).read());
+    const statusMs = 300;
+
+    it("a refresh the peer answers late is recorded as a timeout, each time, and the peer is kept", async () => {
+      const target = await node({ timings: { statusMs } });
+      const rogue = await peerPastHandshake(target, neverAnswer);
+      const rogueId = rogue.peerId.toString();
+      for (const [bestNumber, timeouts] of [[1n, 1], [2n, 2]] as const) {
+        // A new head: the target sends its status to its peers.
+        target.status.set({ bestNumber });
+        await waitUntil(() => target.network.peerRecord(rogueId)?.events.timeout === timeouts, `timeout ${timeouts} recorded`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, statusMs));
+      expect(target.network.readyPeers().map((peer) => peer.peerId)).to.deep.equal([rogueId]);
+      expect(rogue.getConnections().length).to.equal(1);
+      expect(target.network.peerRecord(rogueId)!.events.failedHandshake).to.equal(undefined);
+    });
+
+    it("a refresh sent by a peer past the handshake that does not come in time is recorded as a timeout, and the peer is kept", async () => {
+      const target = await node({ timings: { statusMs } });
+      const rogue = await peerPastHandshake(target, neverAnswer);
+      const rogueId = rogue.peerId.toString();
+      // Opens a status stream and writes nothing.
+      await rogue.dialProtocol(multiaddr(target.address), statusProtocolId, { signal: AbortSignal.timeout(3_000) });
+      await waitUntil(() => target.network.peerRecord(rogueId)?.events.timeout === 1, "the timeout recorded");
+      await new Promise((resolve) => setTimeout(resolve, statusMs));
+      expect(target.network.readyPeers().map((peer) => peer.peerId)).to.deep.equal([rogueId]);
+      expect(rogue.getConnections().length).to.equal(1);
+    });
+
+    it("a refresh answered with bytes that do not decode still ends the connection, on either side", async () => {
+      const target = await node({ timings: { statusMs } });
+      const answeredBadly = await peerPastHandshake(target, async (stream) => {
+        const frames = lpStream(stream);
+        await frames.read();
+        await frames.write(Uint8Array.from([0, 0xf9, 0xff, 0x00]));
+      });
+      target.status.set({ bestNumber: 1n });
+      await waitUntil(() => target.network.peerRecord(answeredBadly.peerId.toString())?.events.invalidMessage === 1, "invalidMessage recorded");
+      await waitUntil(() => answeredBadly.getConnections().length === 0, "the peer disconnected");
+      const sentBadly = await peerPastHandshake(target, neverAnswer);
+      await lpStream(await sentBadly.dialProtocol(multiaddr(target.address), statusProtocolId, { signal: AbortSignal.timeout(3_000) })).write(encodeRlp([1, 7771, 33]));
+      await waitUntil(() => target.network.peerRecord(sentBadly.peerId.toString())?.events.invalidMessage === 1, "invalidMessage recorded");
+      await waitUntil(() => sentBadly.getConnections().length === 0, "the peer disconnected");
+    });
+
+    it("a status missing in the handshake still ends the connection, on either side, recorded as a timeout", async () => {
+      // The node dials: its first status goes unanswered.
+      const silentBootnode = await rogueHost();
+      await silentBootnode.handle(statusProtocolId, (stream) => neverAnswer(stream).catch(() => undefined));
+      let hungUp = 0;
+      silentBootnode.addEventListener("peer:disconnect", () => hungUp++);
+      const dialler = await node({ timings: { statusMs }, options: { bootnodes: [silentBootnode.getMultiaddrs()[0]!.toString()] } });
+      await waitUntil(() => (dialler.network.peerRecord(silentBootnode.peerId.toString())?.events.timeout ?? 0) >= 1 && hungUp >= 1, "the timeout recorded and the bootnode hung up on");
+      expect(dialler.network.connectedPeers()).to.deep.equal([]);
+      // The node is dialled: the peer opens a status stream and writes nothing.
+      const target = await node({ timings: { statusMs, handshakeMs: 5_000 } });
+      const rogue = await rogueHost();
+      await rogue.dial(multiaddr(target.address));
+      await rogue.dialProtocol(multiaddr(target.address), statusProtocolId, { signal: AbortSignal.timeout(3_000) });
+      await waitUntil(() => target.network.peerRecord(rogue.peerId.toString())?.events.timeout === 1, "the timeout recorded");
+      await waitUntil(() => rogue.getConnections().length === 0, "the peer disconnected");
     });
 
     it("a status answered with a good frame is accepted from a bare host (the codec is the protocol)", async () => {

@@ -99,7 +99,7 @@ describe("sync messages: codecs and their limits", function () {
 
     it("an answer round-trips the real headers, hashes and all; more headers than asked are refused", () => {
       const headers = blocks.map((block) => block.header).reverse();
-      const answer = encodeHeadersAnswer(headers);
+      const answer = encodeHeadersAnswer(headers.map((header) => header.encoded));
       const decoded = decodeHeadersAnswer(answer, 3);
       expect(decoded.map((header) => Buffer.from(header.hash).toString("hex"))).to.deep.equal(headers.map((header) => Buffer.from(header.hash).toString("hex")));
       expect(decoded.map((header) => header.number)).to.deep.equal([3n, 2n, 1n]);
@@ -266,7 +266,7 @@ describe("sync messages: codecs and their limits", function () {
     expect(encodeNumberRequest(2n ** 64n - 1n).length).to.be.at.most(protocols.blockHash.maxRequestBytes);
     expect(encodeNumberRequest(2n ** 64n - 1n).length).to.be.at.most(protocols.skeleton.maxRequestBytes);
     // A full answer of 192 of these headers (merged-mining fields and all) fits its answer limit.
-    const full = encodeHeadersAnswer(Array.from({ length: maxHeadersPerRequest }, () => blocks[0]!.header));
+    const full = encodeHeadersAnswer(Array.from({ length: maxHeadersPerRequest }, () => blocks[0]!.header.encoded));
     expect(full.length).to.be.at.most(protocols.headers.maxResponseBytes);
   });
 });
