@@ -100,15 +100,19 @@ const callStipend = 2_300n;
 /** Stored roots with an engine kept ready. */
 const engineCount = 4;
 
+/** How far a call on a stored block runs synchronously (execution/synchronousCalls.ts) before it gives up and takes the engine's path. */
+export interface SynchronousCallLimits {
+  readonly steps: number;
+  readonly ms: number;
+}
+
 /**
- * How far a call on a stored block runs synchronously (execution/synchronousCalls.ts) before it
- * gives up and takes the engine's path: a token's balanceOf is some 200 steps and 10-20 µs, a
- * swap's quote a few thousand; 20,000 steps of cheap opcodes take a millisecond or two, and the
- * time bound caps steps that read the disk. It holds the thread that answers every request no
- * longer than the first try of a call that comes alone (aloneCallFirstTryMs).
+ * A token's balanceOf is some 200 steps and 10-20 µs, a swap's quote a few thousand; 20,000 steps
+ * of cheap opcodes take a millisecond or two, and the time bound caps steps that read the disk. It
+ * holds the thread that answers every request no longer than the first try of a call that comes
+ * alone (aloneCallFirstTryMs).
  */
-const synchronousCallSteps = 20_000;
-const synchronousCallMs = 3;
+const defaultSynchronousCallLimits: SynchronousCallLimits = { steps: 20_000, ms: 3 };
 
 interface StoredRootEngine {
   /** The engine's state, made first: the synchronous path reads its stored state without the engine. */
@@ -144,6 +148,8 @@ export class CallService {
      * offload, which tries them there), or none.
      */
     private readonly synchronousCalls: SynchronousCallsHere = "none",
+    /** How far the synchronous path runs before it gives up. */
+    private readonly synchronousLimits: SynchronousCallLimits = defaultSynchronousCallLimits,
   ) {}
 
   /** From now on, calls and estimates on stored blocks go to `offload` when it takes them. */
@@ -338,7 +344,7 @@ export class CallService {
   private runSynchronously(block: Block, call: MessageCall): MessageCallResult | undefined {
     const { context, stateRootKey } = this.contextOf(block);
     const entry = this.entryOf(stateRootKey, block.header.fields.stateRoot);
-    const budget = { steps: synchronousCallSteps, deadline: performance.now() + synchronousCallMs };
+    const budget = { steps: this.synchronousLimits.steps, deadline: performance.now() + this.synchronousLimits.ms };
     return runSynchronousCall(entry.overlay.storedReads(), context, call, this.common, budget);
   }
 
