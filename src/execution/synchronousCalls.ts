@@ -512,58 +512,53 @@ class SynchronousRun {
         const length = stack.length;
         if (length < stackIn[op]!) throw halt;
         if (length - stackIn[op]! + stackOut[op]! > g.stackLimit) throw halt;
+        // Each opcode's static gas first, as the engine takes it before the opcode runs; the
+        // cases below take only their dynamic gas.
+        if ((gasLeft -= fee) < 0) throw halt;
         pc++;
         switch (op) {
           case 0x00:
             return { status: 0, gasLeft, returnData: emptyBytes };
           case 0x01: {
-            if ((gasLeft -= fee) < 0) throw halt;
             const a = stack.pop()!;
             stack.push((a + stack.pop()!) & wordMask);
             break;
           }
           case 0x02: {
-            if ((gasLeft -= fee) < 0) throw halt;
             const a = stack.pop()!;
             stack.push((a * stack.pop()!) & wordMask);
             break;
           }
           case 0x03: {
-            if ((gasLeft -= fee) < 0) throw halt;
             const a = stack.pop()!;
             stack.push((a - stack.pop()!) & wordMask);
             break;
           }
           case 0x04: {
-            if ((gasLeft -= fee) < 0) throw halt;
             const a = stack.pop()!;
             const b = stack.pop()!;
             stack.push(b === 0n ? 0n : a / b);
             break;
           }
           case 0x05: {
-            if ((gasLeft -= fee) < 0) throw halt;
             const a = BigInt.asIntN(256, stack.pop()!);
             const b = BigInt.asIntN(256, stack.pop()!);
             stack.push(b === 0n ? 0n : BigInt.asUintN(256, a / b));
             break;
           }
           case 0x06: {
-            if ((gasLeft -= fee) < 0) throw halt;
             const a = stack.pop()!;
             const b = stack.pop()!;
             stack.push(b === 0n ? 0n : a % b);
             break;
           }
           case 0x07: {
-            if ((gasLeft -= fee) < 0) throw halt;
             const a = BigInt.asIntN(256, stack.pop()!);
             const b = BigInt.asIntN(256, stack.pop()!);
             stack.push(b === 0n ? 0n : BigInt.asUintN(256, a % b));
             break;
           }
           case 0x08: {
-            if ((gasLeft -= fee) < 0) throw halt;
             const a = stack.pop()!;
             const b = stack.pop()!;
             const n = stack.pop()!;
@@ -571,7 +566,6 @@ class SynchronousRun {
             break;
           }
           case 0x09: {
-            if ((gasLeft -= fee) < 0) throw halt;
             const a = stack.pop()!;
             const b = stack.pop()!;
             const n = stack.pop()!;
@@ -581,7 +575,7 @@ class SynchronousRun {
           case 0x0a: {
             const base = stack[length - 1]!;
             const exponent = stack[length - 2]!;
-            if ((gasLeft -= fee + (exponent === 0n ? 0 : Math.ceil(exponent.toString(2).length / 8) * g.expByte)) < 0) throw halt;
+            if ((gasLeft -= (exponent === 0n ? 0 : Math.ceil(exponent.toString(2).length / 8) * g.expByte)) < 0) throw halt;
             drop(stack, 2);
             let result = 1n;
             let power = base;
@@ -593,7 +587,6 @@ class SynchronousRun {
             break;
           }
           case 0x0b: {
-            if ((gasLeft -= fee) < 0) throw halt;
             const k = stack.pop()!;
             let value = stack.pop()!;
             if (k < 31n) {
@@ -609,7 +602,6 @@ class SynchronousRun {
           case 0x12:
           case 0x13:
           case 0x14: {
-            if ((gasLeft -= fee) < 0) throw halt;
             const a = stack.pop()!;
             const b = stack.pop()!;
             let r: boolean;
@@ -622,54 +614,45 @@ class SynchronousRun {
             break;
           }
           case 0x15:
-            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(stack.pop()! === 0n ? 1n : 0n);
             break;
           case 0x16: {
-            if ((gasLeft -= fee) < 0) throw halt;
             const a = stack.pop()!;
             stack.push(a & stack.pop()!);
             break;
           }
           case 0x17: {
-            if ((gasLeft -= fee) < 0) throw halt;
             const a = stack.pop()!;
             stack.push(a | stack.pop()!);
             break;
           }
           case 0x18: {
-            if ((gasLeft -= fee) < 0) throw halt;
             const a = stack.pop()!;
             stack.push(a ^ stack.pop()!);
             break;
           }
           case 0x19:
-            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(wordMask ^ stack.pop()!);
             break;
           case 0x1a: {
-            if ((gasLeft -= fee) < 0) throw halt;
             const index = stack.pop()!;
             const value = stack.pop()!;
             stack.push(index >= 32n ? 0n : (value >> (248n - index * 8n)) & 0xffn);
             break;
           }
           case 0x1b: {
-            if ((gasLeft -= fee) < 0) throw halt;
             const shift = stack.pop()!;
             const value = stack.pop()!;
             stack.push(shift >= 256n ? 0n : (value << shift) & wordMask);
             break;
           }
           case 0x1c: {
-            if ((gasLeft -= fee) < 0) throw halt;
             const shift = stack.pop()!;
             const value = stack.pop()!;
             stack.push(shift >= 256n ? 0n : value >> shift);
             break;
           }
           case 0x1d: {
-            if ((gasLeft -= fee) < 0) throw halt;
             const shift = stack.pop()!;
             const value = BigInt.asIntN(256, stack.pop()!);
             stack.push(BigInt.asUintN(256, shift >= 256n ? (value < 0n ? -1n : 0n) : value >> shift));
@@ -678,14 +661,13 @@ class SynchronousRun {
           case 0x20: {
             const offset = stack[length - 1]!;
             const size = stack[length - 2]!;
-            if ((gasLeft -= fee + this.memoryCost(sizing, offset, size) + g.keccakWord * Number((size + 31n) / 32n)) < 0) throw halt;
+            if ((gasLeft -= this.memoryCost(sizing, offset, size) + g.keccakWord * Number((size + 31n) / 32n)) < 0) throw halt;
             if (memory.length < sizing.memoryWords * 32) memory = grownMemory(memory, sizing.memoryWords * 32);
             drop(stack, 2);
             stack.push(bytesToBigInt(keccak256(copyOfMemory(memory, offset, size))));
             break;
           }
           case 0x30:
-            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(frame.address);
             break;
           case 0x31: {
@@ -695,19 +677,15 @@ class SynchronousRun {
             break;
           }
           case 0x32:
-            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(bytesToBigInt(this.call.from));
             break;
           case 0x33:
-            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(frame.caller);
             break;
           case 0x34:
-            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(frame.value);
             break;
           case 0x35: {
-            if ((gasLeft -= fee) < 0) throw halt;
             const offset = stack.pop()!;
             const data = frame.data;
             if (offset >= BigInt(data.length)) stack.push(0n);
@@ -720,7 +698,6 @@ class SynchronousRun {
             break;
           }
           case 0x36:
-            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(BigInt(frame.data.length));
             break;
           case 0x37:
@@ -731,18 +708,16 @@ class SynchronousRun {
             const size = stack[length - 3]!;
             const source = op === 0x37 ? frame.data : op === 0x39 ? code : returnData;
             if (op === 0x3e && dataOffset + size > BigInt(returnData.length)) throw halt;
-            if ((gasLeft -= fee + this.memoryCost(sizing, memoryOffset, size) + g.copy * Number((size + 31n) / 32n)) < 0) throw halt;
+            if ((gasLeft -= this.memoryCost(sizing, memoryOffset, size) + g.copy * Number((size + 31n) / 32n)) < 0) throw halt;
             if (memory.length < sizing.memoryWords * 32) memory = grownMemory(memory, sizing.memoryWords * 32);
             drop(stack, 3);
             if (size !== 0n) copyPadded(memory, Number(memoryOffset), source, dataOffset, Number(size));
             break;
           }
           case 0x38:
-            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(BigInt(codeLength));
             break;
           case 0x3a:
-            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(this.call.gasPrice);
             break;
           case 0x3b:
@@ -773,11 +748,9 @@ class SynchronousRun {
             break;
           }
           case 0x3d:
-            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(BigInt(returnData.length));
             break;
           case 0x40: {
-            if ((gasLeft -= fee) < 0) throw halt;
             const number = stack.pop()!;
             const distance = this.context.number - number;
             if (distance > 256n || distance <= 0n) stack.push(0n);
@@ -785,44 +758,35 @@ class SynchronousRun {
             break;
           }
           case 0x41:
-            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(this.coinbase);
             break;
           case 0x42:
-            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(this.context.timestamp);
             break;
           case 0x43:
-            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(this.context.number);
             break;
           case 0x44:
-            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(this.prevRandao);
             break;
           case 0x45:
-            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(this.context.gasLimit);
             break;
           case 0x46:
-            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(this.chainId);
             break;
           case 0x47:
-            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(this.balanceOf(frame.addressHex));
             break;
           case 0x48:
-            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(this.baseFee);
             break;
           case 0x50:
-            if ((gasLeft -= fee) < 0) throw halt;
             stack.pop();
             break;
           case 0x51: {
             const offset = stack[length - 1]!;
-            if ((gasLeft -= fee + this.memoryCost(sizing, offset, 32n)) < 0) throw halt;
+            if ((gasLeft -= this.memoryCost(sizing, offset, 32n)) < 0) throw halt;
             if (memory.length < sizing.memoryWords * 32) memory = grownMemory(memory, sizing.memoryWords * 32);
             const start = Number(offset);
             stack[length - 1] = bytesToBigInt(memory.subarray(start, start + 32));
@@ -830,7 +794,7 @@ class SynchronousRun {
           }
           case 0x52: {
             const offset = stack[length - 1]!;
-            if ((gasLeft -= fee + this.memoryCost(sizing, offset, 32n)) < 0) throw halt;
+            if ((gasLeft -= this.memoryCost(sizing, offset, 32n)) < 0) throw halt;
             if (memory.length < sizing.memoryWords * 32) memory = grownMemory(memory, sizing.memoryWords * 32);
             writeWord(memory, Number(offset), stack[length - 2]!);
             drop(stack, 2);
@@ -838,7 +802,7 @@ class SynchronousRun {
           }
           case 0x53: {
             const offset = stack[length - 1]!;
-            if ((gasLeft -= fee + this.memoryCost(sizing, offset, 1n)) < 0) throw halt;
+            if ((gasLeft -= this.memoryCost(sizing, offset, 1n)) < 0) throw halt;
             if (memory.length < sizing.memoryWords * 32) memory = grownMemory(memory, sizing.memoryWords * 32);
             memory[Number(offset)] = Number(stack[length - 2]! & 0xffn);
             drop(stack, 2);
@@ -887,14 +851,12 @@ class SynchronousRun {
             break;
           }
           case 0x56: {
-            if ((gasLeft -= fee) < 0) throw halt;
             const destination = stack.pop()!;
             if (destination >= BigInt(codeLength) || jumps[Number(destination)] !== 1) throw halt;
             pc = Number(destination);
             break;
           }
           case 0x57: {
-            if ((gasLeft -= fee) < 0) throw halt;
             const destination = stack.pop()!;
             if (stack.pop()! !== 0n) {
               if (destination >= BigInt(codeLength) || jumps[Number(destination)] !== 1) throw halt;
@@ -903,28 +865,22 @@ class SynchronousRun {
             break;
           }
           case 0x58:
-            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(BigInt(pc - 1));
             break;
           case 0x59:
-            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(BigInt(sizing.memoryWords * 32));
             break;
           case 0x5a:
-            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(BigInt(gasLeft));
             break;
           case 0x5b:
-            if ((gasLeft -= fee) < 0) throw halt;
             break;
           case 0x5c: {
-            if ((gasLeft -= fee) < 0) throw halt;
             const key = frame.addressHex + stack[length - 1]!.toString(16);
             stack[length - 1] = this.transient.get(key) ?? 0n;
             break;
           }
           case 0x5d: {
-            if ((gasLeft -= fee) < 0) throw halt;
             if (frame.isStatic) throw halt;
             this.setTransient(frame.addressHex + stack[length - 1]!.toString(16), stack[length - 2]!);
             drop(stack, 2);
@@ -935,14 +891,13 @@ class SynchronousRun {
             const source = stack[length - 2]!;
             const size = stack[length - 3]!;
             const sourceGas = this.memoryCost(sizing, source, size);
-            if ((gasLeft -= fee + g.copy * Number((size + 31n) / 32n) + sourceGas + this.memoryCost(sizing, destination, size)) < 0) throw halt;
+            if ((gasLeft -= g.copy * Number((size + 31n) / 32n) + sourceGas + this.memoryCost(sizing, destination, size)) < 0) throw halt;
             if (memory.length < sizing.memoryWords * 32) memory = grownMemory(memory, sizing.memoryWords * 32);
             drop(stack, 3);
             if (size !== 0n) memory.copyWithin(Number(destination), Number(source), Number(source) + Number(size));
             break;
           }
           case 0x5f:
-            if ((gasLeft -= fee) < 0) throw halt;
             stack.push(0n);
             break;
           case 0xf3:
@@ -1007,14 +962,11 @@ class SynchronousRun {
           }
           default: {
             if (op >= 0x60 && op <= 0x7f) {
-              if ((gasLeft -= fee) < 0) throw halt;
               stack.push(frame.pushes[pc - 1]!);
               pc += op - 0x5f;
             } else if (op >= 0x80 && op <= 0x8f) {
-              if ((gasLeft -= fee) < 0) throw halt;
               stack.push(stack[length - (op - 0x7f)]!);
             } else if (op >= 0x90 && op <= 0x9f) {
-              if ((gasLeft -= fee) < 0) throw halt;
               const other = length - 1 - (op - 0x8f);
               const top = stack[length - 1]!;
               stack[length - 1] = stack[other]!;
@@ -1026,7 +978,7 @@ class SynchronousRun {
               const topics = op - 0xa0;
               const memoryGas = this.memoryCost(sizing, offset, size);
               if (size > BigInt(maxGas)) throw halt;
-              if ((gasLeft -= fee + memoryGas + g.logTopic * topics + Number(size) * g.logData) < 0) throw halt;
+              if ((gasLeft -= memoryGas + g.logTopic * topics + Number(size) * g.logData) < 0) throw halt;
               if (memory.length < sizing.memoryWords * 32) memory = grownMemory(memory, sizing.memoryWords * 32);
               // The log itself is thrown away with the call.
               drop(stack, 2 + topics);
