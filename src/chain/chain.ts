@@ -10,6 +10,7 @@
 import type { Common } from "@ethereumjs/common";
 import { RLP } from "@ethereumjs/rlp";
 import { bytesToBigInt } from "@ethereumjs/util";
+import { GenerationalCache } from "../common/generationalCache.js";
 import { bigIntToMinimalBytes, bytesToUnprefixedHex } from "../common/hex.js";
 import type { StateDatabase } from "../state/stateDatabase.js";
 import type { TrieNodeBatch } from "../storage/trieNodeStore.js";
@@ -88,25 +89,6 @@ class RecentCache<V> {
 }
 
 /**
- * A map that holds at least the last `capacity / 2` entries set and at most `capacity`: entries
- * go into the newer of two maps, and once it is full the older is dropped whole. No entry is
- * deleted one by one: evicting the oldest entry of a Map (RecentCache) walks past the holes every
- * earlier eviction left at its start, a cost that grew with the entries set.
- */
-class TwoGenerationCache<V> {
-  private newer = new Map<string, V>();
-  private older = new Map<string, V>();
-  constructor(private readonly capacity: number) {}
-  get(key: string): V | undefined {
-    return this.newer.get(key) ?? this.older.get(key);
-  }
-  set(key: string, value: V): void {
-    if (this.newer.size >= this.capacity / 2) [this.older, this.newer] = [this.newer, new Map()];
-    this.newer.set(key, value);
-  }
-}
-
-/**
  * Data the store holds that is not what was written (a block whose bytes do not hash to its key,
  * receipts that do not decode, a canonical block's receipts missing): the read is refused, naming
  * what is damaged, rather than served.
@@ -151,7 +133,7 @@ export class Chain {
    * are checked against these without reading and hashing each header again. A hash names one
    * header, so an entry never goes stale.
    */
-  private readonly servedCommitments = new TwoGenerationCache<BodyCommitments>(servedCommitmentsCacheSize);
+  private readonly servedCommitments = new GenerationalCache<BodyCommitments>(servedCommitmentsCacheSize, () => 1);
   private readonly headListeners = new ChainHeadListeners();
   /** The highest number with a side block stored (the miner looks for uncles only near it). */
   private highestSideBlock: bigint | undefined;
