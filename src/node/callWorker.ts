@@ -212,9 +212,9 @@ async function serve(port: NonNullable<typeof parentPort>, data: CallWorkerData)
           let result: MessageCallResult | undefined;
           try {
             result = calls.callAtOnce(blockOf(reference), call);
-          } catch {
-            // The engine's path words the failure (the synchronous path runs again there first).
-            return run({ id, kind: "call", block: reference, call, overrides: undefined });
+          } catch (error) {
+            // What call() would answer: it runs the synchronous path first, which fails the same way.
+            return reply(id, undefined, describeFailure(error));
           }
           if (result === undefined) return run({ id, kind: "call", block: reference, call, overrides: undefined }, true);
           reply(id, result);
