@@ -154,8 +154,8 @@ export class StateTrie extends MerklePatriciaTrie {
    * throws the package's error.
    */
   getAtSync(root: Uint8Array, key: Uint8Array): Uint8Array | null | undefined {
-    const database = this._db.db;
-    if (!(database instanceof TrieNodeStore)) return undefined;
+    const database = this.nodeStore();
+    if (database === undefined) return undefined;
     const memoryKey = bytesToUnprefixedHex(root) + bytesToUnprefixedHex(key);
     const known = this.remembered.get(memoryKey);
     if (known !== undefined) return known;
