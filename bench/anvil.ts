@@ -4,7 +4,8 @@
 // so that the host's changes of speed fall on both:
 //   - start-up: from spawning the process to the first answer of eth_blockNumber, for the node (fresh
 //     LevelDB data dir), Anvil, and the floor: a bare node:http server answering a constant
-//     (bench/baselineServer.ts); the node's ratio to the floor is issue 39's target (at most 1.5x);
+//     (bench/baselineServer.ts); the node's ratio to the floor is issue 39's target (at most 1.5x),
+//     both started without NODE_EXTRA_CA_CERTS (withoutExtraCaCertificates says why);
 //   - call: eth_call of a token's balanceOf at 32 keep-alive connections, in blocks of 5,000 calls:
 //     the first block is a fresh process's first calls (reported apart), the others warm; calls a
 //     second and the CPU a call of all the process's threads;
@@ -33,7 +34,7 @@ import { fileURLToPath } from "node:url";
 import { keccak256 } from "ethers";
 import { startListeningProcess, startNodeProcess, type NodeProcess } from "../test/helpers/nodeProcess.js";
 import { compileFixture } from "../test/helpers/solidity.js";
-import { cpuMsOf, developmentSigners, encodeTokenConstructor, median, rpc, rpcBody, signedRaw, type Signer } from "./chainClient.js";
+import { cpuMsOf, developmentSigners, encodeTokenConstructor, median, rpc, rpcBody, signedRaw, withoutExtraCaCertificates, type Signer } from "./chainClient.js";
 import { runSequences } from "./loadClient.js";
 import { recordResult, targetsOf, writeResults } from "./results.js";
 import { sendTraceLoop, timeTrace, traceVariants } from "./tracing.js";
@@ -206,27 +207,28 @@ async function benchStartUp(workDir: string): Promise<void> {
   const times: Record<"floor" | "node" | "anvil", number[]> = { floor: [], node: [], anvil: [] };
   const ask = (process: NodeProcess) => rpc(process.url, "eth_blockNumber", []).then(() => {});
   const kinds = ["floor", "node", "anvil"] as const;
-  for (let round = 0; round < startUpRounds; round++) {
-    for (const kind of inTurn(kinds, round)) {
-      if (kind === "floor") times.floor.push(await timeSpawnToAnswer(() => startListeningProcess(baselineScript, ["node-http"]), ask));
-      else if (kind === "anvil") {
-        const port = await freePort();
-        times.anvil.push(await timeSpawnToAnswer(() => startAnvil(port), async () => {}));
-      }
-      else {
-        const dataDir = await mkdtemp(join(workDir, "start-up-"));
-        try {
-          times.node.push(await timeSpawnToAnswer(() => startNodeProcess(["--port", "0", "--data-dir", dataDir]), ask));
-        } finally {
-          await rm(dataDir, { recursive: true, force: true });
+  const { removed } = await withoutExtraCaCertificates(async () => {
+    for (let round = 0; round < startUpRounds; round++) {
+      for (const kind of inTurn(kinds, round)) {
+        if (kind === "floor") times.floor.push(await timeSpawnToAnswer(() => startListeningProcess(baselineScript, ["node-http"]), ask));
+        else if (kind === "anvil") {
+          const port = await freePort();
+          times.anvil.push(await timeSpawnToAnswer(() => startAnvil(port), async () => {}));
+        } else {
+          const dataDir = await mkdtemp(join(workDir, "start-up-"));
+          try {
+            times.node.push(await timeSpawnToAnswer(() => startNodeProcess(["--port", "0", "--data-dir", dataDir]), ask));
+          } finally {
+            await rm(dataDir, { recursive: true, force: true });
+          }
         }
       }
     }
-  }
+  });
   const floor = median(times.floor);
   const node = median(times.node);
   const anvil = median(times.anvil);
-  console.log(`start-up, spawn to first answer, medians of ${startUpRounds} alternating rounds`);
+  console.log(`start-up, spawn to first answer, medians of ${startUpRounds} alternating rounds${removed ? " (without NODE_EXTRA_CA_CERTS, which node loads at every start: bench/chainClient.ts)" : ""}`);
   console.log(`  ${ratioLine("start-up to first answer", node, anvil, "ms", "lower")}`);
   const verdict = recordResult("start-up to first answer (side by side)", node, "ms", targetsOf("lower", [39, Math.round(1.5 * floor)]), { anvilMs: anvil, floorMs: floor, overFloor: node / floor });
   console.log(`  bare node:http floor ${floor.toFixed(1)} ms: node ${(node / floor).toFixed(2)}x the floor, anvil ${(anvil / floor).toFixed(2)}x  ${verdict}`);

@@ -5,7 +5,7 @@
 // transactions a second, wall time and CPU (main thread, all threads) per transaction; and the
 // median of the per-block ratios of wall time (the other build's over this one's) with its quartiles.
 // One build against itself gave 0.977 and 0.967 here: differences below some 4 % are noise.
-//   BENCH_OTHER     the other build's bundle (dist/bundle/cli/chain-node.mjs of another checkout
+//   BENCH_OTHER     the other build's bundle (dist/bundle/cli/chain-node.cjs of another checkout
 //                   built with make build; a git worktree of the commit to compare with does)
 //   BENCH_KIND      erc20 (sequential token transfers from one sender, the default), transfers
 //                   (value transfers from 8 senders at once) or call (eth_call of a token's balanceOf
@@ -37,7 +37,7 @@ const profileDirectory = process.env.BENCH_PROFILE_DIR;
 const otherArguments = process.env.BENCH_OTHER_ARGS?.split(" ").filter(Boolean) ?? [];
 const senderCount = 8;
 
-if (otherBundle === undefined) throw new Error("set BENCH_OTHER to the other build's dist/bundle/cli/chain-node.mjs");
+if (otherBundle === undefined) throw new Error("set BENCH_OTHER to the other build's dist/bundle/cli/chain-node.cjs");
 if (kind !== "erc20" && kind !== "transfers" && kind !== "call") throw new Error(`BENCH_KIND is erc20, transfers or call, not ${kind}`);
 if (kind === "transfers" && blockSize % senderCount !== 0) throw new Error(`BENCH_BLOCK must be a multiple of ${senderCount} for transfers`);
 

@@ -20,7 +20,7 @@
 //     notification to C's: median and p99 (target p99 under 150 ms); from the send to C's notification
 //     is reported too;
 //   - start-up: spawn to the first eth_blockNumber answer of a lone dev node (--in-memory), this
-//     build alternating with BENCH_OTHER (another build's dist/bundle/cli/chain-node.mjs, say the
+//     build alternating with BENCH_OTHER (another build's dist/bundle/cli/chain-node.cjs, say the
 //     build before issue 38) over BENCH_START_ROUNDS rounds (default 15): at most 10 ms slower than it. Only
 //     with BENCH_OTHER.
 // The figures go to dist/bench/results/network.json (bench/results.ts). BENCH_ONLY=sync,blocks,
@@ -413,7 +413,7 @@ try {
     }
   }
   if (selected.has("start-up")) {
-    if (otherBundle === undefined) console.log("lone dev node start-up: set BENCH_OTHER to another build's dist/bundle/cli/chain-node.mjs to compare");
+    if (otherBundle === undefined) console.log("lone dev node start-up: set BENCH_OTHER to another build's dist/bundle/cli/chain-node.cjs to compare");
     else await benchStartUp(otherBundle);
   }
 } finally {

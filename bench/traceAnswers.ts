@@ -1,7 +1,7 @@
 // make bench-traces: struct-log trace answers, in two parts (BENCH_TRACES=compare,rss picks them).
 //   - compare: debug_traceTransaction of bench/tracing.ts's ~25,000-step loop with the tracer's
 //     defaults, with the stack on, and without stack and memory, on this build and on another one
-//     (BENCH_OTHER: its dist/bundle/cli/chain-node.mjs, say of a git worktree built with make
+//     (BENCH_OTHER: its dist/bundle/cli/chain-node.cjs, say of a git worktree built with make
 //     build), in alternating rounds so that the host's changes of speed fall on both: the median
 //     time and the answer's size of each. Both nodes run with the response limit raised (an older
 //     build holds single answers to it) and on a LevelDB data dir (traces on the call worker);

@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { createInterface } from "node:readline";
 
 /** The bundled command (make build), as `make run` starts it. */
-export const cliPath = fileURLToPath(new URL("../../bundle/cli/chain-node.mjs", import.meta.url));
+export const cliPath = fileURLToPath(new URL("../../bundle/cli/chain-node.cjs", import.meta.url));
 
 /**
  * The runtime flags the command's first line gives node (`#!/usr/bin/env -S node <flags>`), so
