@@ -47,7 +47,7 @@ export function createSyncManager(network: PeerToPeerNetwork, services: ChainSer
       miner.holdForSync(held).catch((error: unknown) => syncLog.error({ err: error }, "mining what arrived during the sync failed"));
     },
     decoding: { common: services.common, typed: services.typedTransactions },
-    batchChecks: services.batchChecks === undefined ? undefined : { proofs: services.batchChecks, senders: services.batchChecks },
+    batchChecks: services.batchChecks === undefined ? undefined : { proofs: services.batchChecks, senders: services.batchChecks, prepare: () => services.batchChecks?.prepare() },
     refuseRequest,
     log: syncLog,
     options,

@@ -75,6 +75,8 @@ export interface LongSyncChecks {
   readonly proofs?: MergedMiningProofBatchCheck;
   /** The senders of a batch of bodies. */
   readonly senders?: SignatureBatchRecovery;
+  /** Starts what the checks run on (their thread) as the sync begins, rather than with the first batch. */
+  prepare?(): void;
 }
 
 export type LongSyncResult =
@@ -131,6 +133,7 @@ export class LongSync {
     for (;;) {
       const peer = chooseSyncPeer(this.usablePeers(), this.chain, this.options.longSyncLimit);
       if (peer === undefined) return this.imported === 0 && this.excluded.size === 0 ? { kind: "notNeeded" } : this.ended(startingBlock);
+      this.checks.prepare?.();
       try {
         await this.syncFrom(peer, startingBlock);
         if (this.chain.head.number >= peer.best.number || Buffer.compare(this.chain.head.hash, peer.best.hash) === 0) return { kind: "synced", imported: this.imported, from: peer.id };

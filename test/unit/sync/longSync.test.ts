@@ -405,6 +405,22 @@ describe("sync: long sync and orphans with scripted peers", function () {
     }
   });
 
+  it("has its checks' thread started as it begins, before its first request, not with the first batch", async () => {
+    const thread = new BatchCheckThread(createLogger("error"));
+    try {
+      const peer = await scriptedPeer("p", source, local);
+      let requestsWhenPrepared: number | undefined;
+      const checks = { proofs: thread, senders: thread, prepare: () => ((requestsWhenPrepared ??= peer.requests.headers! + peer.requests.skeleton! + peer.requests.blockHash!), thread.prepare()) };
+      const result = await new LongSync(syncChainOf(local), () => [peer], fastOptions, {}, checks).run();
+      expect(result).to.deep.equal({ kind: "synced", imported: 70, from: "p" });
+      expect(requestsWhenPrepared).to.equal(0);
+      expect(thread.checkedOnMainThread).to.equal(0);
+      expect(await thread.close()).to.equal("left");
+    } finally {
+      await thread.close();
+    }
+  });
+
   it("stops at a block the importer refuses and reports the peer that sent it; nothing after it is imported", async () => {
     const forged = await openTestChain();
     try {
