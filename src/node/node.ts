@@ -101,7 +101,7 @@ async function startPeerToPeer(options: P2pOptions, syncOptions: Partial<SyncOpt
       await started.stop();
       throw error;
     }
-    p2pLog.info({ peerId: started.peerId, nodeId: started.nodeId, multiaddrs: started.multiaddrs(), bootnodes: options.bootnodes.length, maxPeers: options.maxPeers }, "p2p listening");
+    p2pLog.info({ peerId: started.peerId, nodeId: started.nodeId, multiaddrs: started.multiaddrs(), bootnodes: options.bootnodes.length, maxPeers: options.maxPeers, codeCache: codeCacheUse("p2p") }, "p2p listening");
     return {
       network: started,
       sync,
