@@ -87,10 +87,12 @@ interface PeerToPeer {
   stop(): Promise<void>;
 }
 
-/** Starts the libp2p network and the sync on it: the network's code loads here, only for a node with --p2p. */
-async function startPeerToPeer(options: P2pOptions, syncOptions: Partial<SyncOptions> | undefined, network: NetworkProfile, services: ChainServices, log: Logger): Promise<PeerToPeer> {
+type PeerNetworkModule = typeof import("../p2p/network.js");
+
+/** Starts the libp2p network (`module`, the network's code, loaded only for a node with --p2p) and the sync on it. */
+async function startPeerToPeer(module: Promise<PeerNetworkModule>, options: P2pOptions, syncOptions: Partial<SyncOptions> | undefined, network: NetworkProfile, services: ChainServices, log: Logger): Promise<PeerToPeer> {
   const privateKey = await nodeKeyFor(options, services.nodeKeyStore);
-  const { startPeerNetwork, PeerNetworkConfigurationError, InvalidRequestError } = await import("../p2p/network.js");
+  const { startPeerNetwork, PeerNetworkConfigurationError, InvalidRequestError } = await module;
   const p2pLog = log.child({ module: "p2p" });
   try {
     const started = await startPeerNetwork({ options, privateKey, status: chainStatusSource(network, services.chain, p2pLog), log: p2pLog, userAgent: clientVersionString() });
@@ -126,6 +128,11 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
   if (network === undefined) throw new NodeConfigurationError(`unknown network ${options.networkId}`);
   const enabledModules = selectModules(options);
 
+  // The network's code loads while the chain opens (its files read on other threads meanwhile):
+  // loaded after, it delayed a syncing node's first peer by its load. Awaited by startPeerToPeer,
+  // unless the chain cannot open.
+  const peerNetworkModule = options.p2p === undefined ? undefined : import("../p2p/network.js");
+  peerNetworkModule?.catch(() => undefined);
   let services;
   try {
     services = await openChainServices(network, options.storage, options.chain, log, { unlockAllowed: unlockAllowedOn(options.rpc) });
@@ -134,9 +141,9 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
     throw error;
   }
   let peerToPeer: PeerToPeer | undefined;
-  if (options.p2p !== undefined) {
+  if (options.p2p !== undefined && peerNetworkModule !== undefined) {
     try {
-      peerToPeer = await startPeerToPeer(options.p2p, options.sync, network, services, log);
+      peerToPeer = await startPeerToPeer(peerNetworkModule, options.p2p, options.sync, network, services, log);
     } catch (error) {
       await services.close();
       throw error;
