@@ -17,7 +17,7 @@ import { createDispatcher, createRpcMethods, createRpcServer, ModuleSelectionErr
 import { ChainOpeningError, openChainServices, type ChainServices, type NodeKeyStore } from "./chainServices.js";
 import { keyExportAllowedOn, reportKeyExposure, unlockAllowedOn } from "./keyExposure.js";
 import { startMetricsEndpoint, type MetricsEndpoint } from "./metrics.js";
-import { chainStatusSource, createSyncManager } from "./peerToPeer.js";
+import { afterStartingSync, chainStatusSource, createSyncManager } from "./peerToPeer.js";
 import type { NodeOptions } from "./options.js";
 
 export interface RunningNode {
@@ -205,8 +205,13 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
   const url = `http://${host}:${address.port}`;
   log.info({ url, network: network.name, chainId: Number(network.chainId), modules: [...enabledModules], codeCache: codeCacheUse() }, "JSON-RPC server listening");
   reportKeyExposure(options.rpc, address.port, services.wallet, log);
-  // The call worker starts now rather than with the first call's burst, and warms its call path up.
-  services.callWorkers?.startAndWarm(() => services.chain.head);
+  // The call worker starts now rather than with the first call's burst, and warms its call path up;
+  // with bootnodes, once the long sync the node may begin on their status is over (calls that come
+  // meanwhile run on the main thread, or start the worker as a burst does).
+  const warmCallWorker = () => services.callWorkers?.startAndWarm(() => services.chain.head);
+  let cancelWarmUp: (() => void) | undefined;
+  if (peerToPeer !== undefined && (options.p2p?.bootnodes.length ?? 0) > 0) cancelWarmUp = afterStartingSync(peerToPeer.network, peerToPeer.sync, warmCallWorker);
+  else warmCallWorker();
 
   return {
     url,
@@ -227,6 +232,7 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
       );
     },
     async stop() {
+      cancelWarmUp?.();
       await server.stop();
       subscriptions.close();
       await metrics?.close();
