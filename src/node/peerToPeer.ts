@@ -68,9 +68,9 @@ export const defaultAfterStartingSyncTimings: AfterStartingSyncTimings = { settl
  * not to come: once a long sync ends; `settleMs` after the first peer's status when none began; at
  * `limitMs` when no peer's status came and none runs. Answers a function that cancels it (the node
  * stops). The node's call worker starts so (node/node.ts): a syncing node's first seconds are its
- * sync's, and the worker's start and warm-up on the same cores put off its first import by some
- * 400-500 ms (issue 38: spawn to the 64th block imported 1,278 ms against 1,791, medians of 8
- * alternating runs, the machine loaded).
+ * sync's, and the worker's start and warm-up took the same two cores (issue 38, a fresh node
+ * syncing 10,009 blocks on a loaded machine, spawn to its 64th block imported: 1,791 ms with the
+ * worker started as the server listens, 1,278 without the worker, medians of 8 alternating runs).
  */
 export function afterStartingSync(network: Pick<PeerToPeerNetwork, "onPeerStatus" | "readyPeers">, sync: Pick<SyncManager, "syncProgress" | "subscribeProgress">, then: () => void, timings: AfterStartingSyncTimings = defaultAfterStartingSyncTimings): () => void {
   let done = false;
