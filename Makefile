@@ -34,17 +34,19 @@ ON_REQUEST_PACKAGES := prom-client
 ESBUILD_COMMON := node_modules/.bin/esbuild --bundle --platform=node --target=node20 --log-level=warning \
   --minify-whitespace --minify-syntax --sourcemap $(addprefix --external:,$(NATIVE_PACKAGES) $(ON_REQUEST_PACKAGES))
 # The launchers and the CLI's other worker threads (node/recoveryWorker.ts,
-# node/batchChecksWorker.ts), which the CLI finds beside itself, and the p2p bundle: CommonJS
+# node/batchChecksWorker.ts), which the CLI finds beside itself: CommonJS
 # (dist/bundle/cli/package.json says so for the workers' .js files), with import.meta.url the
 # file's own URL. An ES module as a process's or a thread's first file starts node's ES module
-# loader as well, which a CommonJS one does not: an empty file started in 7-11 ms less as CommonJS
-# on this machine (30 alternating starts each).
+# loader as well, which a CommonJS one does not: an empty file started in 7-11 ms less as
+# CommonJS on this machine (30 alternating starts each).
 ESBUILD := $(ESBUILD_COMMON) --format=cjs --define:import.meta.url=__importMetaUrl \
   --banner:js="const __importMetaUrl = require('node:url').pathToFileURL(__filename).href;"
 # The peer-to-peer network (p2p/network.ts and libp2p) is a bundle of its own, beside the CLI's
 # folder: the node imports it (node/node.ts) only with --p2p, so a lone node neither reads nor
 # compiles it. In the CLI's bundle that import stays a require() of the same relative path, which
-# finds it there (CommonJS, as the CLI: a script compiled by cli/launch.ts has no ES module loader).
+# the launcher (cli/launch.ts) answers by compiling the bundle through a code cache of its own
+# (CommonJS as the CLI, import.meta.url the launcher's parameter as in the CLI's), written by a
+# second start of the warm-up: two nodes, one syncing from the other.
 P2P_ENTRY := */p2p/network.js
 P2P_BUNDLE := dist/bundle/p2p/network.js
 RUN_ARGS ?=
@@ -85,7 +87,7 @@ build: install
 	@rm -rf $(dir $(BUNDLE)) $(dir $(P2P_BUNDLE))
 	node dist/src/cli/bundleCli.js dist/src/cli/main.js $(BUNDLE_MAIN) $(NATIVE_PACKAGES) $(ON_REQUEST_PACKAGES) '$(P2P_ENTRY)'
 	node dist/src/cli/bundleCli.js dist/src/node/callWorker.js $(CALL_WORKER_MAIN) $(NATIVE_PACKAGES) $(ON_REQUEST_PACKAGES)
-	$(ESBUILD) dist/src/p2p/network.js --outfile=$(P2P_BUNDLE)
+	$(ESBUILD_COMMON) --format=cjs --define:import.meta.url=__importMetaUrl dist/src/p2p/network.js --outfile=$(P2P_BUNDLE)
 	@echo '{ "type": "commonjs" }' > $(dir $(P2P_BUNDLE))package.json
 	@echo '{ "type": "commonjs" }' > $(dir $(BUNDLE))package.json
 	$(ESBUILD) dist/src/cli/launch.js --outfile=$(BUNDLE)
@@ -93,9 +95,9 @@ build: install
 	$(ESBUILD) dist/src/node/recoveryWorker.js --outfile=$(dir $(BUNDLE))recoveryWorker.js
 	$(ESBUILD) dist/src/node/batchChecksWorker.js --outfile=$(dir $(BUNDLE))batchChecksWorker.js
 	@chmod +x $(BUNDLE)
-	@for bundle in $(BUNDLE_MAIN) $(CALL_WORKER_MAIN); do if LC_ALL=C grep -q -P '[^\x00-\x7F]' $$bundle; then echo "$$bundle is not ASCII: cli/cachedBundle.ts reads it as latin1"; exit 1; fi; done
+	@for bundle in $(BUNDLE_MAIN) $(CALL_WORKER_MAIN) $(P2P_BUNDLE); do if LC_ALL=C grep -q -P '[^\x00-\x7F]' $$bundle; then echo "$$bundle is not ASCII: cli/cachedBundle.ts reads it as latin1"; exit 1; fi; done
 	@./$(BUNDLE) --version >/dev/null
-	@node dist/src/cli/codeCacheWarmUp.js ./$(BUNDLE) $(BUNDLE_MAIN).cache $(CALL_WORKER_MAIN).cache
+	@node dist/src/cli/codeCacheWarmUp.js ./$(BUNDLE) $(BUNDLE_MAIN).cache $(CALL_WORKER_MAIN).cache --p2p $(P2P_BUNDLE).cache
 
 # Fails on an import that breaks the dependency direction of src/ (.dependency-cruiser.cjs).
 check-deps: install

@@ -1,7 +1,9 @@
 // A CommonJS bundle of the build (make build) compiled through V8's code cache, so that a start
-// does not parse and compile it (issue 39): the command's (cli/launch.ts) and the call worker's
-// thread's (cli/callWorkerLaunch.ts). An ES module cannot take a code cache on Node 20 (node:module's
-// compile cache comes with Node 22), a vm.Script can.
+// does not parse and compile it (issue 39): the command's (cli/launch.ts), the call worker's
+// thread's (cli/callWorkerLaunch.ts), and the peer-to-peer network's, which the command's bundle
+// requires only with --p2p (through the `require` it is given: see CachedBundleOptions.bundles).
+// An ES module cannot take a code cache on Node 20 (node:module's compile cache comes with Node
+// 22), a vm.Script can.
 //   - The cache is made at the end of a run (the process's or the thread's exit), so it holds the
 //     functions the run compiled, not only what V8 compiles eagerly (the top level and the
 //     functions it calls at once): those compiled lazily, one at a time as they were first called,
@@ -19,7 +21,7 @@ import { dirname } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Script } from "node:vm";
 import { threadId } from "node:worker_threads";
-import { recordCodeCacheUse, type CodeCacheUse } from "../common/codeCache.js";
+import { recordCodeCacheUse, type CachedBundleName, type CodeCacheUse } from "../common/codeCache.js";
 
 /** The cache file's header: the bundle's size and modification time (ms), two doubles. */
 const headerBytes = 16;
@@ -27,13 +29,24 @@ const headerBytes = 16;
 export interface CachedBundle {
   /** How the cache served this run: none found, one of another build, taken by V8, refused by V8. */
   readonly cache: CodeCacheUse;
-  /** Runs the bundle's top level (once). */
-  run(): void;
+  /** Runs the bundle's top level (once); answers its exports. */
+  run(): unknown;
 }
 
 export interface CachedBundleOptions {
-  /** Called just before the cache is made at exit (cli/heapGrowth.ts: put flags back as a start has them). */
+  /**
+   * Called just before the cache is made at exit, to set V8's flags as they are when the bundle is
+   * compiled (cli/heapGrowth.ts): V8 refuses a cache made under other flags.
+   */
   beforeWrite?: () => void;
+  /**
+   * Bundles that the bundle's require() of a specifier (as the bundle writes it) loads through their
+   * own cache, each compiled and run once, with these options (a name of their own for the logs):
+   * file and options by specifier.
+   */
+  bundles?: Readonly<Record<string, { readonly file: string; readonly options?: CachedBundleOptions }>>;
+  /** The name its cache use is recorded under for the logs (common/codeCache.ts); default "main". */
+  name?: CachedBundleName;
 }
 
 function bundleStamp(bundleFile: string): Buffer {
@@ -86,14 +99,30 @@ export function compileCachedBundle(bundleFile: string, options: CachedBundleOpt
     cachedData,
   });
   const cache: CodeCacheUse = cached === undefined ? "none" : cached === "stale" ? "stale" : script.cachedDataRejected === true ? "rejected" : "accepted";
-  recordCodeCacheUse(cache);
+  recordCodeCacheUse(cache, options.name);
   if (cache === "none" || cache === "stale") process.once("exit", () => writeCache(script, cacheFile, stamp, options));
   return {
     cache,
     run() {
       const run = script.runInThisContext() as (...args: unknown[]) => void;
-      const module = { exports: {} };
-      run(module.exports, createRequire(bundleFile), module, bundleFile, dirname(bundleFile), pathToFileURL(bundleFile).href);
+      const module = { exports: {} as unknown };
+      run(module.exports, requireFor(bundleFile, options.bundles), module, bundleFile, dirname(bundleFile), pathToFileURL(bundleFile).href);
+      return module.exports;
     },
   };
+}
+
+/** The bundle's require: node's, from the bundle's folder, but for the specifiers of `bundles`. */
+function requireFor(bundleFile: string, bundles: CachedBundleOptions["bundles"]): NodeJS.Require {
+  const base = createRequire(bundleFile);
+  if (bundles === undefined) return base;
+  const loaded = new Map<string, unknown>();
+  const cachedRequire = (specifier: string): unknown => {
+    const bundle = bundles[specifier];
+    if (bundle === undefined) return base(specifier);
+    if (!loaded.has(specifier)) loaded.set(specifier, compileCachedBundle(bundle.file, bundle.options).run());
+    return loaded.get(specifier);
+  };
+  // require.resolve, require.cache and the rest as node's.
+  return Object.assign(cachedRequire, base);
 }

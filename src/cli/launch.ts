@@ -7,8 +7,14 @@
 // one V8 flag as it runs (cli/heapGrowth.ts), put back before the cache is made.
 // The first line gives node its runtime flags: the same as cli/main.ts's first line, which says
 // which and why (make build writes the cache through it, so the cache is made under those flags).
+// The peer-to-peer network's bundle (../p2p/network.js, which the CLI's requires only with --p2p)
+// is compiled through a cache of its own: its 1 MB took 55-110 ms to compile at each start of a
+// node with --p2p, and libp2p's functions more as the first connection ran them. The CLI requires
+// it after setting its heap growth, so its cache is made with that flag set (make build writes it
+// by a start of two nodes, one syncing from the other: cli/codeCacheWarmUp.ts).
 import { fileURLToPath } from "node:url";
 import { compileCachedBundle } from "./cachedBundle.js";
-import { restoreDefaultHeapGrowth } from "./heapGrowth.js";
+import { restoreDefaultHeapGrowth, setHeapGrowth } from "./heapGrowth.js";
 
-compileCachedBundle(fileURLToPath(new URL("./chain-node.main.cjs", import.meta.url)), { beforeWrite: restoreDefaultHeapGrowth }).run();
+const p2pBundle = { file: fileURLToPath(new URL("../p2p/network.js", import.meta.url)), options: { beforeWrite: setHeapGrowth, name: "p2p" as const } };
+compileCachedBundle(fileURLToPath(new URL("./chain-node.main.cjs", import.meta.url)), { beforeWrite: restoreDefaultHeapGrowth, bundles: { "../p2p/network.js": p2pBundle } }).run();

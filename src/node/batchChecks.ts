@@ -7,9 +7,10 @@
 // serves single sends, answered in arrival order within a turn of the event loop; a batch of
 // hundreds would not fit it, and its worker sleeps on shared memory, deaf to messages.
 //
-// The thread starts with the first batch, never keeps the process alive, and is closed with the
-// chain's services. When it cannot start, fails or has stopped, batches are checked on the main
-// thread with the same functions: nothing asked is lost, only slower.
+// The thread starts with the first batch, or earlier when asked (prepare(): a long sync begins),
+// never keeps the process alive, and is closed with the chain's services. When it cannot start,
+// fails or has stopped, batches are checked on the main thread with the same functions: nothing
+// asked is lost, only slower.
 import { Worker } from "node:worker_threads";
 import type { Logger } from "../common/logger.js";
 import { recoverSignerKeyIfAny, type RecoverableSignature, type SignatureBatchRecovery } from "../common/signatures.js";
@@ -49,6 +50,14 @@ export class BatchCheckThread implements SignatureBatchRecovery, MergedMiningPro
   checkAll(proofs: readonly MergedMiningProof[]): Promise<MergedMiningProofCheck[]> {
     if (proofs.length === 0) return Promise.resolve([]);
     return new Promise((resolve) => this.send({ kind: "proofs", proofs, resolve }, (id) => ({ message: { kind: "proofs", id, proofs }, transfer: [] })));
+  }
+
+  /**
+   * Starts the thread ahead of the first batch (a long sync about to ask its first headers): some
+   * 100 ms of a thread's start then pass while the requests are out, not after the first answer.
+   */
+  prepare(): void {
+    if (this.status === "unstarted") this.start();
   }
 
   /** Items of batches checked on the main thread so far (the thread could not take them). */

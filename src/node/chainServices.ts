@@ -74,10 +74,10 @@ export interface ChainServices {
   readonly senderRecovery: SenderRecovery | undefined;
   /**
    * A long sync's checks that need no state, many at once (a peer's bodies' senders, a chunk's
-   * proofs of work), on a thread started with the first batch (node/batchChecks.ts); undefined
-   * as senderRecovery is.
+   * proofs of work), on a thread started with the first batch or by prepare() (node/batchChecks.ts);
+   * undefined as senderRecovery is.
    */
-  readonly batchChecks: (SignatureBatchRecovery & MergedMiningProofBatchCheck) | undefined;
+  readonly batchChecks: (SignatureBatchRecovery & MergedMiningProofBatchCheck & { prepare(): void }) | undefined;
   readonly location: string;
   /** Whether clients may send typed transactions (ChainOptions.typedTransactions). */
   readonly typedTransactions: boolean;

@@ -17,7 +17,7 @@ import { createDispatcher, createRpcMethods, createRpcServer, ModuleSelectionErr
 import { ChainOpeningError, openChainServices, type ChainServices, type NodeKeyStore } from "./chainServices.js";
 import { keyExportAllowedOn, reportKeyExposure, unlockAllowedOn } from "./keyExposure.js";
 import { startMetricsEndpoint, type MetricsEndpoint } from "./metrics.js";
-import { chainStatusSource, createSyncManager } from "./peerToPeer.js";
+import { afterStartingSync, chainStatusSource, createSyncManager } from "./peerToPeer.js";
 import type { NodeOptions } from "./options.js";
 
 export interface RunningNode {
@@ -87,10 +87,12 @@ interface PeerToPeer {
   stop(): Promise<void>;
 }
 
-/** Starts the libp2p network and the sync on it: the network's code loads here, only for a node with --p2p. */
-async function startPeerToPeer(options: P2pOptions, syncOptions: Partial<SyncOptions> | undefined, network: NetworkProfile, services: ChainServices, log: Logger): Promise<PeerToPeer> {
+type PeerNetworkModule = typeof import("../p2p/network.js");
+
+/** Starts the libp2p network (`module`, the network's code, loaded only for a node with --p2p) and the sync on it. */
+async function startPeerToPeer(module: Promise<PeerNetworkModule>, options: P2pOptions, syncOptions: Partial<SyncOptions> | undefined, network: NetworkProfile, services: ChainServices, log: Logger): Promise<PeerToPeer> {
   const privateKey = await nodeKeyFor(options, services.nodeKeyStore);
-  const { startPeerNetwork, PeerNetworkConfigurationError, InvalidRequestError } = await import("../p2p/network.js");
+  const { startPeerNetwork, PeerNetworkConfigurationError, InvalidRequestError } = await module;
   const p2pLog = log.child({ module: "p2p" });
   try {
     const started = await startPeerNetwork({ options, privateKey, status: chainStatusSource(network, services.chain, p2pLog), log: p2pLog, userAgent: clientVersionString() });
@@ -101,7 +103,7 @@ async function startPeerToPeer(options: P2pOptions, syncOptions: Partial<SyncOpt
       await started.stop();
       throw error;
     }
-    p2pLog.info({ peerId: started.peerId, nodeId: started.nodeId, multiaddrs: started.multiaddrs(), bootnodes: options.bootnodes.length, maxPeers: options.maxPeers }, "p2p listening");
+    p2pLog.info({ peerId: started.peerId, nodeId: started.nodeId, multiaddrs: started.multiaddrs(), bootnodes: options.bootnodes.length, maxPeers: options.maxPeers, codeCache: codeCacheUse("p2p") }, "p2p listening");
     return {
       network: started,
       sync,
@@ -126,6 +128,11 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
   if (network === undefined) throw new NodeConfigurationError(`unknown network ${options.networkId}`);
   const enabledModules = selectModules(options);
 
+  // The network's code loads while the chain opens (its files read on other threads meanwhile):
+  // loaded after, it delayed a syncing node's first peer by its load. Awaited by startPeerToPeer,
+  // unless the chain cannot open.
+  const peerNetworkModule = options.p2p === undefined ? undefined : import("../p2p/network.js");
+  peerNetworkModule?.catch(() => undefined);
   let services;
   try {
     services = await openChainServices(network, options.storage, options.chain, log, { unlockAllowed: unlockAllowedOn(options.rpc) });
@@ -134,9 +141,9 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
     throw error;
   }
   let peerToPeer: PeerToPeer | undefined;
-  if (options.p2p !== undefined) {
+  if (options.p2p !== undefined && peerNetworkModule !== undefined) {
     try {
-      peerToPeer = await startPeerToPeer(options.p2p, options.sync, network, services, log);
+      peerToPeer = await startPeerToPeer(peerNetworkModule, options.p2p, options.sync, network, services, log);
     } catch (error) {
       await services.close();
       throw error;
@@ -198,8 +205,13 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
   const url = `http://${host}:${address.port}`;
   log.info({ url, network: network.name, chainId: Number(network.chainId), modules: [...enabledModules], codeCache: codeCacheUse() }, "JSON-RPC server listening");
   reportKeyExposure(options.rpc, address.port, services.wallet, log);
-  // The call worker starts now rather than with the first call's burst, and warms its call path up.
-  services.callWorkers?.startAndWarm(() => services.chain.head);
+  // The call worker starts now rather than with the first call's burst, and warms its call path up;
+  // with bootnodes, once the long sync the node may begin on their status is over (calls that come
+  // meanwhile run on the main thread, or start the worker as a burst does).
+  const warmCallWorker = () => services.callWorkers?.startAndWarm(() => services.chain.head);
+  let cancelWarmUp: (() => void) | undefined;
+  if (peerToPeer !== undefined && (options.p2p?.bootnodes.length ?? 0) > 0) cancelWarmUp = afterStartingSync(peerToPeer.network, peerToPeer.sync, warmCallWorker);
+  else warmCallWorker();
 
   return {
     url,
@@ -220,6 +232,7 @@ export async function startNode(options: NodeOptions, log: Logger): Promise<Runn
       );
     },
     async stop() {
+      cancelWarmUp?.();
       await server.stop();
       subscriptions.close();
       await metrics?.close();

@@ -1,7 +1,8 @@
 // Long sync (rskj: co/rsk/net/sync/*SyncState, network brief 6.2): when the best peer is more
 // than `longSyncLimit` blocks ahead, its chain is fetched in chunks and imported in order:
 //   0. its best header, which must hash to the status's best and carry a valid proof of work;
-//   1. the connection point (connectionPoint.ts);
+//   1. the connection point (connectionPoint.ts: none asked from genesis, one request when the peer's
+//      chain holds our head, else a binary search);
 //   2. a skeleton from there: its canonical block every chunk, up to 20 chunks, and its best (a
 //      best further on is left to the next skeleton, asked from the last point while the last
 //      chunks are fetched, and taken if it names that point canonical; else to the next round);
@@ -74,6 +75,8 @@ export interface LongSyncChecks {
   readonly proofs?: MergedMiningProofBatchCheck;
   /** The senders of a batch of bodies. */
   readonly senders?: SignatureBatchRecovery;
+  /** Starts what the checks run on (their thread) as the sync begins, rather than with the first batch. */
+  prepare?(): void;
 }
 
 export type LongSyncResult =
@@ -130,6 +133,7 @@ export class LongSync {
     for (;;) {
       const peer = chooseSyncPeer(this.usablePeers(), this.chain, this.options.longSyncLimit);
       if (peer === undefined) return this.imported === 0 && this.excluded.size === 0 ? { kind: "notNeeded" } : this.ended(startingBlock);
+      this.checks.prepare?.();
       try {
         await this.syncFrom(peer, startingBlock);
         if (this.chain.head.number >= peer.best.number || Buffer.compare(this.chain.head.hash, peer.best.hash) === 0) return { kind: "synced", imported: this.imported, from: peer.id };
@@ -158,7 +162,11 @@ export class LongSync {
     }
     this.checkProof(peer, bestHeader);
     while (!this.chain.hasBlock(peer.best.hash)) {
-      const connection = await findConnectionPoint({ blockHashAt: (number) => this.ask(peer, () => peer.blockHashAt(number)), hasBlock: (hash) => this.chain.hasBlock(hash) }, peer.best.number);
+      const best = this.chain.head;
+      const connection = await findConnectionPoint(
+        { blockHashAt: (number) => this.ask(peer, () => peer.blockHashAt(number)), hasBlock: (hash) => this.chain.hasBlock(hash), best: { number: best.number, hash: best.hash } },
+        peer.best.number,
+      );
       const skeleton = await this.ask(peer, () => peer.skeleton(connection.number));
       const ends = this.chunkEnds(peer, skeleton, connection.number);
       // Chunks ahead: the next ones' headers and bodies are fetched while this one imports. A chunk

@@ -11,6 +11,7 @@ import { promisify } from "node:util";
 import { fileURLToPath } from "node:url";
 
 const cachedBundleModule = fileURLToPath(new URL("../../../src/cli/cachedBundle.js", import.meta.url));
+const codeCacheModule = fileURLToPath(new URL("../../../src/common/codeCache.js", import.meta.url));
 
 /** A bundle whose functions say `word`: the same length whatever the (four-letter) word. */
 function bundleSaying(word: string): string {
@@ -26,6 +27,20 @@ bundle.run();
 process.stdout.write(JSON.stringify({ said: globalThis.said, cache: bundle.cache }));`;
   const { stdout } = await promisify(execFile)(process.execPath, ["--input-type=module", "-e", script], { timeout: 20_000 });
   return JSON.parse(stdout) as { said: string; cache: string };
+}
+
+/**
+ * Runs `bundleFile`, whose require("./network.js") is `otherFile` through a cache of its own (as the
+ * command's launcher loads the peer-to-peer bundle): what it said, and how each cache served.
+ */
+async function runBundles(bundleFile: string, otherFile: string): Promise<{ said: string; cache: string; logged: { main?: string; p2p?: string } }> {
+  const script = `import { compileCachedBundle } from ${JSON.stringify(cachedBundleModule)};
+import { codeCacheUse } from ${JSON.stringify(codeCacheModule)};
+const bundle = compileCachedBundle(${JSON.stringify(bundleFile)}, { bundles: { "./network.js": { file: ${JSON.stringify(otherFile)}, options: { name: "p2p" } } } });
+const exported = bundle.run();
+process.stdout.write(JSON.stringify({ said: exported.said, cache: bundle.cache, logged: { main: codeCacheUse(), p2p: codeCacheUse("p2p") } }));`;
+  const { stdout } = await promisify(execFile)(process.execPath, ["--input-type=module", "-e", script], { timeout: 20_000 });
+  return JSON.parse(stdout) as { said: string; cache: string; logged: { main?: string; p2p?: string } };
 }
 
 describe("cli/cachedBundle: a bundle compiled through V8's code cache", function () {
@@ -68,6 +83,16 @@ describe("cli/cachedBundle: a bundle compiled through V8's code cache", function
     writeFileSync(cacheFile, refused);
     expect(await runBundle(bundleFile)).to.deep.equal({ said: "blueblue string", cache: "rejected" });
     expect(readFileSync(cacheFile).equals(refused), "not rewritten").to.equal(true);
+  });
+
+  it("loads a bundle the bundle requires through that bundle's own cache, once, its use recorded under its own name; other requires are node's", async () => {
+    const mainFile = join(directory, "cli.main.cjs");
+    writeFileSync(mainFile, `const first = require("./network.js");\nconst again = require("./network.js");\nmodule.exports.said = first.said + (first === again ? " once " : " twice ") + require("node:path").sep;\n`);
+    const otherFile = join(directory, "network.js");
+    writeFileSync(otherFile, `globalThis.loads = (globalThis.loads ?? 0) + 1;\nfunction say() { return "gold"; }\nmodule.exports.said = say() + say() + globalThis.loads + " " + typeof __importMetaUrl;\n`);
+    expect(await runBundles(mainFile, otherFile)).to.deep.equal({ said: "goldgold1 string once /", cache: "none", logged: { main: "none", p2p: "none" } });
+    expect(statSync(`${otherFile}.cache`).size, "the required bundle's cache").to.be.greaterThan(16);
+    expect(await runBundles(mainFile, otherFile)).to.deep.equal({ said: "goldgold1 string once /", cache: "accepted", logged: { main: "accepted", p2p: "accepted" } });
   });
 
   it("runs the bundle when the cache file is cut short", async () => {

@@ -41,6 +41,20 @@ describe("node/batchChecks: a long sync's stateless checks in batches on their o
     expect(thread.checkedOnMainThread).to.equal(0);
   });
 
+  it("prepare() starts the thread before any batch: the first batch is checked on it, and close finds it running", async () => {
+    thread.prepare();
+    // Started and online before the first batch is asked.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const batch = randomSignatures(20, 7);
+    expect((await thread.recoverAll(batch)).map(hex)).to.deep.equal(batch.map((signature) => hex(recoverSignerKeyIfAny(signature))));
+    expect(thread.checkedOnMainThread).to.equal(0);
+    expect(await thread.close()).to.equal("left");
+  });
+
+  it("without prepare() or a batch, no thread starts", async () => {
+    expect(await thread.close()).to.equal("none");
+  });
+
   it("after close, and for batches the thread had not answered, the main thread recovers them", async () => {
     const unanswered = randomSignatures(2_000, 3);
     const inFlight = thread.recoverAll(unanswered);

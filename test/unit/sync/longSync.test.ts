@@ -201,13 +201,77 @@ describe("sync: long sync and orphans with scripted peers", function () {
     await local.close();
   });
 
-  it("finds the connection point by binary search", async () => {
+  /** The connection-point search of `peer`'s chain from `local`'s best. */
+  function searchFrom(peer: SyncPeer, services: ChainServices = local) {
+    const best = services.chain.tip;
+    return findConnectionPoint({ blockHashAt: (number) => peer.blockHashAt(number), hasBlock: (hash) => services.chain.hasBlock(hash), best: { number: best.number, hash: best.hash } }, peer.best.number);
+  }
+
+  /** Imports `from`'s canonical blocks `first` to `last` into `into`. */
+  async function importRange(from: ChainServices, into: ChainServices, first: bigint, last: bigint): Promise<void> {
+    for (let number = first; number <= last; number++) await into.importer.importBlock(asReceived((await from.chain.getBlockByNumber(number))!, into), "peer");
+  }
+
+  it("finds the connection point without a request when our best is genesis", async () => {
+    const peer = await scriptedPeer("p", source, local);
+    expect(await searchFrom(peer)).to.deep.equal({ number: 0n, hash: undefined, requests: 0 });
+    expect(peer.requests.blockHash).to.equal(0);
+  });
+
+  it("finds the connection point with one request when the peer's chain holds our best", async () => {
     const peer = await scriptedPeer("p", source, local);
     // The local chain holds the source's first 10 blocks.
-    for (let number = 1n; number <= 10n; number++) await local.importer.importBlock(asReceived((await source.chain.getBlockByNumber(number))!, local), "peer");
-    const found = await findConnectionPoint({ blockHashAt: (number) => peer.blockHashAt(number), hasBlock: (hash) => local.chain.hasBlock(hash) }, peer.best.number);
+    await importRange(source, local, 1n, 10n);
+    const found = await searchFrom(peer);
+    expect(found).to.deep.equal({ number: 10n, hash: (await source.chain.getCanonicalHash(10n))!, requests: 1 });
+    expect(peer.requests.blockHash).to.equal(1);
+  });
+
+  it("finds the connection point by binary search when our best is on a branch the peer's chain left", async () => {
+    const peer = await scriptedPeer("p", source, local);
+    // The source's first 10 blocks, then 3 of the local chain's own (transfers the source has not): its best, 13, is not the peer's.
+    await importRange(source, local, 1n, 10n);
+    await mineBlocks(local, 3, async (index) => [await signedTransfer(local, "cow", 4 + index, stranger, 6n)]);
+    expect(local.chain.tip.number).to.equal(13n);
+    const found = await searchFrom(peer);
     expect(found.number).to.equal(10n);
-    expect(found.requests).to.be.at.most(7);
+    expect(found.hash).to.deep.equal(await source.chain.getCanonicalHash(10n));
+    // The probe at 13, then a search below it: 13 numbers, 4 probes.
+    expect(found.requests).to.equal(5);
+    expect(peer.requests.blockHash).to.equal(5);
+  });
+
+  it("finds the connection point by binary search above our best when we store the peer's block there on a side branch", async () => {
+    // Our best: the source's first 4 blocks and 6 of another chain's own (10, first seen); the
+    // source's blocks 5 to 10 stored beside them, on a side branch of the same weight.
+    const other = await openTestChain();
+    try {
+      await importRange(source, other, 1n, 4n);
+      await mineBlocks(other, 6);
+      await importRange(other, local, 1n, 10n);
+      await importRange(source, local, 5n, 10n);
+      expect(local.chain.tip.hash).to.deep.equal(other.chain.head.hash);
+      const sourceTen = (await source.chain.getCanonicalHash(10n))!;
+      expect(local.chain.hasBlock(sourceTen)).to.equal(true);
+      const peer = await scriptedPeer("p", source, local);
+      const found = await searchFrom(peer);
+      expect(found.number).to.equal(10n);
+      expect(found.hash).to.deep.equal(sourceTen);
+      // The probe at 10 (stored), then a search of the 60 numbers above it: 5 probes.
+      expect(found.requests).to.equal(6);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it("asks one block hash per round after the first: the peer's chain holds the head each round reached", async () => {
+    // Chunks of 2 blocks and a skeleton that names another block at its first point when asked past 0: each round is a search.
+    const peer = await scriptedPeer("changed", source, local, { changedSkeletonStart: true }, 2);
+    await importRange(source, local, 1n, 10n);
+    const result = await new LongSync(syncChainOf(local), () => [peer], { ...fastOptions, chunkSize: 2 }).run();
+    expect(result).to.deep.equal({ kind: "synced", imported: 60, from: "changed" });
+    // Rounds from 10 and from 48 (10 + 19 chunks of 2).
+    expect(peer.requests.blockHash).to.equal(2);
   });
 
   it("syncs from the best peer: same head and state root, progress reported, the stale peer never asked", async () => {
@@ -226,6 +290,8 @@ describe("sync: long sync and orphans with scripted peers", function () {
       expect(progress[0]).to.deep.equal({ startingBlock: 0n, currentBlock: 1n, highestBlock: 70n });
       expect(progress.at(-1)).to.deep.equal({ startingBlock: 0n, currentBlock: 70n, highestBlock: 70n });
       expect(Object.values(stalePeer.requests).every((count) => count === 0)).to.equal(true);
+      // From genesis: no connection-point search.
+      expect(good.requests.blockHash).to.equal(0);
     } finally {
       await stale.close();
     }
@@ -261,9 +327,8 @@ describe("sync: long sync and orphans with scripted peers", function () {
     expect(local.chain.head.hash).to.deep.equal(source.chain.head.hash);
     expect(nextChunkAskedBefore38).to.equal(true);
     expect(peer.requests.skeleton).to.equal(2);
-    // One binary search, at the start only.
-    expect(headsAtSearch.length).to.be.greaterThan(0);
-    expect(headsAtSearch.every((head) => head === 0n)).to.equal(true);
+    // One connection point, at the start only (from genesis: no request; a later one would ask at least one).
+    expect(headsAtSearch).to.deep.equal([]);
   });
 
   it("a next skeleton that does not name the last point canonical is not taken: no peer blamed, the next round looks for the connection point again", async () => {
@@ -277,9 +342,8 @@ describe("sync: long sync and orphans with scripted peers", function () {
     expect(reports).to.deep.equal([]);
     // The first round's skeleton, the next one refused, the second round's.
     expect(peer.requests.skeleton).to.equal(3);
-    // A search at the start and another once the first skeleton's blocks (to 38) were in.
-    expect(headsAtSearch.some((head) => head === 0n)).to.equal(true);
-    expect(headsAtSearch.some((head) => head === 38n)).to.equal(true);
+    // A connection point at the start (genesis: no request) and another once the first skeleton's blocks (to 38) were in (one request).
+    expect(headsAtSearch).to.deep.equal([38n]);
   });
 
   it("keeps its bodies requests to one peer under the streams the peer lets it open: none reset, no peer blamed, with more allowed in flight overall", async () => {
@@ -338,6 +402,22 @@ describe("sync: long sync and orphans with scripted peers", function () {
       expect(checks.checkedOnMainThread).to.equal(0);
     } finally {
       await checks.close();
+    }
+  });
+
+  it("has its checks' thread started as it begins, before its first request, not with the first batch", async () => {
+    const thread = new BatchCheckThread(createLogger("error"));
+    try {
+      const peer = await scriptedPeer("p", source, local);
+      let requestsWhenPrepared: number | undefined;
+      const checks = { proofs: thread, senders: thread, prepare: () => ((requestsWhenPrepared ??= peer.requests.headers! + peer.requests.skeleton! + peer.requests.blockHash!), thread.prepare()) };
+      const result = await new LongSync(syncChainOf(local), () => [peer], fastOptions, {}, checks).run();
+      expect(result).to.deep.equal({ kind: "synced", imported: 70, from: "p" });
+      expect(requestsWhenPrepared).to.equal(0);
+      expect(thread.checkedOnMainThread).to.equal(0);
+      expect(await thread.close()).to.equal("left");
+    } finally {
+      await thread.close();
     }
   });
 
