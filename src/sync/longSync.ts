@@ -82,7 +82,9 @@ export interface LongSyncChecks {
 export type LongSyncResult =
   | { readonly kind: "notNeeded" }
   | { readonly kind: "synced"; readonly imported: number; readonly from: string }
-  | { readonly kind: "failed"; readonly imported: number; readonly reason: string };
+  | { readonly kind: "failed"; readonly imported: number; readonly reason: string }
+  /** Stopped by its owner (the node stops): what it imported stays, a restart carries on from there. */
+  | { readonly kind: "stopped"; readonly imported: number };
 
 /** One round of a long sync (a skeleton's chunks); ended once its last chunk is imported or it stops. */
 interface SyncRound {
@@ -92,6 +94,13 @@ interface SyncRound {
 /** A chunk whose headers are checked and whose bodies are on their way, batch by batch in order. */
 interface FetchedChunk {
   readonly batches: readonly Promise<{ peer: SyncPeer; blocks: Block[] }>[];
+}
+
+/** A request or import given up because the sync was stopped. */
+class SyncStoppedError extends Error {
+  constructor() {
+    super("the long sync was stopped");
+  }
 }
 
 class PeerAnswerError extends Error {
@@ -119,6 +128,9 @@ export class LongSync {
   private readonly excluded = new Set<string>();
   private readonly bodyRequestsInFlightByPeer = new Map<string, number>();
   private readonly bodyRequestWaiters: (() => void)[] = [];
+  private stopRequested = false;
+  /** The requests out, each failed with SyncStoppedError by stop(). */
+  private readonly requestsOut = new Set<(error: Error) => void>();
 
   constructor(
     private readonly chain: SyncChain,
@@ -128,16 +140,30 @@ export class LongSync {
     private readonly checks: LongSyncChecks = {},
   ) {}
 
+  /**
+   * Ends the sync soon: it asks nothing more, imports nothing more, and stops waiting for the
+   * requests out (their answers are dropped), so that a node stopping waits neither for the rest
+   * of a long sync nor for a late peer. A block being imported finishes first; run() then answers
+   * "stopped".
+   */
+  stop(): void {
+    this.stopRequested = true;
+    for (const fail of [...this.requestsOut]) fail(new SyncStoppedError());
+  }
+
   async run(): Promise<LongSyncResult> {
     const startingBlock = this.chain.head.number;
     for (;;) {
+      if (this.stopRequested) return { kind: "stopped", imported: this.imported };
       const peer = chooseSyncPeer(this.usablePeers(), this.chain, this.options.longSyncLimit);
       if (peer === undefined) return this.imported === 0 && this.excluded.size === 0 ? { kind: "notNeeded" } : this.ended(startingBlock);
       this.checks.prepare?.();
       try {
         await this.syncFrom(peer, startingBlock);
+        if (this.stopRequested) return { kind: "stopped", imported: this.imported };
         if (this.chain.head.number >= peer.best.number || Buffer.compare(this.chain.head.hash, peer.best.hash) === 0) return { kind: "synced", imported: this.imported, from: peer.id };
       } catch (error) {
+        if (this.stopRequested) return { kind: "stopped", imported: this.imported };
         if (!(error instanceof PeerAnswerError)) throw error;
         this.events.reportPeer?.(error.peer.id, error.fault, error.message);
         this.excluded.add(error.peer.id);
@@ -293,6 +319,7 @@ export class LongSync {
     for (const batch of chunk.batches) {
       const { peer, blocks } = await batch;
       for (const block of blocks) {
+        if (this.stopRequested) throw new SyncStoppedError();
         const outcome = await this.chain.importBlock(block);
         if (outcome.status === "INVALID_BLOCK") throw new PeerAnswerError(peer, "invalidBlock", `block ${block.number} ${bytesToHex(block.hash)} refused: ${outcome.rule}: ${outcome.reason}`);
         if (outcome.status === "NO_PARENT") throw new PeerAnswerError(headerPeer, "invalidHeader", `block ${block.number} does not connect`);
@@ -397,20 +424,27 @@ export class LongSync {
 
   /** A peer's answer within the request time limit, or a timeout fault. */
   private ask<T>(peer: SyncPeer, request: () => Promise<T>): Promise<T> {
+    if (this.stopRequested) return Promise.reject(new SyncStoppedError());
     return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new PeerAnswerError(peer, "timeout", `no answer within ${this.options.requestTimeoutMs} ms`)), this.options.requestTimeoutMs);
+      const settle = () => {
+        clearTimeout(timer);
+        this.requestsOut.delete(fail);
+      };
+      const fail = (error: Error) => {
+        settle();
+        reject(error);
+      };
+      const timer = setTimeout(() => fail(new PeerAnswerError(peer, "timeout", `no answer within ${this.options.requestTimeoutMs} ms`)), this.options.requestTimeoutMs);
+      this.requestsOut.add(fail);
       Promise.resolve()
         .then(request)
         .then(
-        (value) => {
-          clearTimeout(timer);
-          resolve(value);
-        },
-        (error: unknown) => {
-          clearTimeout(timer);
-          reject(error instanceof PeerAnswerError ? error : new PeerAnswerError(peer, "badAnswer", (error as Error).message));
-        },
-      );
+          (value) => {
+            settle();
+            resolve(value);
+          },
+          (error: unknown) => fail(error instanceof PeerAnswerError ? error : new PeerAnswerError(peer, "badAnswer", (error as Error).message)),
+        );
     });
   }
 }

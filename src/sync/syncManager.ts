@@ -147,6 +147,8 @@ export class SyncManager {
   /** Asked-for blocks (not gossiped) in the import queue: what debug_wireProtocolQueueSize adds to the network's count. */
   private requestedImports = 0;
   private stopped = false;
+  /** The long sync under way, which stop() ends rather than waits for. */
+  private runningLongSync: LongSync | undefined;
   private readonly unsubscribers: (() => void)[] = [];
   private readonly progressListeners = new Set<(progress: SyncProgress | undefined) => void>();
 
@@ -173,9 +175,13 @@ export class SyncManager {
     this.scheduleDecision();
   }
 
-  /** Stops following peers; the network itself is stopped by its owner. Waits for a decision under way. */
+  /**
+   * Stops following peers; the network itself is stopped by its owner. Waits for a decision under
+   * way, after ending a long sync (LongSync.stop: its requests out are not waited for).
+   */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.runningLongSync?.stop();
     for (const unsubscribe of this.unsubscribers) unsubscribe();
     await this.decision?.catch(() => undefined);
   }
@@ -524,6 +530,9 @@ export class SyncManager {
       },
       this.deps.batchChecks,
     );
+    this.runningLongSync = sync;
+    // A stop that came while the sync was being set up.
+    if (this.stopped) sync.stop();
     try {
       const result = await sync.run();
       // The terminal's progress bar goes before the closing log line.
@@ -531,8 +540,10 @@ export class SyncManager {
       this.tellProgress();
       const seconds = (performance.now() - started) / 1000;
       if (result.kind === "failed") this.log.warn({ imported: result.imported, reason: result.reason, head: Number(chain.tip.number) }, "long sync ended");
+      else if (result.kind === "stopped") this.log.info({ imported: result.imported, head: Number(chain.tip.number) }, "long sync stopped");
       else this.log.info({ imported: result.kind === "synced" ? result.imported : 0, head: Number(chain.tip.number), seconds: Math.round(seconds * 10) / 10, mainThreadBusy: Math.round(performance.eventLoopUtilization(eventLoopAtStart).utilization * 100) / 100 }, "long sync done");
     } finally {
+      this.runningLongSync = undefined;
       if (this.progress !== undefined) {
         this.progress = undefined;
         this.tellProgress();

@@ -505,6 +505,38 @@ describe("sync: long sync and orphans with scripted peers", function () {
     }
   });
 
+  it("stops when told: the requests out are not waited for, nothing more is asked or imported, and a new sync carries on from its head", async () => {
+    // Bodies from block 17 on are held (a slow peer) with a request time limit of a minute: without
+    // stop() the sync would wait that long.
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    try {
+      const slow = await scriptedPeer("slow", source, local, { heldBodies: { from: 17n, until: released } });
+      const options: LongSyncOptions = { ...fastOptions, requestTimeoutMs: 60_000 };
+      const sync = new LongSync(syncChainOf(local), () => [slow], options);
+      const running = sync.run();
+      await until(() => local.chain.head.number === 16n && slow.heard.some((request) => request.kind === "bodies" && request.numbers[0]! >= 17n), 10_000);
+      expect(local.chain.head.number, "the first chunk imported").to.equal(16n);
+      const asked = { ...slow.requests };
+      const stopped = performance.now();
+      sync.stop();
+      const result = await running;
+      expect(performance.now() - stopped, "answered at once, not after the request time limit").to.be.below(5_000);
+      expect(result).to.deep.equal({ kind: "stopped", imported: 16 });
+      release();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(slow.requests, "nothing asked after the stop").to.deep.equal(asked);
+      expect(local.chain.head.number, "nothing imported after the stop").to.equal(16n);
+
+      const honest = await scriptedPeer("honest", source, local);
+      const after = await new LongSync(syncChainOf(local), () => [honest], fastOptions).run();
+      expect(after.kind).to.equal("synced");
+      expect(local.chain.head.hash).to.deep.equal(source.chain.head.hash);
+    } finally {
+      release();
+    }
+  });
+
   it("holds orphans until their parent lands, then imports them with their descendants", async () => {
     const pool = new OrphanPool({ maxBlocks: 4, maxAheadOfBest: 50n });
     const blocks = await Promise.all([1n, 2n, 3n, 4n, 5n].map(async (number) => asReceived((await source.chain.getBlockByNumber(number))!, local)));
