@@ -15,7 +15,8 @@
 //   5. each block through the importer, in order (which takes the body checks of step 4 as done).
 // A peer whose answer is wrong, short or late is reported (PeerFault) and its work goes to
 // another; a block the importer refuses ends the sync, reported against the peer that sent its body.
-// The next round starts from what was imported, until the peer's best is reached.
+// The next round starts from what was imported, until the peer's best is reached. stop() (the
+// node stopping) ends it at once: the requests out are failed rather than waited for.
 import { Block, bodyMismatchOf, MalformedBlockError, withSigners } from "../chain/block.js";
 import type { BlockHeader } from "../chain/header.js";
 import { bytesToHex } from "../common/hex.js";
