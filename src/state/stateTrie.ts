@@ -17,6 +17,7 @@ import {
   MerklePatriciaTrie,
   type MPTNode,
   type MPTOpts,
+  type MPTOptsWithDefaults,
   type Path,
 } from "@ethereumjs/mpt";
 import { equalsBytes } from "@ethereumjs/util";
@@ -90,12 +91,36 @@ function copyOfNode(node: MPTNode): MPTNode {
   return new ExtensionMPTNode((node as ExtensionMPTNode)._nibbles.slice(), (node as ExtensionMPTNode)._value);
 }
 
+/**
+ * The package's options object again, as one object literal: every field of MPTOpts, always in the
+ * same order. The package builds its options with object spreads (defaults, then the caller's),
+ * and once V8 has warmed up each such spread gets a map of its own, so every trie (one per block,
+ * one per storage trie) had options of a new hidden class: the hash, key and root functions that
+ * read them saw one more map per trie, and their optimised code was thrown away and compiled again
+ * for it. Options made here share one map for the whole run.
+ */
+function uniformOptions(options: MPTOptsWithDefaults): MPTOptsWithDefaults {
+  return {
+    useKeyHashing: options.useKeyHashing,
+    useKeyHashingFunction: options.useKeyHashingFunction,
+    keyPrefix: options.keyPrefix,
+    useRootPersistence: options.useRootPersistence,
+    useNodePruning: options.useNodePruning,
+    cacheSize: options.cacheSize,
+    valueEncoding: options.valueEncoding,
+    db: options.db,
+    root: options.root,
+    common: options.common,
+  };
+}
+
 export class StateTrie extends MerklePatriciaTrie {
   private readonly remembered: RememberedValues;
   private readonly decodedNodes: DecodedNodes;
 
   constructor(options: MPTOpts) {
     super(options);
+    (this as unknown as { _opts: MPTOptsWithDefaults })._opts = uniformOptions(this._opts);
     const database = this._db.db as object;
     let remembered = rememberedByDatabase.get(database);
     if (remembered === undefined) rememberedByDatabase.set(database, (remembered = new RememberedValues()));
