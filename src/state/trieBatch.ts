@@ -142,7 +142,7 @@ export async function applyTrieChanges(trie: MerklePatriciaTrie, changes: Iterab
     for (;;) {
       const batch = new TrieBatch(trie, internals, fetched);
       const result = batch.apply(start, pathChanges, 0);
-      if (batch.missing.length > 0) {
+      if (batch.missing !== undefined) {
         await Promise.all(batch.missing.map(async (hash) => fetched.set(bytesToUnprefixedHex(hash), await trie.lookupNode(hash))));
         continue;
       }
@@ -198,8 +198,14 @@ class TrieBatch {
   readonly writes: WrittenTrieNode[] = [];
   /** Hashes of the stored nodes this batch read to rebuild them: the new root no longer refers to them. */
   private readonly replaced: Uint8Array[] = [];
-  /** Stored nodes this pass needed and found in no cache: when any are, its result is thrown away. */
-  readonly missing: Uint8Array[] = [];
+  /**
+   * Stored nodes this pass needed and found in no cache (undefined: none); when any are, its result
+   * is thrown away. Made with its first hash rather than empty: most passes miss nothing, and an
+   * empty array V8 makes for small integers, so the first hash put into one (in a pass long after
+   * the code was optimised) deoptimised it ("not a Smi"), and arrays made after that for objects
+   * deoptimised the code that had only seen the empty ones ("wrong map").
+   */
+  missing: Uint8Array[] | undefined;
 
   constructor(
     private readonly trie: MerklePatriciaTrie,
@@ -322,7 +328,8 @@ class TrieBatch {
     const hashText = bytesToUnprefixedHex(reference);
     const node = this.fetched.get(hashText) ?? (this.trie instanceof StateTrie ? this.trie.keptNode(hashText) : undefined);
     if (node !== undefined) return openNode(node);
-    this.missing.push(reference);
+    if (this.missing === undefined) this.missing = [reference];
+    else this.missing.push(reference);
     return undefined;
   }
 
