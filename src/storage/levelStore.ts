@@ -143,12 +143,12 @@ export class LevelStore implements KeyValueStore {
 
   async get(key: Uint8Array): Promise<Uint8Array | undefined> {
     const pending = this.pendingValue(key);
-    return pending !== undefined ? pending.value : this.db.get(key);
+    return pending !== undefined ? pending.value : plainBytes(await this.db.get(key));
   }
 
   getSync(key: Uint8Array): Uint8Array | undefined {
     const pending = this.pendingValue(key);
-    return pending !== undefined ? pending.value : this.db.getSync(key);
+    return pending !== undefined ? pending.value : plainBytes(this.db.getSync(key));
   }
 
   async write(operations: readonly StoreOperation[]): Promise<void> {
@@ -213,7 +213,7 @@ export class LevelStore implements KeyValueStore {
     const start = keyOf(prefix);
     const newer = [...this.pending].filter(([key]) => key.startsWith(start));
     const found = new Map<string, Uint8Array>();
-    for (const [key, value] of await readEntries(this.db, prefix)) found.set(keyOf(key), value);
+    for (const [key, value] of await readEntries(this.db, prefix)) found.set(keyOf(key), plainBytes(value));
     for (const [key, pending] of newer) {
       if (pending.value === undefined) found.delete(key);
       else found.set(key, pending.value);
@@ -457,6 +457,18 @@ async function writeToLevel(db: ClassicLevel<Uint8Array, Uint8Array>, batches: r
   await levelBatch.write();
 }
 
+/**
+ * Bytes LevelDB read, as a plain Uint8Array over the same memory. classic-level gives Buffers;
+ * everything else the store hands out (values of batches not yet in LevelDB) and the node makes
+ * (hashes, encodings, fields decoded from them, which keep their input's class) is a Uint8Array.
+ * V8 gives the two different hidden classes, so the code reading stored bytes (trie nodes,
+ * headers, bodies, and what is decoded from them) met both, and its optimised code was thrown
+ * away ("wrong map") whenever the class it had not seen yet came.
+ */
+function plainBytes<T extends Uint8Array | undefined>(bytes: T): T {
+  return bytes === undefined || Object.getPrototypeOf(bytes) === Uint8Array.prototype ? bytes : (new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) as T);
+}
+
 /** LevelDB's entries under `prefix`, in key order. */
 function readEntries(db: ClassicLevel<Uint8Array, Uint8Array>, prefix: Uint8Array): Promise<[Uint8Array, Uint8Array][]> {
   const end = prefixEnd(prefix);
@@ -472,9 +484,9 @@ export async function openLevelReader(directory: string): Promise<KeyValueStore>
   await db.open();
   return {
     location: directory,
-    get: (key) => db.get(key),
-    getSync: (key) => db.getSync(key),
-    entries: async (prefix) => (await readEntries(db, prefix)).map(([key, value]) => ({ key, value })),
+    get: async (key) => plainBytes(await db.get(key)),
+    getSync: (key) => plainBytes(db.getSync(key)),
+    entries: async (prefix) => (await readEntries(db, prefix)).map(([key, value]) => ({ key: plainBytes(key), value: plainBytes(value) })),
     write: () => Promise.reject(new Error(`the reader of ${directory} does not write`)),
     close: () => db.close(),
   };
