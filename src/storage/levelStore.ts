@@ -5,6 +5,7 @@ import { mkdir, readdir, stat } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { ClassicLevel } from "classic-level";
 import { nextEventLoopTurn } from "../common/eventLoop.js";
+import { plainBytes } from "../common/plainBytes.js";
 import { compareKeys, DataDirectoryError, keyFromString, keyOf, prefixEnd, type KeyValueStore, type StoreEntry, type StoreOperation } from "./keyValueStore.js";
 import { storeKeys } from "./keys.js";
 import { checkedTablesFileName, checkLevelFiles } from "./leveldb/filesCheck.js";
@@ -455,18 +456,6 @@ async function writeToLevel(db: ClassicLevel<Uint8Array, Uint8Array>, batches: r
   }
   if (appliedSequence !== undefined) levelBatch.put(appliedRecordKey, sequenceBytes(appliedSequence));
   await levelBatch.write();
-}
-
-/**
- * Bytes LevelDB read, as a plain Uint8Array over the same memory. classic-level gives Buffers;
- * everything else the store hands out (values of batches not yet in LevelDB) and the node makes
- * (hashes, encodings, fields decoded from them, which keep their input's class) is a Uint8Array.
- * V8 gives the two different hidden classes, so the code reading stored bytes (trie nodes,
- * headers, bodies, and what is decoded from them) met both, and its optimised code was thrown
- * away ("wrong map") whenever the class it had not seen yet came.
- */
-function plainBytes<T extends Uint8Array | undefined>(bytes: T): T {
-  return bytes === undefined || Object.getPrototypeOf(bytes) === Uint8Array.prototype ? bytes : (new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) as T);
 }
 
 /** LevelDB's entries under `prefix`, in key order. */
