@@ -12,14 +12,37 @@ import { decodeSignedTransaction, invalidSignature, restoreTransaction, withSign
 /** Bytes that are not a block in the wire form (wrong shape, a malformed header or transaction). */
 export class MalformedBlockError extends Error {}
 
+/**
+ * A copy of `items` made by appending, from one place: always a packed array (see Block). V8 gives
+ * packed and holey arrays different hidden classes, and which one an array is depends on how it
+ * was made, even on whether the code making it was optimised (an optimised map() gives a holey
+ * array, the same map() not yet optimised a packed one).
+ */
+function packedCopy<T>(items: readonly T[]): T[] {
+  const copy: T[] = [];
+  for (const item of items) copy.push(item);
+  return copy;
+}
+
 export class Block {
   private encodedSize: number | undefined;
+  readonly transactions: readonly ChainTransaction[];
+  readonly uncles: readonly BlockHeader[];
 
+  /**
+   * The lists are copied (packedCopy): import, staging and execution read every block's lists,
+   * and the blocks came with packed or holey ones depending on their source and on which of its
+   * functions V8 had optimised yet; each late arrival of the other kind threw away the optimised
+   * code of the functions reading them ("wrong map") and compiled it again.
+   */
   constructor(
     readonly header: BlockHeader,
-    readonly transactions: readonly ChainTransaction[],
-    readonly uncles: readonly BlockHeader[] = [],
-  ) {}
+    transactions: readonly ChainTransaction[],
+    uncles: readonly BlockHeader[] = [],
+  ) {
+    this.transactions = packedCopy(transactions);
+    this.uncles = packedCopy(uncles);
+  }
 
   get hash(): Uint8Array {
     return this.header.hash;

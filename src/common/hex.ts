@@ -183,12 +183,14 @@ export function quantityToBigInt(quantity: string): bigint {
   return BigInt(quantity);
 }
 
-/** The nibbles of `bytes`, high half of each byte first (trie paths). */
+/**
+ * The nibbles of `bytes`, high half of each byte first (trie paths). Pushed onto an empty array, as
+ * @ethereumjs/mpt makes its paths: V8 gives such an array another hidden class (packed) than one
+ * made with its length (holey), and the trie code that reads both kinds of paths (a node's key, a
+ * batch's change) was compiled for one and thrown away when the other came.
+ */
 export function bytesToNibbles(bytes: Uint8Array): number[] {
-  const nibbles = new Array<number>(bytes.length * 2);
-  for (let index = 0; index < bytes.length; index++) {
-    nibbles[2 * index] = bytes[index]! >> 4;
-    nibbles[2 * index + 1] = bytes[index]! & 0x0f;
-  }
+  const nibbles: number[] = [];
+  for (let index = 0; index < bytes.length; index++) nibbles.push(bytes[index]! >> 4, bytes[index]! & 0x0f);
   return nibbles;
 }

@@ -73,7 +73,7 @@ function openCheckpoints(state: MerkleStateManager): number {
 }
 
 /** What a transaction the engine ran did: a creation's runTx names the contract it created. */
-type EngineOutcome = LeanCallOutcome & { readonly contractAddress?: Uint8Array | undefined };
+type EngineOutcome = Omit<LeanCallOutcome, "contractAddress"> & { readonly contractAddress: Uint8Array | undefined };
 
 /** What running a block's candidates produced. */
 interface Execution {

@@ -59,6 +59,11 @@ export interface LeanCallOutcome {
   readonly success: boolean;
   readonly logsBloom: Uint8Array;
   readonly logs: [address: Uint8Array, topics: Uint8Array[], data: Uint8Array][];
+  /**
+   * None: a lean call creates no contract. Present all the same, so outcomes of the lean path and
+   * of runTx (blockBuilder.ts) are objects of one hidden class for the code reading both.
+   */
+  readonly contractAddress: undefined;
 }
 
 /** What the rule set fixes for every call: read once per Common. */
@@ -117,7 +122,20 @@ export async function runLeanCall(context: LeanCallContext, transaction: ChainTr
     sender.nonce += 1n;
     await journal.putAccount(caller, sender);
 
-    const { execResult } = await evm.runCall({ block, gasPrice, caller, gasLimit: tx.gasLimit - intrinsicGas, to, value: tx.value, data: tx.data, skipNonceIncrement: true });
+    // The fields and order of runTx's options for runCall (blob hashes and access witness unset, as
+    // they are for these transactions): runCall then reads options of one hidden class, not two.
+    const { execResult } = await evm.runCall({
+      block,
+      gasPrice,
+      caller,
+      gasLimit: tx.gasLimit - intrinsicGas,
+      to,
+      value: tx.value,
+      data: tx.data,
+      blobVersionedHashes: undefined,
+      accessWitness: undefined,
+      skipNonceIncrement: true,
+    });
     if (execResult.selfdestruct !== undefined && execResult.selfdestruct.size > 0) return undefined;
 
     let gasUsed = execResult.executionGasUsed + intrinsicGas;
@@ -145,7 +163,7 @@ export async function runLeanCall(context: LeanCallContext, transaction: ChainTr
     state.originalStorageCache.clear();
     await journal.commit();
     committed = true;
-    return { gasUsed, success: execResult.exceptionError === undefined, logsBloom: bloom.bitvector, logs };
+    return { gasUsed, success: execResult.exceptionError === undefined, logsBloom: bloom.bitvector, logs, contractAddress: undefined };
   } finally {
     // A destroyed account: nothing of the attempt stays. After a throw (the engine's own failure)
     // the frames' checkpoints may still be open above this one: the block builder reverts them too.

@@ -17,6 +17,7 @@ import { multiaddr, type Multiaddr } from "@multiformats/multiaddr";
 import { lpStream } from "@libp2p/utils";
 import { TopicValidatorResult } from "@libp2p/gossipsub";
 import type { Logger } from "../common/logger.js";
+import { plainBytes } from "../common/plainBytes.js";
 import { uncompressedPublicKey } from "../common/signatures.js";
 import { createHost, type Host, type TransportFactory } from "./libp2p.js";
 import type { GossipTopic, GossipVerdict, P2pOptions, PeerEvent, PeerInfo, PeerRecord, PeerStatus, PeerToPeerNetwork, RequestCounts, RequestProtocol, StatusSource } from "./interface.js";
@@ -255,7 +256,7 @@ class Libp2pPeerNetwork implements PeerToPeerNetwork {
       }
       this.inboundInProgress++;
       try {
-        return TopicVerdict[await validate(peerId, message.data)];
+        return TopicVerdict[await validate(peerId, plainBytes(message.data))];
       } catch (error) {
         this.log.warn({ topic: topic.name, peer: peerId, err: error }, "gossip validation failed");
         return TopicVerdict.ignore;

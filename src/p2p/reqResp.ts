@@ -8,6 +8,7 @@
 // an error naming it, never a hang.
 import type { Connection, PeerId, Stream } from "@libp2p/interface";
 import { lpStream } from "@libp2p/utils";
+import { plainBytes } from "../common/plainBytes.js";
 import type { Host } from "./libp2p.js";
 import { maxStreamsPerProtocolPerPeer, type PeerRequestFailure, type RequestProtocol } from "./interface.js";
 
@@ -86,7 +87,7 @@ async function answerOne(stream: Stream, connection: Connection, protocol: Reque
   const signal = AbortSignal.timeout(protocol.timeoutMs);
   let request: Uint8Array;
   try {
-    request = (await frames.read({ signal })).subarray();
+    request = plainBytes((await frames.read({ signal })).subarray());
   } catch (error) {
     hooks.badRequest(connection.remotePeer, protocol, isLengthError(error) ? `request over ${protocol.maxRequestBytes} bytes` : (error as Error).message);
     stream.abort(error as Error);
@@ -164,7 +165,7 @@ export async function sendRequest(host: Host, networkId: number, peerId: PeerId,
     await frames.write(request, { signal });
     let response: Uint8Array;
     try {
-      response = (await frames.read({ signal })).subarray();
+      response = plainBytes((await frames.read({ signal })).subarray());
     } catch (error) {
       if (isLengthError(error)) throw new PeerRequestError("badAnswer", `${protocol.name}: an answer over ${protocol.maxResponseBytes} bytes`);
       throw new PeerRequestError(signal.aborted ? "timeout" : "unavailable", `${protocol.name}: ${signal.aborted ? `no answer within ${protocol.timeoutMs} ms` : (error as Error).message}`);

@@ -58,6 +58,16 @@ function decodedAccount(rlp: Uint8Array): Account {
   return new CachedAccount(decoded.nonce, decoded.balance, decoded.storageRoot, decoded.codeHash);
 }
 
+/**
+ * An empty list for a flush's trie changes, from one place: the changes are appended to it, so the
+ * list is a packed array every time. Made with map() it was packed or holey depending on whether
+ * V8 had optimised the flush yet, and applyTrieChanges, optimised for one kind, was deoptimised
+ * ("wrong map") and compiled again for the other.
+ */
+function trieChanges(): TrieChange[] {
+  return [];
+}
+
 export class ChainStateManager extends MerkleStateManager {
   /** Storage tries by hashed address, kept across reverts. */
   private readonly keptStorageTries = new Map<string, MerklePatriciaTrie>();
@@ -146,12 +156,14 @@ export class ChainStateManager extends MerkleStateManager {
       const account = await this.getAccount(address);
       if (account === undefined) continue;
       const trie = this._getStorageTrie(address, account);
-      const changes = slots.map(([keyHex, value]): TrieChange => {
+      // Appended, not mapped, here and in flushAccounts: see trieChanges.
+      const changes = trieChanges();
+      for (const [keyHex, value] of slots) {
         // The cache holds RLP(value without leading zeros); RLP(empty) marks a deleted slot.
         const decoded = RLP.decode(value ?? new Uint8Array(0));
         const stored = decoded instanceof Uint8Array && decoded.length > 0 ? RLP.encode(decoded) : null;
-        return [appliedTrieKey(trie, unprefixedHexToBytes(keyHex)), stored];
-      });
+        changes.push([appliedTrieKey(trie, unprefixedHexToBytes(keyHex)), stored]);
+      }
       await applyTrieChanges(trie, changes);
       account.storageRoot = trie.root();
       await this.putAccount(address, account);
@@ -160,7 +172,8 @@ export class ChainStateManager extends MerkleStateManager {
 
   /** Changed accounts into the account trie: their RLP, or a delete for an account that was deleted. */
   private async flushAccounts(items: [addressHex: string, { accountRLP: Uint8Array | undefined }][]): Promise<void> {
-    const changes = items.map(([addressHex, { accountRLP }]): TrieChange => [appliedTrieKey(this._trie, unprefixedHexToBytes(addressHex)), accountRLP ?? null]);
+    const changes = trieChanges();
+    for (const [addressHex, { accountRLP }] of items) changes.push([appliedTrieKey(this._trie, unprefixedHexToBytes(addressHex)), accountRLP ?? null]);
     await applyTrieChanges(this._trie, changes);
   }
 }

@@ -17,6 +17,7 @@ import {
   MerklePatriciaTrie,
   type MPTNode,
   type MPTOpts,
+  type MPTOptsWithDefaults,
   type Path,
 } from "@ethereumjs/mpt";
 import { equalsBytes } from "@ethereumjs/util";
@@ -35,11 +36,10 @@ const missingNodeMessage = "Missing node in DB";
  */
 const rememberedValuesBytes = 8 * 1024 * 1024;
 
-class RememberedValues extends GenerationalCache<Uint8Array | null> {
-  constructor() {
-    super(rememberedValuesBytes, bytesEntryCost);
-  }
-}
+// The two caches below are GenerationalCaches themselves rather than subclasses of it: a subclass's
+// objects have a hidden class of their own, and the cache's get and set, which every trie read runs,
+// met three classes (with the node store's cache) where one does.
+type RememberedValues = GenerationalCache<Uint8Array | null>;
 
 /** One memory per node database: tries of one database share it, another database has its own. */
 const rememberedByDatabase = new WeakMap<object, RememberedValues>();
@@ -66,11 +66,7 @@ function decodedNodeCost(key: string, node: MPTNode): number {
   return cost + 16 + nibbles.length * 8 + (value instanceof Uint8Array ? 100 + value.length : 400);
 }
 
-class DecodedNodes extends GenerationalCache<MPTNode> {
-  constructor() {
-    super(decodedNodesBytes, decodedNodeCost);
-  }
-}
+type DecodedNodes = GenerationalCache<MPTNode>;
 
 const decodedByDatabase = new WeakMap<object, DecodedNodes>();
 
@@ -90,19 +86,43 @@ function copyOfNode(node: MPTNode): MPTNode {
   return new ExtensionMPTNode((node as ExtensionMPTNode)._nibbles.slice(), (node as ExtensionMPTNode)._value);
 }
 
+/**
+ * The package's options object again, as one object literal: every field of MPTOpts, always in the
+ * same order. The package builds its options with object spreads (defaults, then the caller's),
+ * and once V8 has warmed up each such spread gets a map of its own, so every trie (one per block,
+ * one per storage trie) had options of a new hidden class: the hash, key and root functions that
+ * read them saw one more map per trie, and their optimised code was thrown away and compiled again
+ * for it. Options made here share one map for the whole run.
+ */
+function uniformOptions(options: MPTOptsWithDefaults): MPTOptsWithDefaults {
+  return {
+    useKeyHashing: options.useKeyHashing,
+    useKeyHashingFunction: options.useKeyHashingFunction,
+    keyPrefix: options.keyPrefix,
+    useRootPersistence: options.useRootPersistence,
+    useNodePruning: options.useNodePruning,
+    cacheSize: options.cacheSize,
+    valueEncoding: options.valueEncoding,
+    db: options.db,
+    root: options.root,
+    common: options.common,
+  };
+}
+
 export class StateTrie extends MerklePatriciaTrie {
   private readonly remembered: RememberedValues;
   private readonly decodedNodes: DecodedNodes;
 
   constructor(options: MPTOpts) {
     super(options);
+    (this as unknown as { _opts: MPTOptsWithDefaults })._opts = uniformOptions(this._opts);
     const database = this._db.db as object;
     let remembered = rememberedByDatabase.get(database);
-    if (remembered === undefined) rememberedByDatabase.set(database, (remembered = new RememberedValues()));
+    if (remembered === undefined) rememberedByDatabase.set(database, (remembered = new GenerationalCache<Uint8Array | null>(rememberedValuesBytes, bytesEntryCost)));
     this.remembered = remembered;
     let decodedNodes = decodedByDatabase.get(database);
     if (decodedNodes === undefined) {
-      const created = new DecodedNodes();
+      const created: DecodedNodes = new GenerationalCache<MPTNode>(decodedNodesBytes, decodedNodeCost);
       decodedByDatabase.set(database, created);
       // Nodes the tries replaced leave the decoded cache when they leave the store's (TrieNodeStore.retire).
       if (database instanceof TrieNodeStore) database.onForget((hashText) => created.delete(hashText));

@@ -142,7 +142,7 @@ export async function applyTrieChanges(trie: MerklePatriciaTrie, changes: Iterab
     for (;;) {
       const batch = new TrieBatch(trie, internals, fetched);
       const result = batch.apply(start, pathChanges, 0);
-      if (batch.missing.length > 0) {
+      if (batch.missing !== undefined) {
         await Promise.all(batch.missing.map(async (hash) => fetched.set(bytesToUnprefixedHex(hash), await trie.lookupNode(hash))));
         continue;
       }
@@ -180,6 +180,15 @@ function splitByNibble<T extends { readonly path: number[] }>(items: readonly T[
   return { ending, groups };
 }
 
+/**
+ * A branch's sixteen empty children. Every branch's children start here, as the package's branch
+ * nodes do (a holey array): the code that copies and walks them meets one hidden class (a branch
+ * built from a map over its groups had another, and that code was compiled again for it).
+ */
+function noChildren(): (TrieNode | null)[] {
+  return new Array(16).fill(null);
+}
+
 function extension(path: number[], child: TrieNode): ExtensionNode {
   return { kind: "extension", path, child };
 }
@@ -189,8 +198,14 @@ class TrieBatch {
   readonly writes: WrittenTrieNode[] = [];
   /** Hashes of the stored nodes this batch read to rebuild them: the new root no longer refers to them. */
   private readonly replaced: Uint8Array[] = [];
-  /** Stored nodes this pass needed and found in no cache: when any are, its result is thrown away. */
-  readonly missing: Uint8Array[] = [];
+  /**
+   * Stored nodes this pass needed and found in no cache (undefined: none); when any are, its result
+   * is thrown away. Made with its first hash rather than empty: most passes miss nothing, and an
+   * empty array V8 makes for small integers, so the first hash put into one (in a pass long after
+   * the code was optimised) deoptimised it ("not a Smi"), and arrays made after that for objects
+   * deoptimised the code that had only seen the empty ones ("wrong map").
+   */
+  missing: Uint8Array[] | undefined;
 
   constructor(
     private readonly trie: MerklePatriciaTrie,
@@ -233,7 +248,7 @@ class TrieBatch {
     let split = node.path.length;
     for (const change of changes) split = Math.min(split, sharedLength(node.path, change.path, depth));
     if (split === node.path.length) return this.extend(node.path, this.apply(node.child, changes, depth + split));
-    const children: (TrieNode | null)[] = new Array(16).fill(null);
+    const children = noChildren();
     const rest = node.path.slice(split + 1);
     children[node.path[split]!] = rest.length === 0 ? node.child : extension(rest, node.child);
     const branch: BranchNode = { kind: "branch", children, value: null };
@@ -260,7 +275,12 @@ class TrieBatch {
     for (const entry of entries) shared = Math.min(shared, sharedLength(first.path.slice(depth, depth + shared), entry.path, depth));
     if (shared > 0) return extension(first.path.slice(depth, depth + shared), this.build(entries, depth + shared)!);
     const { ending, groups } = splitByNibble(entries, depth);
-    return { kind: "branch", children: groups.map((group) => (group === undefined ? null : this.build(group, depth + 1))), value: ending?.value ?? null };
+    const children = noChildren();
+    for (let nibble = 0; nibble < 16; nibble++) {
+      const group = groups[nibble];
+      if (group !== undefined) children[nibble] = this.build(group, depth + 1);
+    }
+    return { kind: "branch", children, value: ending?.value ?? null };
   }
 
   /** A branch in normal form: with one child and no value it folds into the child's path. */
@@ -308,7 +328,8 @@ class TrieBatch {
     const hashText = bytesToUnprefixedHex(reference);
     const node = this.fetched.get(hashText) ?? (this.trie instanceof StateTrie ? this.trie.keptNode(hashText) : undefined);
     if (node !== undefined) return openNode(node);
-    this.missing.push(reference);
+    if (this.missing === undefined) this.missing = [reference];
+    else this.missing.push(reference);
     return undefined;
   }
 
@@ -386,7 +407,7 @@ function isPut(change: PathChange): change is PathEntry {
 function openNode(node: MPTNode): OpenNode {
   if (node instanceof LeafMPTNode) return { kind: "leaf", path: node.key(), value: node.value() as Uint8Array };
   if (node instanceof ExtensionMPTNode) return { kind: "extension", path: node.key(), child: { kind: "unchanged", reference: node.value() } };
-  const children: (TrieNode | null)[] = new Array(16).fill(null);
+  const children = noChildren();
   for (const [nibble, reference] of node.getChildren()) children[nibble] = { kind: "unchanged", reference };
   return { kind: "branch", children, value: node.value() };
 }

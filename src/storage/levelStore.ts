@@ -5,6 +5,7 @@ import { mkdir, readdir, stat } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import { ClassicLevel } from "classic-level";
 import { nextEventLoopTurn } from "../common/eventLoop.js";
+import { plainBytes } from "../common/plainBytes.js";
 import { compareKeys, DataDirectoryError, keyFromString, keyOf, prefixEnd, type KeyValueStore, type StoreEntry, type StoreOperation } from "./keyValueStore.js";
 import { storeKeys } from "./keys.js";
 import { checkedTablesFileName, checkLevelFiles } from "./leveldb/filesCheck.js";
@@ -143,12 +144,12 @@ export class LevelStore implements KeyValueStore {
 
   async get(key: Uint8Array): Promise<Uint8Array | undefined> {
     const pending = this.pendingValue(key);
-    return pending !== undefined ? pending.value : this.db.get(key);
+    return pending !== undefined ? pending.value : plainBytes(await this.db.get(key));
   }
 
   getSync(key: Uint8Array): Uint8Array | undefined {
     const pending = this.pendingValue(key);
-    return pending !== undefined ? pending.value : this.db.getSync(key);
+    return pending !== undefined ? pending.value : plainBytes(this.db.getSync(key));
   }
 
   async write(operations: readonly StoreOperation[]): Promise<void> {
@@ -163,11 +164,14 @@ export class LevelStore implements KeyValueStore {
       throw this.failure;
     }
     const batch = ++this.lastBatch;
-    const pendingKeys = operations.map((operation) => {
+    // Appended rather than mapped: an optimised map() makes a holey array, the same map() not yet
+    // optimised a packed one, and applyQueued, reading both, was compiled again for the second.
+    const pendingKeys: string[] = [];
+    for (const operation of operations) {
       const key = keyOf(operation.key);
       this.pending.set(key, { value: operation.type === "put" ? operation.value : undefined, batch });
-      return key;
-    });
+      pendingKeys.push(key);
+    }
     this.queued.push({ operations, pendingKeys });
     this.queuedOperations += operations.length;
     this.applying ??= this.whileMoreBatchesCome().then(() => this.applyQueued());
@@ -210,7 +214,7 @@ export class LevelStore implements KeyValueStore {
     const start = keyOf(prefix);
     const newer = [...this.pending].filter(([key]) => key.startsWith(start));
     const found = new Map<string, Uint8Array>();
-    for (const [key, value] of await readEntries(this.db, prefix)) found.set(keyOf(key), value);
+    for (const [key, value] of await readEntries(this.db, prefix)) found.set(keyOf(key), plainBytes(value));
     for (const [key, pending] of newer) {
       if (pending.value === undefined) found.delete(key);
       else found.set(key, pending.value);
@@ -258,11 +262,7 @@ export class LevelStore implements KeyValueStore {
         this.queuedOperations = 0;
         try {
           // Every queued batch is logged: the last of them has the last sequence number written.
-          await writeToLevel(
-            this.db,
-            batches.map(({ operations }) => operations),
-            this.lastSequence,
-          );
+          await writeToLevel(this.db, batches, this.lastSequence);
         } catch (error) {
           // The batches stay in the log (a restart applies them) and in `pending` (reads see them).
           this.failure = new Error(`LevelDB in ${this.location} failed a write: ${(error as Error).message}`);
@@ -385,11 +385,7 @@ async function openLoggedStore(directory: string, create: boolean, resolved: str
       if (last !== undefined && last > lastSequence) lastSequence = last;
     }
     if (toApply.length > 0) {
-      await writeToLevel(
-        db,
-        toApply.map((record) => record.operations),
-        format === 1 ? undefined : lastSequence,
-      );
+      await writeToLevel(db, toApply, format === 1 ? undefined : lastSequence);
     }
     log = WriteAheadLog.open(logPath, logContents);
     if (logContents.torn !== undefined) {
@@ -450,9 +446,9 @@ function sequenceBytes(sequence: bigint): Uint8Array {
  * operation object, then the binding reads each one's properties back): 50-100 µs against 20-30 µs
  * for a block's twenty-odd operations here.
  */
-async function writeToLevel(db: ClassicLevel<Uint8Array, Uint8Array>, batches: Iterable<readonly StoreOperation[]>, appliedSequence: bigint | undefined): Promise<void> {
+async function writeToLevel(db: ClassicLevel<Uint8Array, Uint8Array>, batches: readonly { readonly operations: readonly StoreOperation[] }[], appliedSequence: bigint | undefined): Promise<void> {
   const levelBatch = db.batch();
-  for (const operations of batches) {
+  for (const { operations } of batches) {
     for (const operation of operations) {
       if (operation.type === "put") levelBatch.put(operation.key, operation.value);
       else levelBatch.del(operation.key);
@@ -477,9 +473,9 @@ export async function openLevelReader(directory: string): Promise<KeyValueStore>
   await db.open();
   return {
     location: directory,
-    get: (key) => db.get(key),
-    getSync: (key) => db.getSync(key),
-    entries: async (prefix) => (await readEntries(db, prefix)).map(([key, value]) => ({ key, value })),
+    get: async (key) => plainBytes(await db.get(key)),
+    getSync: (key) => plainBytes(db.getSync(key)),
+    entries: async (prefix) => (await readEntries(db, prefix)).map(([key, value]) => ({ key: plainBytes(key), value: plainBytes(value) })),
     write: () => Promise.reject(new Error(`the reader of ${directory} does not write`)),
     close: () => db.close(),
   };
