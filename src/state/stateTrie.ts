@@ -92,10 +92,11 @@ function copyOfNode(node: MPTNode): MPTNode {
  * and once V8 has warmed up each such spread gets a map of its own, so every trie (one per block,
  * one per storage trie) had options of a new hidden class: the hash, key and root functions that
  * read them saw one more map per trie, and their optimised code was thrown away and compiled again
- * for it. Options made here share one map for the whole run.
+ * for it. Options made here share one map for the whole run. Every field is named (the type
+ * check below fails the build when a new version of the package adds one, which would be dropped).
  */
 function uniformOptions(options: MPTOptsWithDefaults): MPTOptsWithDefaults {
-  return {
+  const uniform = {
     useKeyHashing: options.useKeyHashing,
     useKeyHashingFunction: options.useKeyHashingFunction,
     keyPrefix: options.keyPrefix,
@@ -106,7 +107,8 @@ function uniformOptions(options: MPTOptsWithDefaults): MPTOptsWithDefaults {
     db: options.db,
     root: options.root,
     common: options.common,
-  };
+  } satisfies { [field in keyof Required<MPTOptsWithDefaults>]: MPTOptsWithDefaults[field] };
+  return uniform;
 }
 
 export class StateTrie extends MerklePatriciaTrie {
