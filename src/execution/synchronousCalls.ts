@@ -662,7 +662,7 @@ class SynchronousRun {
             const offset = stack[length - 1]!;
             const size = stack[length - 2]!;
             if ((gasLeft -= this.memoryCost(sizing, offset, size) + g.keccakWord * Number((size + 31n) / 32n)) < 0) throw halt;
-            if (memory.length < sizing.memoryWords * 32) memory = grownMemory(memory, sizing.memoryWords * 32);
+            memory = sizedMemory(memory, sizing.memoryWords);
             drop(stack, 2);
             stack.push(bytesToBigInt(keccak256(copyOfMemory(memory, offset, size))));
             break;
@@ -709,7 +709,7 @@ class SynchronousRun {
             const source = op === 0x37 ? frame.data : op === 0x39 ? code : returnData;
             if (op === 0x3e && dataOffset + size > BigInt(returnData.length)) throw halt;
             if ((gasLeft -= this.memoryCost(sizing, memoryOffset, size) + g.copy * Number((size + 31n) / 32n)) < 0) throw halt;
-            if (memory.length < sizing.memoryWords * 32) memory = grownMemory(memory, sizing.memoryWords * 32);
+            memory = sizedMemory(memory, sizing.memoryWords);
             drop(stack, 3);
             if (size !== 0n) copyPadded(memory, Number(memoryOffset), source, dataOffset, Number(size));
             break;
@@ -738,7 +738,7 @@ class SynchronousRun {
             const memoryGas = this.memoryCost(sizing, memoryOffset, size);
             const accessGas = this.warmAccount(addressHex) ? g.coldAccount : g.warmRead;
             if ((gasLeft -= memoryGas + accessGas + g.copy * Number((size + 31n) / 32n)) < 0) throw halt;
-            if (memory.length < sizing.memoryWords * 32) memory = grownMemory(memory, sizing.memoryWords * 32);
+            memory = sizedMemory(memory, sizing.memoryWords);
             drop(stack, 4);
             if (size !== 0n) {
               const extCode = this.codeOf(addressHex);
@@ -787,7 +787,7 @@ class SynchronousRun {
           case 0x51: {
             const offset = stack[length - 1]!;
             if ((gasLeft -= this.memoryCost(sizing, offset, 32n)) < 0) throw halt;
-            if (memory.length < sizing.memoryWords * 32) memory = grownMemory(memory, sizing.memoryWords * 32);
+            memory = sizedMemory(memory, sizing.memoryWords);
             const start = Number(offset);
             stack[length - 1] = bytesToBigInt(memory.subarray(start, start + 32));
             break;
@@ -795,7 +795,7 @@ class SynchronousRun {
           case 0x52: {
             const offset = stack[length - 1]!;
             if ((gasLeft -= this.memoryCost(sizing, offset, 32n)) < 0) throw halt;
-            if (memory.length < sizing.memoryWords * 32) memory = grownMemory(memory, sizing.memoryWords * 32);
+            memory = sizedMemory(memory, sizing.memoryWords);
             writeWord(memory, Number(offset), stack[length - 2]!);
             drop(stack, 2);
             break;
@@ -803,7 +803,7 @@ class SynchronousRun {
           case 0x53: {
             const offset = stack[length - 1]!;
             if ((gasLeft -= this.memoryCost(sizing, offset, 1n)) < 0) throw halt;
-            if (memory.length < sizing.memoryWords * 32) memory = grownMemory(memory, sizing.memoryWords * 32);
+            memory = sizedMemory(memory, sizing.memoryWords);
             memory[Number(offset)] = Number(stack[length - 2]! & 0xffn);
             drop(stack, 2);
             break;
@@ -892,7 +892,7 @@ class SynchronousRun {
             const size = stack[length - 3]!;
             const sourceGas = this.memoryCost(sizing, source, size);
             if ((gasLeft -= g.copy * Number((size + 31n) / 32n) + sourceGas + this.memoryCost(sizing, destination, size)) < 0) throw halt;
-            if (memory.length < sizing.memoryWords * 32) memory = grownMemory(memory, sizing.memoryWords * 32);
+            memory = sizedMemory(memory, sizing.memoryWords);
             drop(stack, 3);
             if (size !== 0n) memory.copyWithin(Number(destination), Number(source), Number(source) + Number(size));
             break;
@@ -905,7 +905,7 @@ class SynchronousRun {
             const offset = stack[length - 1]!;
             const size = stack[length - 2]!;
             if ((gasLeft -= this.memoryCost(sizing, offset, size)) < 0) throw halt;
-            if (memory.length < sizing.memoryWords * 32) memory = grownMemory(memory, sizing.memoryWords * 32);
+            memory = sizedMemory(memory, sizing.memoryWords);
             return { status: op === 0xf3 ? 0 : 1, gasLeft, returnData: copyOfMemory(memory, offset, size) };
           }
           case 0xf1:
@@ -933,8 +933,8 @@ class SynchronousRun {
             let gasLimit = requested > BigInt(allowed) ? allowed : Number(requested);
             if (gasLimit > available || gas > gasLeft) throw halt;
             if ((gasLeft -= gas) < 0) throw halt;
-            if (memory.length < sizing.memoryWords * 32) memory = grownMemory(memory, sizing.memoryWords * 32);
-            const data = inSize === 0n ? emptyBytes : memory.slice(Number(inOffset), Number(inOffset) + Number(inSize));
+            memory = sizedMemory(memory, sizing.memoryWords);
+            const data = copyOfMemory(memory, inOffset, inSize);
             stack.length = at - 3;
             if (hasValue && value !== 0n) {
               gasLeft += g.callStipend;
@@ -979,7 +979,7 @@ class SynchronousRun {
               const memoryGas = this.memoryCost(sizing, offset, size);
               if (size > BigInt(maxGas)) throw halt;
               if ((gasLeft -= memoryGas + g.logTopic * topics + Number(size) * g.logData) < 0) throw halt;
-              if (memory.length < sizing.memoryWords * 32) memory = grownMemory(memory, sizing.memoryWords * 32);
+              memory = sizedMemory(memory, sizing.memoryWords);
               // The log itself is thrown away with the call.
               drop(stack, 2 + topics);
             } else {
@@ -997,8 +997,13 @@ class SynchronousRun {
   }
 }
 
-/** A frame's memory grown to at least `size` bytes (at least doubled, at least 1 KiB), its bytes kept. */
-function grownMemory(memory: Uint8Array, size: number): Uint8Array {
+/**
+ * A frame's memory holding at least `words` words (their gas taken by memoryCost): itself when it
+ * does, else grown (at least doubled, at least 1 KiB), its bytes kept.
+ */
+function sizedMemory(memory: Uint8Array, words: number): Uint8Array {
+  const size = words * 32;
+  if (memory.length >= size) return memory;
   const grown = new Uint8Array(Math.max(size, memory.length * 2, 1024));
   grown.set(memory);
   return grown;
