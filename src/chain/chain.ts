@@ -325,7 +325,7 @@ export class Chain {
       throw new StoredDataDamagedError(`the stored header 0x${key} is damaged: ${(error as Error).message}`);
     }
     if (Buffer.compare(summary.hash, hash) !== 0) throw new StoredDataDamagedError(`the stored header 0x${key} is damaged: it hashes to 0x${bytesToUnprefixedHex(summary.hash)}`);
-    // Copies (a Buffer's slice is a view): views would keep the whole stored header alive.
+    // Copies: the payloads are views into the stored bytes, which they would keep alive.
     this.servedCommitments.set(key, { unclesHash: new Uint8Array(summary.unclesHash), transactionsRoot: new Uint8Array(summary.transactionsRoot) });
     return summary;
   }

@@ -2,6 +2,7 @@
 // them (reference: ProofOfWorkRule, DifficultyUtils). Hashes stay in internal byte order, the order
 // SHA-256 produces and the header stores; explorers show them reversed ("display order").
 import { hash } from "node:crypto";
+import { plainBytes } from "../common/plainBytes.js";
 import { compressSha256Block, initialSha256State, sha256OfStateDigest, writeSha256State } from "./sha256Midstate.js";
 
 export const parentHeaderSize = 80;
@@ -23,8 +24,7 @@ export interface ParentHeader {
  * times faster than @noble/hashes or createHash here. A plain Uint8Array, not the Buffer digest() gives.
  */
 export function sha256d(data: Uint8Array): Uint8Array {
-  const digest = hash("sha256", hash("sha256", data, "buffer"), "buffer");
-  return new Uint8Array(digest.buffer, digest.byteOffset, digest.length);
+  return plainBytes(hash("sha256", hash("sha256", data, "buffer"), "buffer"));
 }
 
 /**
