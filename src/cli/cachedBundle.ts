@@ -7,7 +7,7 @@
 //   - The cache is made at the end of a run (the process's or the thread's exit), so it holds the
 //     functions the run compiled, not only what V8 compiles eagerly (the top level and the
 //     functions it calls at once): those compiled lazily, one at a time as they were first called,
-//     were a good part of a start. make build writes both caches by one run of the command
+//     were a good part of a start. make build writes the caches by starts of the command
 //     (cli/codeCacheWarmUp.ts).
 //   - A run that finds no cache, or one made for another build of the bundle, writes one at its
 //     exit, through a file renamed into place so a parallel start never reads half of it. The cache

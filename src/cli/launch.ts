@@ -16,5 +16,7 @@ import { fileURLToPath } from "node:url";
 import { compileCachedBundle } from "./cachedBundle.js";
 import { restoreDefaultHeapGrowth, setHeapGrowth } from "./heapGrowth.js";
 
-const p2pBundle = { file: fileURLToPath(new URL("../p2p/network.js", import.meta.url)), options: { beforeWrite: setHeapGrowth, name: "p2p" as const } };
-compileCachedBundle(fileURLToPath(new URL("./chain-node.main.cjs", import.meta.url)), { beforeWrite: restoreDefaultHeapGrowth, bundles: { "../p2p/network.js": p2pBundle } }).run();
+/** The p2p bundle's path as the CLI's bundle requires it, relative to this folder. */
+const p2pSpecifier = "../p2p/network.js";
+const p2pBundle = { file: fileURLToPath(new URL(p2pSpecifier, import.meta.url)), options: { beforeWrite: setHeapGrowth, name: "p2p" as const } };
+compileCachedBundle(fileURLToPath(new URL("./chain-node.main.cjs", import.meta.url)), { beforeWrite: restoreDefaultHeapGrowth, bundles: { [p2pSpecifier]: p2pBundle } }).run();
